@@ -1,0 +1,88 @@
+#pragma once
+
+// The configuration file: a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration, read
+// unchanged (YAML or JSON), with upstream's defaults.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "config/plugin_args.h"
+
+namespace kubesched::config {
+
+inline constexpr std::string_view kDefaultSchedulerName = "kubesched";
+
+struct PluginRef {
+  std::string name;
+  int32_t weight = 0;  // score weight; 0 means "not given" (1 once expanded)
+};
+
+// One extension point's list in a profile: enabled in order, disabled names ('*' = all defaults).
+struct PluginSet {
+  std::vector<PluginRef> enabled;
+  std::vector<std::string> disabled;
+};
+
+// profiles[].plugins, per extension point.
+struct Plugins {
+  PluginSet multi_point;
+  PluginSet queue_sort;
+  PluginSet pre_filter;
+  PluginSet filter;
+  PluginSet post_filter;
+  PluginSet pre_score;
+  PluginSet score;
+  PluginSet reserve;
+  PluginSet permit;
+  PluginSet pre_bind;
+  PluginSet bind;
+  PluginSet post_bind;
+};
+
+struct PluginConfig {
+  std::string name;
+  PluginArgs args;
+};
+
+struct Profile {
+  std::string scheduler_name = std::string(kDefaultSchedulerName);
+  // After loading, upstream's default set merged with the user's lists (see MergeDefaults).
+  Plugins plugins;
+  // One entry per plugin that was given args; plugins without an entry use default args.
+  std::vector<PluginConfig> plugin_config;
+  std::optional<int32_t> percentage_of_nodes_to_score;  // overrides the top-level value
+};
+
+struct Configuration {
+  std::vector<Profile> profiles;
+  int32_t percentage_of_nodes_to_score = 0;  // 0 = adaptive
+  int64_t pod_initial_backoff_seconds = 1;
+  int64_t pod_max_backoff_seconds = 10;
+  int32_t parallelism = 16;
+};
+
+// Upstream's default plugin set (the plugins kubesched has), as a multiPoint list with weights.
+Plugins DefaultPlugins();
+
+// The configuration used when no file is given: one profile named "kubesched" with defaults.
+Configuration DefaultConfiguration();
+
+// Parses and validates a configuration document. Errors are InvalidArgument and name the field
+// ("profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: must be in 1..100") or
+// the plugin ("profiles[0].plugins.score.enabled[2]: unknown plugin \"Foo\"").
+absl::StatusOr<Configuration> ParseConfiguration(std::string_view text);
+absl::StatusOr<Configuration> LoadConfigurationFile(const std::string& path);
+
+// Parses one plugin's args (JSON or YAML object text) into its struct; the conformance vectors
+// and tests use it directly. An empty text means defaults.
+absl::StatusOr<PluginArgs> ParsePluginArgs(std::string_view plugin_name, std::string_view text);
+
+// The args a plugin gets when the profile has no pluginConfig entry for it.
+PluginArgs DefaultPluginArgs(std::string_view plugin_name);
+
+}  // namespace kubesched::config

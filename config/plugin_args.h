@@ -1,0 +1,61 @@
+#pragma once
+
+// Plugin arguments as plain structs, one per plugin that takes args, with upstream's v1 field
+// names in the comments. Parsed and validated in config/plugin_args.cc; plugins never see YAML.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scheduler/api/labels.h"
+#include "scheduler/api/objects.h"
+
+namespace kubesched::config {
+
+struct ResourceWeight {
+  std::string name;    // name
+  int64_t weight = 1;  // weight, 1..100
+};
+
+struct UtilizationShapePoint {
+  int32_t utilization = 0;  // 0..100
+  int32_t score = 0;        // 0..10
+};
+
+enum class ScoringStrategyType { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
+
+struct ScoringStrategy {
+  ScoringStrategyType type = ScoringStrategyType::kLeastAllocated;  // type
+  std::vector<ResourceWeight> resources = {{"cpu", 1}, {"memory", 1}};  // resources
+  std::vector<UtilizationShapePoint> shape;  // requestedToCapacityRatio.shape
+};
+
+// NodeResourcesFitArgs
+struct NodeResourcesFitArgs {
+  std::vector<std::string> ignored_resources;        // ignoredResources
+  std::vector<std::string> ignored_resource_groups;  // ignoredResourceGroups
+  ScoringStrategy scoring_strategy;                  // scoringStrategy
+};
+
+// NodeResourcesBalancedAllocationArgs
+struct BalancedAllocationArgs {
+  std::vector<ResourceWeight> resources = {{"cpu", 1}, {"memory", 1}};  // resources
+};
+
+// NodeAffinityArgs
+struct NodeAffinityArgs {
+  std::optional<api::NodeAffinity> added_affinity;  // addedAffinity
+};
+
+// InterPodAffinityArgs
+struct InterPodAffinityArgs {
+  int32_t hard_pod_affinity_weight = 1;             // hardPodAffinityWeight, 0..100
+  bool ignore_preferred_terms_of_existing_pods = false;  // ignorePreferredTermsOfExistingPods
+};
+
+using PluginArgs = std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs,
+                                NodeAffinityArgs, InterPodAffinityArgs>;
+
+}  // namespace kubesched::config

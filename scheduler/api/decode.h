@@ -1,0 +1,51 @@
+#pragma once
+
+// Decoding of Kubernetes objects from v1 JSON or YAML text, as `kubectl get -o json|yaml` prints
+// them: a `kind: List` with `items`, multi-document YAML, or single objects.
+//
+// Error policy: a document that does not parse is a returned error naming the source and the
+// position; an object that parses but is bad (unknown kind, no name, bad quantity, negative
+// request...) is reported as a DecodeProblem naming the object and skipped, and the rest is kept.
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "scheduler/api/objects.h"
+
+namespace kubesched::api {
+
+using Object = std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget,
+                            NodeMetrics>;
+
+// "Pod ns/name", "Node name", or "item 3" when the object has no usable name.
+std::string DescribeObject(const Object& object);
+
+struct DecodeProblem {
+  std::string source;   // file name (or other origin) given by the caller
+  std::string object;   // "Pod ns/name", "item 4 (kind Pod)"
+  std::string message;  // what is wrong: "spec.containers[0].resources.requests.cpu: ..."
+
+  std::string ToString() const;  // "<source>: <object>: <message>"
+};
+
+struct DecodedObjects {
+  std::vector<Object> objects;
+  std::vector<DecodeProblem> problems;
+};
+
+// Decodes every object in `text`. JSON is detected by its first non-space character ('{' or '['),
+// everything else is read as (multi-document) YAML.
+absl::StatusOr<DecodedObjects> DecodeObjects(std::string_view text, std::string_view source);
+
+// Reads and decodes a file; a missing or unreadable file is an error naming the path.
+absl::StatusOr<DecodedObjects> DecodeFile(const std::string& path);
+
+// Single-object decoders for callers that know the kind (the API client's watch stream, tests).
+// The JSON text is one object.
+absl::StatusOr<Pod> DecodePodJson(std::string_view json);
+absl::StatusOr<Node> DecodeNodeJson(std::string_view json);
+
+}  // namespace kubesched::api

@@ -1,0 +1,248 @@
+#pragma once
+
+// The Kubernetes objects the scheduler reads, in the shape it needs them. Decoded from v1 JSON or
+// YAML by decode.h; label keys, values and namespaces are interned on the way in.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/time/time.h"
+#include "scheduler/api/labels.h"
+#include "scheduler/api/resource.h"
+#include "scheduler/api/symbol.h"
+
+namespace kubesched::api {
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_name;  // "" for cluster-scoped objects (and kept "" when input says so)
+  Symbol namespace_symbol = kEmptySymbol;
+  std::string uid;
+  std::string resource_version;
+  LabelSet labels;
+  absl::btree_map<std::string, std::string> annotations;
+  std::vector<OwnerReference> owner_references;
+  std::optional<absl::Time> creation_timestamp;
+  std::optional<absl::Time> deletion_timestamp;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Pod
+
+enum class Protocol : uint8_t { kTCP, kUDP, kSCTP };
+
+struct ContainerPort {
+  int32_t container_port = 0;
+  int32_t host_port = 0;  // 0 = no host port
+  std::string host_ip;    // "" means all addresses (0.0.0.0)
+  Protocol protocol = Protocol::kTCP;
+};
+
+struct Container {
+  std::string name;
+  ResourceList requests;
+  ResourceList limits;
+  // Whether requests lists cpu / memory at all: upstream's non-zero defaults (100m, 200Mi) apply
+  // to a container that does not list them, and not to one that lists "0".
+  bool requests_cpu = false;
+  bool requests_memory = false;
+  std::vector<ContainerPort> ports;
+  // "Always" on an init container marks a sidecar (restartable init container).
+  std::string restart_policy;
+};
+
+enum class TaintEffect : uint8_t { kNone, kNoSchedule, kPreferNoSchedule, kNoExecute };
+enum class TolerationOperator : uint8_t { kEqual, kExists };
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNone;
+};
+
+struct Toleration {
+  std::string key;  // "" with kExists tolerates every taint
+  TolerationOperator op = TolerationOperator::kEqual;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNone;  // kNone tolerates every effect
+  std::optional<int64_t> toleration_seconds;
+
+  bool Tolerates(const Taint& taint) const;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;
+  std::vector<PreferredSchedulingTerm> preferred;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;  // absent matches no pod
+  std::vector<Symbol> namespaces;
+  std::optional<LabelSelector> namespace_selector;  // present and empty matches all namespaces
+  Symbol topology_key = kEmptySymbol;
+  std::vector<Symbol> match_label_keys;
+  std::vector<Symbol> mismatch_label_keys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+};
+
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAffinity> pod_anti_affinity;
+};
+
+enum class UnsatisfiableConstraintAction : uint8_t { kDoNotSchedule, kScheduleAnyway };
+enum class NodeInclusionPolicy : uint8_t { kHonor, kIgnore };
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  Symbol topology_key = kEmptySymbol;
+  UnsatisfiableConstraintAction when_unsatisfiable = UnsatisfiableConstraintAction::kDoNotSchedule;
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::optional<NodeInclusionPolicy> node_affinity_policy;  // default Honor
+  std::optional<NodeInclusionPolicy> node_taints_policy;    // default Ignore
+  std::vector<Symbol> match_label_keys;
+};
+
+enum class PreemptionPolicy : uint8_t { kPreemptLowerPriority, kNever };
+enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+struct PodCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+};
+
+struct PodSpec {
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  LabelSet node_selector;
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::optional<PreemptionPolicy> preemption_policy;
+  std::string scheduler_name;  // decoders default "" to "default-scheduler", as the API server
+  std::string node_name;
+  bool host_network = false;
+};
+
+struct PodStatus {
+  PodPhase phase = PodPhase::kPending;
+  std::vector<PodCondition> conditions;
+  std::string nominated_node_name;
+  std::optional<absl::Time> start_time;
+};
+
+struct Pod {
+  ObjectMeta meta;
+  PodSpec spec;
+  PodStatus status;
+
+  // "namespace/name", the pod's identity in the scheduler.
+  std::string Key() const { return meta.namespace_name + "/" + meta.name; }
+  bool IsTerminal() const {
+    return status.phase == PodPhase::kSucceeded || status.phase == PodPhase::kFailed;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Node
+
+struct NodeCondition {
+  std::string type;
+  std::string status;
+};
+
+struct NodeSpec {
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+};
+
+struct NodeStatus {
+  ResourceList capacity;
+  ResourceList allocatable;  // defaults to capacity when the input has none
+  std::vector<NodeCondition> conditions;
+};
+
+struct Node {
+  ObjectMeta meta;
+  NodeSpec spec;
+  NodeStatus status;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Cluster-level objects
+
+struct Namespace {
+  ObjectMeta meta;
+};
+
+struct PriorityClass {
+  ObjectMeta meta;
+  int32_t value = 0;
+  bool global_default = false;
+  std::optional<PreemptionPolicy> preemption_policy;
+  std::string description;
+};
+
+struct ConfigMap {
+  ObjectMeta meta;
+  absl::btree_map<std::string, std::string> data;
+};
+
+// An int-or-string field such as minAvailable: "50%" or 3.
+struct IntOrPercent {
+  int32_t value = 0;
+  bool is_percent = false;
+};
+
+struct PodDisruptionBudget {
+  ObjectMeta meta;
+  std::optional<IntOrPercent> min_available;
+  std::optional<IntOrPercent> max_unavailable;
+  std::optional<LabelSelector> selector;
+  int32_t disruptions_allowed = 0;
+  int32_t current_healthy = 0;
+  int32_t desired_healthy = 0;
+  int32_t expected_pods = 0;
+  std::vector<std::string> disrupted_pods;  // names
+};
+
+// metrics.k8s.io/v1beta1 NodeMetrics: measured usage of a node at a time.
+struct NodeMetrics {
+  ObjectMeta meta;
+  std::optional<absl::Time> timestamp;
+  ResourceList usage;
+};
+
+}  // namespace kubesched::api

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "scheduler/framework/node_info.h"
+#include "scheduler/framework/snapshot.h"
+#include "scheduler/util/clock.h"
+
+namespace kubesched::cache {
+
+// The scheduler's model of the cluster: NodeInfo per node (the node plus its bound and assumed
+// pods) and namespace labels.
+//
+// Assumed pods: the scheduling loop assumes a pod on a node the moment it picks it, so the next
+// cycle already sees the room taken; the informer's "pod bound" event later confirms it
+// (AddPod). An assumed pod whose binding finished but that was never confirmed expires after
+// `assumed_ttl` (CleanupExpiredAssumedPods), and a failed bind forgets it (ForgetPod).
+//
+// Threads: written by informer threads and the scheduling thread; one mutex guards all state.
+// Snapshots are refreshed with UpdateSnapshot, which copies only nodes whose generation moved
+// past the snapshot's (cost per cycle = changed nodes).
+class Cache {
+ public:
+  explicit Cache(const util::Clock* clock, absl::Duration assumed_ttl = absl::Seconds(30));
+  ~Cache();
+
+  void AddNode(std::shared_ptr<const api::Node> node);
+  void UpdateNode(std::shared_ptr<const api::Node> node);
+  void RemoveNode(const std::string& name);
+
+  // A bound pod seen by the informer (spec.nodeName set, non-terminal). Confirms an assumed pod
+  // with the same key (moving it if the informer says another node).
+  absl::Status AddPod(framework::PodInfoPtr pod);
+  absl::Status UpdatePod(framework::PodInfoPtr pod);
+  absl::Status RemovePod(const std::string& pod_key);
+
+  // `pod` must have spec.nodeName set to the chosen node. AlreadyExists if the key is cached.
+  absl::Status AssumePod(framework::PodInfoPtr pod);
+  // The bind call returned; the expiry clock of the assumed pod starts now.
+  absl::Status FinishBinding(const std::string& pod_key);
+  // Removes an assumed pod (bind failed). NotFound / FailedPrecondition if not assumed.
+  absl::Status ForgetPod(const std::string& pod_key);
+  bool IsAssumed(const std::string& pod_key) const;
+  // Expires assumed pods whose binding finished more than assumed_ttl ago; returns their keys.
+  std::vector<std::string> CleanupExpiredAssumedPods();
+
+  // Node the cached pod is on, if the pod is cached (bound or assumed).
+  std::optional<std::string> NodeOfPod(const std::string& pod_key) const;
+  framework::PodInfoPtr GetPod(const std::string& pod_key) const;
+
+  void SetNamespace(api::Symbol namespace_symbol, api::LabelSet labels);
+  void RemoveNamespace(api::Symbol namespace_symbol);
+
+  // Brings `snapshot` up to date. Only nodes changed since the snapshot's generation are copied.
+  void UpdateSnapshot(framework::Snapshot* snapshot);
+
+  size_t NodeCount() const;
+  size_t PodCount() const;
+  size_t AssumedCount() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kubesched::cache

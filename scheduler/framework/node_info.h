@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "scheduler/api/objects.h"
+#include "scheduler/framework/pod_info.h"
+
+namespace kubesched::framework {
+
+// Host ports in use on a node. 0.0.0.0 (or "") conflicts with every address.
+class HostPorts {
+ public:
+  void Add(std::string_view ip, api::Protocol protocol, int32_t port);
+  void Remove(std::string_view ip, api::Protocol protocol, int32_t port);
+  bool Conflicts(std::string_view ip, api::Protocol protocol, int32_t port) const;
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  struct Entry {
+    std::string ip;
+    api::Protocol protocol;
+    int32_t port;
+  };
+  std::vector<Entry> entries_;
+};
+
+// The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
+// the sums derived from them. Owned by the cache; snapshots hold copies that are updated in place
+// when the generation moves on.
+class NodeInfo {
+ public:
+  NodeInfo() = default;
+
+  // The node object; null while only pods naming the node are known.
+  const api::Node* node() const { return node_.get(); }
+  const std::shared_ptr<const api::Node>& node_ptr() const { return node_; }
+  const std::string& name() const { return name_; }
+
+  const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
+  const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
+    return pods_with_required_anti_affinity_;
+  }
+
+  const api::ResourceList& allocatable() const { return allocatable_; }
+  // Sum of the real requests of the pods on the node.
+  const api::ResourceList& requested() const { return requested_; }
+  // Sum with the non-zero defaults for cpu and memory (for scoring).
+  const api::ResourceList& non_zero_requested() const { return non_zero_requested_; }
+  const HostPorts& used_ports() const { return used_ports_; }
+
+  // Bumped on every change; the snapshot copies nodes whose generation is newer than its own.
+  int64_t generation() const { return generation_; }
+
+  void SetNode(std::shared_ptr<const api::Node> node, int64_t generation);
+  void ClearNode(int64_t generation);
+  void AddPod(PodInfoPtr pod, int64_t generation);
+  // NotFound if the pod (by key) is not on this node.
+  absl::Status RemovePod(std::string_view pod_key, int64_t generation);
+
+ private:
+  std::shared_ptr<const api::Node> node_;
+  std::string name_;
+  std::vector<PodInfoPtr> pods_;
+  std::vector<PodInfoPtr> pods_with_affinity_;
+  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
+  api::ResourceList allocatable_;
+  api::ResourceList requested_;
+  api::ResourceList non_zero_requested_;
+  HostPorts used_ports_;
+  int64_t generation_ = 0;
+};
+
+}  // namespace kubesched::framework

@@ -1,0 +1,155 @@
+#pragma once
+
+// The plugin contract: one small interface per extension point. A plugin sees the pod, the
+// CycleState and node info (or the read-only snapshot in the Pre* hooks); it never sees the
+// client, the queue or the binder.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/types/span.h"
+#include "scheduler/framework/cycle_state.h"
+#include "scheduler/framework/node_info.h"
+#include "scheduler/framework/pod_info.h"
+#include "scheduler/framework/snapshot.h"
+#include "scheduler/framework/status.h"
+
+namespace kubesched::framework {
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view Name() const = 0;
+};
+
+// Orders the active queue. Exactly one per profile.
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  // Whether `a` should be scheduled before `b`. `a_enqueued`/`b_enqueued` are arrival times in
+  // the queue, as nanoseconds of the queue's clock.
+  virtual bool Less(const PodInfo& a, int64_t a_enqueued, const PodInfo& b,
+                    int64_t b_enqueued) const = 0;
+};
+
+struct PreFilterResult {
+  // When set, only these nodes can fit (NodeAffinity's metadata.name pins); the runner
+  // intersects the sets of all plugins.
+  std::optional<absl::flat_hash_set<std::string>> node_names;
+};
+
+struct PreFilterOutcome {
+  Status status;
+  PreFilterResult result;
+};
+
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  // Once per cycle, before any Filter. Skip means this plugin's Filter is not called for the pod.
+  // A rejection here rejects every node with the same status.
+  virtual PreFilterOutcome PreFilter(CycleState& state, const PodInfo& pod,
+                                     const Snapshot& snapshot) = 0;
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  // Whether `pod` fits `node`. Called concurrently for different nodes from worker threads: it
+  // must only read `state`, `pod` and `node`. Reasons only for failing nodes.
+  virtual Status Filter(const CycleState& state, const PodInfo& pod,
+                        const NodeInfo& node) const = 0;
+};
+
+// Per-node statuses of a failed Filter phase, given to PostFilter plugins.
+struct NodeStatus {
+  const NodeInfo* node = nullptr;
+  Status status;
+};
+
+struct PostFilterOutcome {
+  Status status;                  // Success when a node was nominated
+  std::string nominated_node;     // set on success
+  std::vector<std::string> victims;  // pod keys to remove
+};
+
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  // Called when no node fits (e.g. preemption).
+  virtual PostFilterOutcome PostFilter(CycleState& state, const PodInfo& pod,
+                                       const Snapshot& snapshot,
+                                       absl::Span<const NodeStatus> filtered) = 0;
+};
+
+class PreScorePlugin : public virtual Plugin {
+ public:
+  // Once per cycle with the nodes that passed filtering. Skip: this plugin's Score is not called.
+  virtual Status PreScore(CycleState& state, const PodInfo& pod, const Snapshot& snapshot,
+                          absl::Span<const NodeInfo* const> feasible) = 0;
+};
+
+// Optional ability of a ScorePlugin (upstream's ScoreExtensions).
+class ScoreNormalizer {
+ public:
+  virtual ~ScoreNormalizer() = default;
+  // Maps the raw scores of all scored nodes, in place, to [kMinNodeScore, kMaxNodeScore].
+  virtual void NormalizeScore(const CycleState& state, const PodInfo& pod,
+                              absl::Span<int64_t> scores) const = 0;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  // Raw score of `node`. Called concurrently for different nodes; read-only like Filter.
+  virtual int64_t Score(const CycleState& state, const PodInfo& pod,
+                        const NodeInfo& node) const = 0;
+  // null if the raw score is final.
+  virtual const ScoreNormalizer* normalizer() const { return nullptr; }
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  // Claims what the pod needs on `node_name` (e.g. quota). A failure aborts the cycle and calls
+  // Unreserve of every reserve plugin.
+  virtual Status Reserve(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+  // Undoes Reserve. Must be idempotent and must tolerate a Reserve that never happened.
+  virtual void Unreserve(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+};
+
+class PermitPlugin : public virtual Plugin {
+ public:
+  // Success lets the pod go to binding; a rejection unreserves it. (Wait is not supported yet:
+  // it is treated as a rejection.)
+  virtual Status Permit(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+};
+
+class PreBindPlugin : public virtual Plugin {
+ public:
+  virtual Status PreBind(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+};
+
+// What a Bind plugin binds through. Implemented by the scheduler's binder (embedded cluster or
+// API client); synchronous from the plugin's view, run on a bind worker, never on the scheduling
+// thread.
+class PodBinder {
+ public:
+  virtual ~PodBinder() = default;
+  // Binds; returns Error with the reason on failure (conflict, not found, transport).
+  virtual Status BindPod(const api::Pod& pod, std::string_view node_name) = 0;
+};
+
+class BindPlugin : public virtual Plugin {
+ public:
+  // Skip means "not mine", and the next bind plugin is asked.
+  virtual Status Bind(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+};
+
+class PostBindPlugin : public virtual Plugin {
+ public:
+  virtual void PostBind(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+};
+
+}  // namespace kubesched::framework

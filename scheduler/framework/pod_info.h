@@ -1,0 +1,67 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "scheduler/api/objects.h"
+
+namespace kubesched::framework {
+
+// A pod (anti-)affinity term compiled for matching: its namespace set resolved from the owning
+// pod (an empty list with no namespaceSelector means the owner's own namespace).
+struct AffinityTerm {
+  std::optional<api::LabelSelector> selector;  // absent: matches no pod
+  absl::flat_hash_set<api::Symbol> namespaces;
+  std::optional<api::LabelSelector> namespace_selector;  // present and empty: all namespaces
+  api::Symbol topology_key = api::kEmptySymbol;
+
+  // Whether `pod` (whose namespace carries `namespace_labels`, null if unknown) is selected.
+  bool Matches(const api::Pod& pod, const api::LabelSet* namespace_labels) const;
+};
+
+struct WeightedAffinityTerm {
+  AffinityTerm term;
+  int32_t weight = 0;
+};
+
+// Everything about a pod that the scheduler derives once, when the pod enters the scheduler, so
+// that no plugin recomputes it per node or per cycle. Immutable after construction; shared by
+// the queue, the cache and snapshots through PodInfoPtr.
+struct PodInfo {
+  std::shared_ptr<const api::Pod> pod;
+  std::string key;  // "namespace/name"
+  int32_t priority = 0;
+
+  // Effective requests: max(sum of containers + sidecars, each init container + preceding
+  // sidecars) + overhead, per resource (upstream's PodRequests).
+  api::ResourceList requests;
+  // The same with upstream's non-zero defaults for cpu (100m) and memory (200Mi) applied to
+  // containers that do not list them; used by scoring, as upstream.
+  api::ResourceList non_zero_requests;
+
+  std::vector<AffinityTerm> required_affinity;
+  std::vector<AffinityTerm> required_anti_affinity;
+  std::vector<WeightedAffinityTerm> preferred_affinity;
+  std::vector<WeightedAffinityTerm> preferred_anti_affinity;
+
+  const api::Pod& get() const { return *pod; }
+  bool HasAffinity() const {
+    return !required_affinity.empty() || !required_anti_affinity.empty() ||
+           !preferred_affinity.empty() || !preferred_anti_affinity.empty();
+  }
+  bool HasRequiredAntiAffinity() const { return !required_anti_affinity.empty(); }
+};
+
+using PodInfoPtr = std::shared_ptr<const PodInfo>;
+
+// Builds the PodInfo of `pod` with the given resolved priority.
+PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority);
+
+// Upstream's non-zero defaults.
+inline constexpr int64_t kDefaultMilliCpuRequest = 100;
+inline constexpr int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;
+
+}  // namespace kubesched::framework

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "scheduler/api/labels.h"
+#include "scheduler/framework/node_info.h"
+
+namespace kubesched::framework {
+
+// An immutable view of the cluster for one scheduling cycle. Plugins read only this.
+// Built and refreshed by the cache (cache::Cache::UpdateSnapshot); between refreshes it is read by
+// the scheduling thread and the filter/score workers, never written.
+class Snapshot {
+ public:
+  // Every node that has a Node object, in a stable order (the order nodes were added).
+  const std::vector<const NodeInfo*>& nodes() const { return nodes_; }
+  // Nodes that host at least one pod with (anti-)affinity terms / required anti-affinity.
+  const std::vector<const NodeInfo*>& nodes_with_affinity_pods() const {
+    return nodes_with_affinity_pods_;
+  }
+  const std::vector<const NodeInfo*>& nodes_with_required_anti_affinity_pods() const {
+    return nodes_with_required_anti_affinity_pods_;
+  }
+  // null if there is no such node.
+  const NodeInfo* Get(std::string_view node_name) const;
+  // Labels of a namespace; null if the namespace is unknown.
+  const api::LabelSet* NamespaceLabels(api::Symbol namespace_symbol) const;
+  const absl::flat_hash_map<api::Symbol, api::LabelSet>& namespace_labels() const {
+    return namespace_labels_;
+  }
+  int64_t generation() const { return generation_; }
+
+ private:
+  friend class SnapshotBuilder;  // the cache's writer side
+
+  // Storage: NodeInfos are owned here and updated in place; the pointer vectors index them.
+  std::vector<std::unique_ptr<NodeInfo>> storage_;
+  absl::flat_hash_map<std::string, size_t> index_by_name_;
+  std::vector<const NodeInfo*> nodes_;
+  std::vector<const NodeInfo*> nodes_with_affinity_pods_;
+  std::vector<const NodeInfo*> nodes_with_required_anti_affinity_pods_;
+  absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
+  int64_t generation_ = 0;
+};
+
+// The only writer of a Snapshot's internals. Exposed so that the cache and test builders can fill
+// a snapshot without the read side growing setters.
+class SnapshotBuilder {
+ public:
+  explicit SnapshotBuilder(Snapshot* snapshot) : snapshot_(snapshot) {}
+
+  // Returns the snapshot's NodeInfo for `name`, creating an empty one at the end of the order.
+  NodeInfo* Upsert(std::string_view name);
+  void Remove(std::string_view name);
+  void SetNamespaceLabels(api::Symbol namespace_symbol, api::LabelSet labels);
+  void RemoveNamespace(api::Symbol namespace_symbol);
+  void set_generation(int64_t generation) { snapshot_->generation_ = generation; }
+  // Recomputes nodes() and the affinity lists from storage; call after a batch of changes.
+  // Cost: O(nodes) pointer writes, only when the set of nodes or affinity membership changed.
+  void RebuildLists();
+
+ private:
+  Snapshot* snapshot_;
+};
+
+}  // namespace kubesched::framework

@@ -1,0 +1,103 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "scheduler/framework/plugin.h"
+#include "scheduler/framework/pod_info.h"
+#include "scheduler/util/clock.h"
+
+namespace kubesched::queue {
+
+// A pod waiting to be scheduled, with its queue bookkeeping.
+struct QueuedPodInfo {
+  framework::PodInfoPtr pod_info;
+  absl::Time timestamp;               // when it last entered activeQ / was last tried
+  absl::Time initial_attempt_timestamp;  // first time it was popped
+  int32_t attempts = 0;
+  // Plugins that rejected it in the last attempt; empty means "any event may help".
+  std::vector<std::string> unschedulable_plugins;
+};
+
+// Cluster events that may make unschedulable pods schedulable.
+enum class ClusterEvent {
+  kNodeAdded,
+  kNodeUpdated,
+  kPodDeleted,      // an assigned pod was deleted or terminated: frees room
+  kAssignedPodAdded,  // may satisfy pod affinity
+  kUnschedulableTimeout,
+};
+
+struct QueueOptions {
+  absl::Duration initial_backoff = absl::Seconds(1);
+  absl::Duration max_backoff = absl::Seconds(10);
+  absl::Duration max_in_unschedulable = absl::Minutes(5);
+};
+
+// The scheduling queue: activeQ (a heap ordered by the profile's QueueSort plugin, else priority
+// then arrival), backoffQ (ordered by backoff expiry; backoff = initial * 2^(attempts-1), capped at
+// max), and the unschedulable set (moved back by cluster events, flushed after
+// max_in_unschedulable). Also tracks nominated pods per node.
+//
+// Threads: shared by informer threads (Add/Update/Delete/MoveAll) and the scheduling thread
+// (Pop/AddUnschedulable). One mutex guards everything; no call blocks except PopWait.
+class SchedulingQueue {
+ public:
+  SchedulingQueue(const util::Clock* clock, QueueOptions options,
+                  const framework::QueueSortPlugin* less = nullptr);
+
+  // A new pending pod. Ignored if a pod with the same key is already queued.
+  void Add(framework::PodInfoPtr pod);
+  // A pending pod changed: replaces the queued copy wherever it is; an unschedulable pod whose
+  // spec changed is moved to activeQ.
+  void Update(framework::PodInfoPtr pod);
+  // The pod is gone or no longer pending for us.
+  void Delete(const std::string& pod_key);
+
+  // Pops the next pod from activeQ, if any (never blocks). Increments attempts.
+  std::optional<QueuedPodInfo> Pop();
+  // Like Pop, but waits up to `timeout` for a pod (run mode).
+  std::optional<QueuedPodInfo> PopWait(absl::Duration timeout);
+
+  // After a failed attempt. `unschedulable` (no node fits) parks the pod in the unschedulable set,
+  // unless a move request arrived since it was popped, in which case it goes to backoffQ; an error
+  // sends it to backoffQ.
+  void AddUnschedulable(QueuedPodInfo pod, bool unschedulable);
+  // Back to backoffQ after a failed bind (the pod keeps its attempts count).
+  void AddBackoff(QueuedPodInfo pod);
+  // The pod left scheduling (bound, deleted): forget everything about it.
+  void Done(const std::string& pod_key);
+
+  // Moves every unschedulable pod that the event could help to activeQ (or backoffQ while its
+  // backoff has not expired).
+  void MoveAllToActiveOrBackoff(ClusterEvent event);
+  // Moves pods whose backoff expired from backoffQ to activeQ.
+  void FlushBackoffCompleted();
+  // Moves pods that have been unschedulable longer than max_in_unschedulable.
+  void FlushUnschedulableLeftover();
+  // Earliest backoff expiry in backoffQ; nullopt if empty (the simulator advances its clock to it).
+  std::optional<absl::Time> NextBackoffExpiry() const;
+
+  // Nominated pods (preemption): at most one node per pod.
+  void AddNominatedPod(framework::PodInfoPtr pod, const std::string& node_name);
+  void DeleteNominatedPod(const std::string& pod_key);
+  std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string& node_name) const;
+
+  size_t ActiveCount() const;
+  size_t BackoffCount() const;
+  size_t UnschedulableCount() const;
+  // Every pod known to the queue (any sub-queue), for reporting.
+  std::vector<QueuedPodInfo> PendingPods() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kubesched::queue
