@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <string_view>
 
 // Every plugin name in the binary, as upstream spells them (configs are shared with
@@ -17,5 +18,23 @@ inline constexpr std::string_view kTaintToleration = "TaintToleration";
 inline constexpr std::string_view kNodePorts = "NodePorts";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+
+inline constexpr std::array kAll = {
+    kPrioritySort,     kNodeResourcesFit, kNodeResourcesBalancedAllocation, kNodeName,
+    kNodeUnschedulable, kNodeAffinity,    kTaintToleration,                 kNodePorts,
+    kInterPodAffinity, kDefaultBinder,
+};
+
+// Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler
+// configs are read unchanged); enabling one is an error.
+inline constexpr std::array kUpstreamOnly = {
+    std::string_view("SchedulingGates"),  std::string_view("VolumeRestrictions"),
+    std::string_view("NodeVolumeLimits"), std::string_view("VolumeBinding"),
+    std::string_view("VolumeZone"),       std::string_view("ImageLocality"),
+    std::string_view("PodTopologySpread"), std::string_view("DefaultPreemption"),
+    std::string_view("DynamicResources"), std::string_view("EBSLimits"),
+    std::string_view("GCEPDLimits"),      std::string_view("AzureDiskLimits"),
+    std::string_view("CinderLimits"),     std::string_view("NodeResourcesLeastAllocated"),
+};
 
 }  // namespace kubesched::plugins::names

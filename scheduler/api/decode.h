@@ -48,4 +48,8 @@ absl::StatusOr<DecodedObjects> DecodeFile(const std::string& path);
 absl::StatusOr<Pod> DecodePodJson(std::string_view json);
 absl::StatusOr<Node> DecodeNodeJson(std::string_view json);
 
+// Decodes a v1 NodeAffinity (requiredDuringScheduling... / preferredDuringScheduling...) from JSON
+// or YAML text; used for NodeAffinityArgs.addedAffinity. Errors name the field.
+absl::StatusOr<NodeAffinity> DecodeNodeAffinity(std::string_view json_or_yaml);
+
 }  // namespace kubesched::api
