@@ -63,6 +63,14 @@ class Cache {
   // Brings `snapshot` up to date. Only nodes changed since the snapshot's generation are copied.
   void UpdateSnapshot(framework::Snapshot* snapshot);
 
+  // What the last UpdateSnapshot did, for tests and metrics.
+  struct SnapshotUpdateStats {
+    size_t nodes_copied = 0;   // NodeInfos copied into the snapshot
+    size_t nodes_removed = 0;  // NodeInfos dropped from the snapshot (node deleted)
+    bool lists_rebuilt = false;  // nodes() / affinity lists recomputed (O(nodes) pointer writes)
+  };
+  SnapshotUpdateStats LastSnapshotUpdate() const;
+
   size_t NodeCount() const;
   size_t PodCount() const;
   size_t AssumedCount() const;

@@ -1,6 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,7 +27,7 @@ class Snapshot {
   const std::vector<const NodeInfo*>& nodes_with_required_anti_affinity_pods() const {
     return nodes_with_required_anti_affinity_pods_;
   }
-  // null if there is no such node.
+  // null if there is no such node (or only pods naming it are known: no node object).
   const NodeInfo* Get(std::string_view node_name) const;
   // Labels of a namespace; null if the namespace is unknown.
   const api::LabelSet* NamespaceLabels(api::Symbol namespace_symbol) const;
@@ -54,7 +57,14 @@ class SnapshotBuilder {
 
   // Returns the snapshot's NodeInfo for `name`, creating an empty one at the end of the order.
   NodeInfo* Upsert(std::string_view name);
+  // The stored NodeInfo for `name` (with or without a node object); null if absent. Never creates.
+  NodeInfo* Find(std::string_view name) const;
+  // Removes `name` if present; keeps the order of the others. O(nodes).
   void Remove(std::string_view name);
+  // Removes every stored NodeInfo for which `pred` is true, in one O(nodes) pass.
+  void RemoveIf(const std::function<bool(const NodeInfo&)>& pred);
+  // Number of stored NodeInfos, including any without a node object.
+  size_t size() const { return snapshot_->storage_.size(); }
   void SetNamespaceLabels(api::Symbol namespace_symbol, api::LabelSet labels);
   void RemoveNamespace(api::Symbol namespace_symbol);
   void set_generation(int64_t generation) { snapshot_->generation_ = generation; }

@@ -23,6 +23,9 @@ struct QueuedPodInfo {
   int32_t attempts = 0;
   // Plugins that rejected it in the last attempt; empty means "any event may help".
   std::vector<std::string> unschedulable_plugins;
+  // The queue's scheduling cycle at the Pop that handed the pod out; AddUnschedulable compares it
+  // with the last move request (upstream's schedulingCycle / moveRequestCycle).
+  int64_t scheduling_cycle = 0;
 };
 
 // Cluster events that may make unschedulable pods schedulable.
@@ -51,6 +54,7 @@ class SchedulingQueue {
  public:
   SchedulingQueue(const util::Clock* clock, QueueOptions options,
                   const framework::QueueSortPlugin* less = nullptr);
+  ~SchedulingQueue();  // defined in the .cc, where Impl is complete
 
   // A new pending pod. Ignored if a pod with the same key is already queued.
   void Add(framework::PodInfoPtr pod);

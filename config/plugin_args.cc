@@ -1,0 +1,342 @@
+// Plugin args: upstream's v1 JSON field names, defaults (v1/defaults.go) and validation
+// (validation/validation_pluginargs.go), with the kubesched differences noted where they are.
+
+#include "config/plugin_args.h"
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "config/config.h"
+#include "config/decode_internal.h"
+#include "config/yaml_reader.h"
+#include "plugins/names.h"
+#include "scheduler/api/decode.h"
+#include "scheduler/api/labels.h"
+#include "scheduler/api/symbol.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::config {
+namespace {
+
+namespace names = plugins::names;
+using util::Absl;
+using yaml::Field;
+using yaml::Get;
+using yaml::HasValue;
+using yaml::Index;
+using yaml::Reader;
+
+constexpr int64_t kMaxResourceWeight = 100;     // upstream: weight in (0, 100]
+constexpr int32_t kMaxShapeScore = 10;          // upstream MaxCustomPriorityScore
+constexpr int32_t kMaxHardPodAffinityWeight = 100;
+constexpr int32_t kMaxPreferredTermWeight = 100;
+
+std::string Quote(std::string_view text) { return absl::StrCat("\"", Absl(text), "\""); }
+
+std::optional<ScoringStrategyType> ParseStrategyType(std::string_view type) {
+  if (type == "LeastAllocated") return ScoringStrategyType::kLeastAllocated;
+  if (type == "MostAllocated") return ScoringStrategyType::kMostAllocated;
+  if (type == "RequestedToCapacityRatio") return ScoringStrategyType::kRequestedToCapacityRatio;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resource weights (NodeResourcesFit scoringStrategy.resources, BalancedAllocation resources)
+
+// Upstream only range-checks the weight; kubesched also rejects empty, malformed and repeated
+// names, which upstream would silently score as a resource no node has (or count twice).
+void ValidateResourceWeight(Reader& r, const ResourceWeight& resource, std::string_view path,
+                            absl::flat_hash_set<std::string>& seen) {
+  const std::string name_path = Field(path, "name");
+  if (resource.name.empty()) {
+    r.Fail(name_path, "required");
+  } else if (!api::IsValidLabelKey(resource.name)) {
+    r.Fail(name_path, Quote(resource.name) + " is not a valid resource name");
+  } else if (!seen.insert(resource.name).second) {
+    r.Fail(name_path, "duplicate resource " + Quote(resource.name));
+  }
+  // An absent weight is 1 (upstream's default). An explicit 0 is an error here, where upstream's
+  // defaulting would quietly turn it into 1: a zero weight is almost surely a mistake.
+  r.InRange(resource.weight, Field(path, "weight"), 1, kMaxResourceWeight);
+}
+
+void DecodeResourceWeights(Reader& r, const YAML::Node& node, std::string_view path,
+                           std::vector<ResourceWeight>* out) {
+  if (!r.List(node, path) || !HasValue(node)) return;
+  std::vector<ResourceWeight> resources;
+  absl::flat_hash_set<std::string> seen;
+  for (const YAML::Node& item : node) {
+    const std::string item_path = Index(path, resources.size());
+    ResourceWeight resource;  // weight 1 unless given
+    if (!r.Map(item, item_path, {"name", "weight"})) return;
+    r.String(Get(item, "name"), Field(item_path, "name"), &resource.name);
+    r.Int64(Get(item, "weight"), Field(item_path, "weight"), &resource.weight);
+    if (!r.ok()) return;
+    ValidateResourceWeight(r, resource, item_path, seen);
+    resources.push_back(std::move(resource));
+  }
+  // An empty list keeps the default (cpu and memory, weight 1), as upstream's defaulting does.
+  if (r.ok() && !resources.empty()) *out = std::move(resources);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NodeResourcesFit
+
+void DecodeShape(Reader& r, const YAML::Node& ratio, std::string_view ratio_path,
+                 std::vector<UtilizationShapePoint>* out) {
+  if (!r.Map(ratio, ratio_path, {"shape"})) return;
+  const YAML::Node shape = Get(ratio, "shape");
+  const std::string path = Field(ratio_path, "shape");
+  if (!r.List(shape, path)) return;
+  if (!HasValue(shape) || shape.size() == 0) {
+    r.Fail(path, "at least one point is required");
+    return;
+  }
+  std::vector<UtilizationShapePoint> points;
+  for (const YAML::Node& item : shape) {
+    const std::string item_path = Index(path, points.size());
+    UtilizationShapePoint point;
+    if (!r.Map(item, item_path, {"utilization", "score"})) return;
+    r.Int32(Get(item, "utilization"), Field(item_path, "utilization"), &point.utilization);
+    r.Int32(Get(item, "score"), Field(item_path, "score"), &point.score);
+    r.InRange(point.utilization, Field(item_path, "utilization"), 0, 100);
+    r.InRange(point.score, Field(item_path, "score"), 0, kMaxShapeScore);
+    if (r.ok() && !points.empty() && point.utilization <= points.back().utilization) {
+      r.Fail(Field(item_path, "utilization"),
+             absl::StrCat("must be greater than the previous point's (",
+                          points.back().utilization, "), got ", point.utilization));
+    }
+    points.push_back(point);
+  }
+  if (r.ok()) *out = std::move(points);
+}
+
+void DecodeScoringStrategy(Reader& r, const YAML::Node& node, std::string_view path,
+                           ScoringStrategy* out) {
+  if (!r.Map(node, path, {"type", "resources", "requestedToCapacityRatio"})) return;
+  std::string type;
+  r.String(Get(node, "type"), Field(path, "type"), &type);
+  // Upstream defaults the type only when the whole strategy is absent; kubesched also reads a
+  // strategy without a type as LeastAllocated, the documented default.
+  if (!type.empty()) {
+    const std::optional<ScoringStrategyType> parsed = ParseStrategyType(type);
+    if (!parsed.has_value()) {
+      r.Fail(Field(path, "type"), "unknown type " + Quote(type) +
+                                      "; want LeastAllocated, MostAllocated or "
+                                      "RequestedToCapacityRatio");
+      return;
+    }
+    out->type = *parsed;
+  }
+  DecodeResourceWeights(r, Get(node, "resources"), Field(path, "resources"), &out->resources);
+
+  const YAML::Node ratio = Get(node, "requestedToCapacityRatio");
+  const std::string ratio_path = Field(path, "requestedToCapacityRatio");
+  const bool wants_ratio = out->type == ScoringStrategyType::kRequestedToCapacityRatio;
+  if (wants_ratio && !HasValue(ratio)) {
+    r.Fail(ratio_path, "required when type is RequestedToCapacityRatio");
+  } else if (!wants_ratio && HasValue(ratio)) {
+    r.Fail(ratio_path, "must not be set unless type is RequestedToCapacityRatio");
+  } else if (wants_ratio) {
+    DecodeShape(r, ratio, ratio_path, &out->shape);
+  }
+}
+
+void ValidateIgnoredResources(Reader& r, const NodeResourcesFitArgs& args, std::string_view path) {
+  const std::string resources_path = Field(path, "ignoredResources");
+  for (size_t i = 0; i < args.ignored_resources.size(); ++i) {
+    const std::string& name = args.ignored_resources[i];
+    if (!api::IsValidLabelKey(name)) {
+      r.Fail(Index(resources_path, i), Quote(name) + " is not a valid resource name");
+    }
+  }
+  const std::string groups_path = Field(path, "ignoredResourceGroups");
+  for (size_t i = 0; i < args.ignored_resource_groups.size(); ++i) {
+    const std::string& group = args.ignored_resource_groups[i];
+    if (group.find('/') != std::string::npos) {
+      r.Fail(Index(groups_path, i), "a resource group name cannot contain '/', got " + Quote(group));
+    } else if (!api::IsValidLabelKey(group)) {
+      r.Fail(Index(groups_path, i), Quote(group) + " is not a valid resource group name");
+    }
+  }
+}
+
+absl::StatusOr<PluginArgs> DecodeFitArgs(const YAML::Node& node, std::string_view path) {
+  Reader r;
+  NodeResourcesFitArgs args;
+  if (!r.Map(node, path,
+             {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"})) {
+    return r.status();
+  }
+  CheckTypeMeta(r, node, path, "NodeResourcesFitArgs", /*required=*/false);
+  r.StringList(Get(node, "ignoredResources"), Field(path, "ignoredResources"),
+               &args.ignored_resources);
+  r.StringList(Get(node, "ignoredResourceGroups"), Field(path, "ignoredResourceGroups"),
+               &args.ignored_resource_groups);
+  if (r.ok()) ValidateIgnoredResources(r, args, path);
+  DecodeScoringStrategy(r, Get(node, "scoringStrategy"), Field(path, "scoringStrategy"),
+                        &args.scoring_strategy);
+  if (!r.ok()) return r.status();
+  return PluginArgs(std::move(args));
+}
+
+// ---------------------------------------------------------------------------------------------
+// NodeResourcesBalancedAllocation
+
+absl::StatusOr<PluginArgs> DecodeBalancedAllocationArgs(const YAML::Node& node,
+                                                        std::string_view path) {
+  Reader r;
+  BalancedAllocationArgs args;
+  if (!r.Map(node, path, {"apiVersion", "kind", "resources"})) return r.status();
+  CheckTypeMeta(r, node, path, "NodeResourcesBalancedAllocationArgs", /*required=*/false);
+  // Upstream requires every weight to be 1; kubesched's GPU-weighted balance uses them (1..100).
+  DecodeResourceWeights(r, Get(node, "resources"), Field(path, "resources"), &args.resources);
+  if (!r.ok()) return r.status();
+  return PluginArgs(std::move(args));
+}
+
+// ---------------------------------------------------------------------------------------------
+// InterPodAffinity
+
+absl::StatusOr<PluginArgs> DecodeInterPodAffinityArgs(const YAML::Node& node,
+                                                      std::string_view path) {
+  Reader r;
+  InterPodAffinityArgs args;
+  if (!r.Map(node, path,
+             {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"})) {
+    return r.status();
+  }
+  CheckTypeMeta(r, node, path, "InterPodAffinityArgs", /*required=*/false);
+  const std::string weight_path = Field(path, "hardPodAffinityWeight");
+  r.Int32(Get(node, "hardPodAffinityWeight"), weight_path, &args.hard_pod_affinity_weight);
+  r.InRange(args.hard_pod_affinity_weight, weight_path, 0, kMaxHardPodAffinityWeight);
+  r.Bool(Get(node, "ignorePreferredTermsOfExistingPods"),
+         Field(path, "ignorePreferredTermsOfExistingPods"),
+         &args.ignore_preferred_terms_of_existing_pods);
+  if (!r.ok()) return r.status();
+  return PluginArgs(std::move(args));
+}
+
+// ---------------------------------------------------------------------------------------------
+// NodeAffinity
+
+// The decoder keeps requirements upstream would reject (marked invalid, matching nothing, as in a
+// pod's own affinity); in scheduler-enforced args upstream's validation rejects them instead.
+void ValidateTerm(Reader& r, const api::NodeSelectorTerm& term, std::string_view path) {
+  for (size_t i = 0; i < term.match_expressions.size(); ++i) {
+    const api::Requirement& requirement = term.match_expressions[i];
+    if (requirement.valid) continue;
+    r.Fail(Index(Field(path, "matchExpressions"), i),
+           absl::StrCat("invalid requirement on key \"", Absl(api::SymbolText(requirement.key)),
+                        "\" (In/NotIn need values, Exists/DoesNotExist none, Gt/Lt one integer)"));
+  }
+  for (size_t i = 0; i < term.match_fields.size(); ++i) {
+    const api::FieldRequirement& requirement = term.match_fields[i];
+    if (requirement.valid) continue;
+    r.Fail(Index(Field(path, "matchFields"), i),
+           absl::StrCat("invalid requirement on field \"", requirement.field,
+                        "\" (only metadata.name with In or NotIn and one value)"));
+  }
+}
+
+void ValidateAddedAffinity(Reader& r, const api::NodeAffinity& affinity, std::string_view path) {
+  if (affinity.required.has_value()) {
+    const std::string terms_path =
+        Field(Field(path, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+    for (size_t i = 0; i < affinity.required->terms.size(); ++i) {
+      ValidateTerm(r, affinity.required->terms[i], Index(terms_path, i));
+    }
+  }
+  const std::string preferred_path = Field(path, "preferredDuringSchedulingIgnoredDuringExecution");
+  for (size_t i = 0; i < affinity.preferred.size(); ++i) {
+    const api::PreferredSchedulingTerm& term = affinity.preferred[i];
+    const std::string term_path = Index(preferred_path, i);
+    r.InRange(term.weight, Field(term_path, "weight"), 1, kMaxPreferredTermWeight);
+    ValidateTerm(r, term.preference, Field(term_path, "preference"));
+  }
+}
+
+absl::StatusOr<PluginArgs> DecodeNodeAffinityArgs(const YAML::Node& node, std::string_view path) {
+  Reader r;
+  NodeAffinityArgs args;
+  if (!r.Map(node, path, {"apiVersion", "kind", "addedAffinity"})) return r.status();
+  CheckTypeMeta(r, node, path, "NodeAffinityArgs", /*required=*/false);
+  const YAML::Node added = Get(node, "addedAffinity");
+  const std::string added_path = Field(path, "addedAffinity");
+  if (!r.Map(added, added_path,
+             {"requiredDuringSchedulingIgnoredDuringExecution",
+              "preferredDuringSchedulingIgnoredDuringExecution"}) ||
+      !HasValue(added)) {
+    return r.ok() ? absl::StatusOr<PluginArgs>(PluginArgs(std::move(args))) : r.status();
+  }
+  // The object decoder takes text; re-emit the subtree (block style, so that it is never
+  // mistaken for JSON).
+  absl::StatusOr<std::string> text = yaml::EmitBlock(added);
+  if (!text.ok()) return yaml::PathError(added_path, util::Std(text.status().message()));
+  absl::StatusOr<api::NodeAffinity> affinity = api::DecodeNodeAffinity(*text);
+  if (!affinity.ok()) return yaml::PathError(added_path, util::Std(affinity.status().message()));
+  ValidateAddedAffinity(r, *affinity, added_path);
+  if (!r.ok()) return r.status();
+  args.added_affinity = std::move(*affinity);
+  return PluginArgs(std::move(args));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+absl::StatusOr<PluginArgs> DecodeNoArgs(std::string_view plugin_name, const YAML::Node& node,
+                                        std::string_view path) {
+  // `args: {}` is what tools emit for "nothing"; anything more would be silently ignored.
+  if (HasValue(node) && !(node.IsMap() && node.size() == 0)) {
+    return yaml::PathError(path, absl::StrCat("plugin \"", Absl(plugin_name), "\" takes no args"));
+  }
+  return PluginArgs(std::monostate());
+}
+
+}  // namespace
+
+absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const YAML::Node& args,
+                                            std::string_view path) {
+  if (auto status = CheckPluginName(plugin_name); !status.ok()) {
+    return yaml::PathError(path, util::Std(status.message()));
+  }
+  try {
+    if (plugin_name == names::kNodeResourcesFit) return DecodeFitArgs(args, path);
+    if (plugin_name == names::kNodeResourcesBalancedAllocation) {
+      return DecodeBalancedAllocationArgs(args, path);
+    }
+    if (plugin_name == names::kNodeAffinity) return DecodeNodeAffinityArgs(args, path);
+    if (plugin_name == names::kInterPodAffinity) return DecodeInterPodAffinityArgs(args, path);
+    return DecodeNoArgs(plugin_name, args, path);
+  } catch (const std::exception& e) {
+    // yaml-cpp throws on misuse; no exception may leave config/.
+    return yaml::PathError(path, absl::StrCat("cannot decode: ", e.what()));
+  }
+}
+
+absl::StatusOr<PluginArgs> ParsePluginArgs(std::string_view plugin_name, std::string_view text) {
+  if (auto status = CheckPluginName(plugin_name); !status.ok()) return status;
+  const auto with_plugin = [plugin_name](const absl::Status& status) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Absl(plugin_name), ": ", status.message()));
+  };
+  absl::StatusOr<YAML::Node> node = yaml::ParseDocument(text);
+  if (!node.ok()) return with_plugin(node.status());
+  absl::StatusOr<PluginArgs> args = DecodePluginArgs(plugin_name, *node, "");
+  if (!args.ok()) return with_plugin(args.status());
+  return args;
+}
+
+PluginArgs DefaultPluginArgs(std::string_view plugin_name) {
+  if (plugin_name == names::kNodeResourcesFit) return NodeResourcesFitArgs();
+  if (plugin_name == names::kNodeResourcesBalancedAllocation) return BalancedAllocationArgs();
+  if (plugin_name == names::kNodeAffinity) return NodeAffinityArgs();
+  if (plugin_name == names::kInterPodAffinity) return InterPodAffinityArgs();
+  return std::monostate();
+}
+
+}  // namespace kubesched::config

@@ -1,0 +1,30 @@
+#pragma once
+
+// Scoring-resource lists shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "config/plugin_args.h"
+#include "scheduler/api/resource.h"
+
+namespace kubesched::plugins::helper {
+
+// Upstream's default when a config lists no resources.
+std::vector<config::ResourceWeight> DefaultResourceWeights();
+
+// Non-empty unique names and weights in 1..100; errors are "<plugin>: <path>[i].<field>: ...".
+absl::Status ValidateResourceWeights(std::string_view plugin, std::string_view path,
+                                     const std::vector<config::ResourceWeight>& resources);
+
+// The amount of `id` that scoring uses for a pod or a node: cpu and memory with upstream's
+// non-zero defaults (when `non_zero`), everything else real.
+inline int64_t ScoringAmount(api::ResourceId id, bool non_zero, const api::ResourceList& real,
+                             const api::ResourceList& with_defaults) {
+  if (non_zero && (id == api::kCpu || id == api::kMemory)) return with_defaults.Get(id);
+  return real.Get(id);
+}
+
+}  // namespace kubesched::plugins::helper

@@ -1,0 +1,161 @@
+#include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "plugins/helper/args.h"
+#include "plugins/helper/resource_weights.h"
+#include "plugins/names.h"
+
+namespace kubesched::plugins {
+namespace {
+
+using framework::CycleState;
+using framework::Status;
+
+struct Entry {
+  api::ResourceId id;
+  int64_t weight;
+  int64_t pod_request;
+};
+using Entries = absl::InlinedVector<Entry, 8>;
+
+struct BalancedState final : framework::StateData {
+  Entries entries;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<BalancedState>(*this);
+  }
+};
+
+CycleState::Key StateKey() {
+  static const CycleState::Key key =
+      CycleState::AllocateKey(names::kNodeResourcesBalancedAllocation);
+  return key;
+}
+
+// Appends the pod's scoring entries; returns whether any configured request is non-zero.
+bool BuildEntries(const std::vector<NodeResourcesBalancedAllocation::ResourceWeight>& resources,
+                  const framework::PodInfo& pod, Entries* out) {
+  bool any_request = false;
+  for (const auto& r : resources) {
+    if (r.id == api::kPods) continue;  // upstream has no allocatable/requested pair for pods
+    const int64_t request = pod.requests.Get(r.id);
+    any_request = any_request || request != 0;
+    if (request == 0 && api::IsScalarResource(r.id)) continue;
+    out->push_back({r.id, r.weight, request});
+  }
+  return any_request;
+}
+
+// f = min(1, requested / allocatable); false when the node has none of the resource.
+bool Fraction(const Entry& e, const framework::NodeInfo& node, double* fraction) {
+  const int64_t allocatable = node.allocatable().Get(e.id);
+  if (allocatable == 0) return false;
+  const int64_t requested = node.requested().Get(e.id) + e.pod_request;
+  *fraction = std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable));
+  return true;
+}
+
+// Upstream's unweighted standard deviation, with its own operation order so that the truncated
+// score matches exactly: |f0 - f1| / 2 for two fractions, the population formula for more.
+double EqualWeightStdDev(const Entries& entries, const framework::NodeInfo& node, int count,
+                         double total, double first, double second) {
+  if (count == 2) return std::abs((first - second) / 2);
+  const double mean = total / count;
+  double sum = 0;
+  for (const Entry& e : entries) {
+    double f;
+    if (Fraction(e, node, &f)) sum += (f - mean) * (f - mean);
+  }
+  return std::sqrt(sum / count);
+}
+
+double WeightedStdDev(const Entries& entries, const framework::NodeInfo& node, double weighted_total,
+                      int64_t weight_sum) {
+  const double mean = weighted_total / static_cast<double>(weight_sum);
+  double sum = 0;
+  for (const Entry& e : entries) {
+    double f;
+    if (Fraction(e, node, &f)) sum += static_cast<double>(e.weight) * (f - mean) * (f - mean);
+  }
+  return std::sqrt(sum / static_cast<double>(weight_sum));
+}
+
+int64_t BalancedScore(const Entries& entries, const framework::NodeInfo& node) {
+  int count = 0;
+  double total = 0, weighted_total = 0, first = 0, second = 0;
+  int64_t weight_sum = 0, first_weight = 0;
+  bool equal_weights = true;
+  for (const Entry& e : entries) {
+    double f;
+    if (!Fraction(e, node, &f)) continue;
+    if (count == 0) {
+      first = f;
+      first_weight = e.weight;
+    }
+    if (count == 1) second = f;
+    if (e.weight != first_weight) equal_weights = false;
+    total += f;
+    weighted_total += static_cast<double>(e.weight) * f;
+    weight_sum += e.weight;
+    ++count;
+  }
+  double std_dev = 0;
+  if (count >= 2) {
+    std_dev = equal_weights ? EqualWeightStdDev(entries, node, count, total, first, second)
+                            : WeightedStdDev(entries, node, weighted_total, weight_sum);
+  }
+  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
+}
+
+}  // namespace
+
+NodeResourcesBalancedAllocation::NodeResourcesBalancedAllocation(
+    const config::BalancedAllocationArgs& args) {
+  auto resources = args.resources;
+  if (resources.empty()) resources = helper::DefaultResourceWeights();
+  for (const config::ResourceWeight& r : resources) {
+    resources_.push_back({api::InternResource(r.name), r.weight});
+  }
+}
+
+std::string_view NodeResourcesBalancedAllocation::Name() const {
+  return names::kNodeResourcesBalancedAllocation;
+}
+
+Status NodeResourcesBalancedAllocation::PreScore(
+    CycleState& state, const framework::PodInfo& pod, const framework::Snapshot& /*snapshot*/,
+    absl::Span<const framework::NodeInfo* const> /*feasible*/) {
+  auto data = std::make_unique<BalancedState>();
+  // A best-effort pod would otherwise pile onto one node (upstream issue 129138).
+  if (!BuildEntries(resources_, pod, &data->entries)) return Status::Skip();
+  state.Write(StateKey(), std::move(data));
+  return Status::Success();
+}
+
+int64_t NodeResourcesBalancedAllocation::Score(const CycleState& state,
+                                               const framework::PodInfo& pod,
+                                               const framework::NodeInfo& node) const {
+  if (const auto* data = state.Read<BalancedState>(StateKey()); data != nullptr) {
+    return BalancedScore(data->entries, node);
+  }
+  Entries local;
+  BuildEntries(resources_, pod, &local);
+  return BalancedScore(local, node);
+}
+
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeResourcesBalancedAllocation(
+    const config::PluginArgs& args, const PluginHandle& /*handle*/) {
+  constexpr std::string_view kPlugin = names::kNodeResourcesBalancedAllocation;
+  auto typed = helper::ArgsAs<config::BalancedAllocationArgs>(args, kPlugin);
+  if (!typed.ok()) return typed.status();
+  if (auto status = helper::ValidateResourceWeights(kPlugin, "resources", typed->resources);
+      !status.ok()) {
+    return status;
+  }
+  return std::make_unique<NodeResourcesBalancedAllocation>(*typed);
+}
+
+}  // namespace kubesched::plugins

@@ -1,0 +1,336 @@
+#include "plugins/node_resources_fit/node_resources_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "plugins/helper/args.h"
+#include "plugins/helper/resource_weights.h"
+#include "plugins/names.h"
+#include "scheduler/api/labels.h"
+#include "scheduler/api/symbol.h"
+
+namespace kubesched::plugins {
+namespace {
+
+using framework::CycleState;
+using framework::Status;
+
+// ---------------------------------------------------------------------------------------------
+// Per-cycle state
+
+struct FitRequest {
+  api::ResourceId id;
+  int64_t amount;
+  std::string_view reason;  // "Insufficient <name>", stable for the process
+};
+
+struct FitState final : framework::StateData {
+  absl::InlinedVector<FitRequest, 4> requests;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<FitState>(*this);
+  }
+};
+
+struct ScoreEntry {
+  api::ResourceId id;
+  int64_t weight;
+  int64_t pod_request;
+};
+using ScoreEntries = absl::InlinedVector<ScoreEntry, 8>;
+
+struct ScoreState final : framework::StateData {
+  ScoreEntries entries;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<ScoreState>(*this);
+  }
+};
+
+CycleState::Key FitKey() {
+  static const CycleState::Key key = CycleState::AllocateKey(names::kNodeResourcesFit);
+  return key;
+}
+
+CycleState::Key ScoreKey() {
+  static const CycleState::Key key = CycleState::AllocateKey("NodeResourcesFit/score");
+  return key;
+}
+
+// "Insufficient <name>", built once per resource for the life of the process, so that no
+// scheduling cycle formats it. Called from PreFilter only.
+std::string_view InsufficientReason(api::ResourceId id) {
+  switch (id) {
+    case api::kCpu:
+      return "Insufficient cpu";
+    case api::kMemory:
+      return "Insufficient memory";
+    case api::kEphemeralStorage:
+      return "Insufficient ephemeral-storage";
+    default:
+      break;
+  }
+  static absl::Mutex mu;
+  static auto* cache = new std::vector<std::string_view>();  // by ResourceId; never destroyed
+  absl::MutexLock lock(&mu);
+  if (id >= cache->size()) cache->resize(id + 1);
+  std::string_view& reason = (*cache)[id];
+  if (reason.empty()) {
+    reason = api::StableText(absl::StrCat("Insufficient ", util::Absl(api::ResourceName(id))));
+  }
+  return reason;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scoring strategies (upstream's formulas; integer arithmetic as upstream)
+
+int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return (capacity - requested) * framework::kMaxNodeScore / capacity;
+}
+
+int64_t MostRequestedScore(int64_t requested, int64_t capacity) {
+  if (capacity == 0) return 0;
+  // Non-zero defaults can push requested above capacity.
+  return std::min(requested, capacity) * framework::kMaxNodeScore / capacity;
+}
+
+int64_t BrokenLinear(const std::vector<NodeResourcesFit::ShapePoint>& shape, int64_t p) {
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (p > shape[i].utilization) continue;
+    if (i == 0) return shape[0].score;
+    const auto& lo = shape[i - 1];
+    const auto& hi = shape[i];
+    return lo.score + (hi.score - lo.score) * (p - lo.utilization) / (hi.utilization - lo.utilization);
+  }
+  return shape.back().score;
+}
+
+int64_t RatioResourceScore(const std::vector<NodeResourcesFit::ShapePoint>& shape,
+                           int64_t requested, int64_t capacity) {
+  constexpr int64_t kMaxUtilization = 100;
+  if (capacity == 0 || requested > capacity) return BrokenLinear(shape, kMaxUtilization);
+  return BrokenLinear(shape, requested * kMaxUtilization / capacity);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Plugin
+
+NodeResourcesFit::NodeResourcesFit(const config::NodeResourcesFitArgs& args)
+    : ignored_resources_(args.ignored_resources.begin(), args.ignored_resources.end()),
+      ignored_groups_(args.ignored_resource_groups.begin(), args.ignored_resource_groups.end()),
+      strategy_(args.scoring_strategy.type) {
+  auto resources = args.scoring_strategy.resources;
+  if (resources.empty()) resources = helper::DefaultResourceWeights();
+  for (const config::ResourceWeight& r : resources) {
+    resources_.push_back({api::InternResource(r.name), r.weight});
+  }
+  // The shape's scores are 0..10 in the config, 0..100 (MaxNodeScore) when applied.
+  for (const config::UtilizationShapePoint& p : args.scoring_strategy.shape) {
+    shape_.push_back({p.utilization, int64_t{p.score} * (framework::kMaxNodeScore / 10)});
+  }
+}
+
+std::string_view NodeResourcesFit::Name() const { return names::kNodeResourcesFit; }
+
+bool NodeResourcesFit::IsIgnored(api::ResourceId id) const {
+  const std::string_view name = api::ResourceName(id);
+  if (!api::IsExtendedResourceName(name)) return false;
+  if (ignored_resources_.contains(util::Absl(name))) return true;
+  if (ignored_groups_.empty()) return false;
+  return ignored_groups_.contains(util::Absl(name.substr(0, name.find('/'))));
+}
+
+framework::PreFilterOutcome NodeResourcesFit::PreFilter(CycleState& state,
+                                                        const framework::PodInfo& pod,
+                                                        const framework::Snapshot& /*snapshot*/) {
+  auto data = std::make_unique<FitState>();
+  // The fixed resources first, then scalars in ascending ResourceId order. Resource ids are
+  // interned in first-seen order, so among scalars this is the order the process first saw their
+  // names; upstream iterates a Go map (no defined order), and the conformance vectors list
+  // cpu, memory, ephemeral-storage, then scalars.
+  for (const api::ResourceId id : {api::kCpu, api::kMemory, api::kEphemeralStorage}) {
+    const int64_t amount = pod.requests.Get(id);
+    if (amount > 0) data->requests.push_back({id, amount, InsufficientReason(id)});
+  }
+  pod.requests.ForEachNonZero([&](api::ResourceId id, int64_t amount) {
+    if (!api::IsScalarResource(id) || amount <= 0 || IsIgnored(id)) return;
+    data->requests.push_back({id, amount, InsufficientReason(id)});
+  });
+  state.Write(FitKey(), std::move(data));
+  return {};
+}
+
+Status NodeResourcesFit::Filter(const CycleState& state, const framework::PodInfo& /*pod*/,
+                                const framework::NodeInfo& node) const {
+  const auto* data = state.Read<FitState>(FitKey());
+  if (data == nullptr) {
+    return Status(framework::Code::kError, "NodeResourcesFit: PreFilter state missing");
+  }
+  const api::ResourceList& allocatable = node.allocatable();
+  const api::ResourceList& requested = node.requested();
+  absl::InlinedVector<std::string_view, 4> reasons;
+  bool unresolvable = false;
+  const int64_t allowed_pods = allocatable.Get(api::kPods);
+  if (static_cast<int64_t>(node.pods().size()) + 1 > allowed_pods) {
+    reasons.push_back(kTooManyPods);
+    unresolvable = allowed_pods < 1;
+  }
+  for (const FitRequest& r : data->requests) {
+    const int64_t free = allocatable.Get(r.id) - requested.Get(r.id);
+    if (r.amount <= free) continue;
+    reasons.push_back(r.reason);
+    if (r.amount > allocatable.Get(r.id)) unresolvable = true;
+  }
+  if (reasons.empty()) return Status::Success();
+  Status status(unresolvable ? framework::Code::kUnschedulableAndUnresolvable
+                             : framework::Code::kUnschedulable,
+                reasons[0]);
+  for (size_t i = 1; i < reasons.size(); ++i) status.AddReason(reasons[i]);
+  return status;
+}
+
+namespace {
+
+// The per-pod scoring list: configured resources minus `pods` and minus scalars the pod does not
+// request. Requests are the non-zero ones for cpu/memory, as upstream's scoring.
+void BuildScoreEntries(const std::vector<NodeResourcesFit::ResourceWeight>& resources,
+                       const framework::PodInfo& pod, ScoreEntries* out) {
+  for (const auto& r : resources) {
+    if (r.id == api::kPods) continue;  // upstream has no allocatable/requested pair for pods
+    const int64_t request =
+        helper::ScoringAmount(r.id, /*non_zero=*/true, pod.requests, pod.non_zero_requests);
+    if (request == 0 && api::IsScalarResource(r.id)) continue;
+    out->push_back({r.id, r.weight, request});
+  }
+}
+
+}  // namespace
+
+Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& pod,
+                                  const framework::Snapshot& /*snapshot*/,
+                                  absl::Span<const framework::NodeInfo* const> /*feasible*/) {
+  auto data = std::make_unique<ScoreState>();
+  BuildScoreEntries(resources_, pod, &data->entries);
+  state.Write(ScoreKey(), std::move(data));
+  return Status::Success();
+}
+
+int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInfo& pod,
+                                const framework::NodeInfo& node) const {
+  ScoreEntries local;
+  const ScoreEntries* entries = nullptr;
+  if (const auto* data = state.Read<ScoreState>(ScoreKey()); data != nullptr) {
+    entries = &data->entries;
+  } else {
+    BuildScoreEntries(resources_, pod, &local);
+    entries = &local;
+  }
+  int64_t node_score = 0;
+  int64_t weight_sum = 0;
+  for (const ScoreEntry& e : *entries) {
+    const int64_t capacity = node.allocatable().Get(e.id);
+    if (capacity == 0) continue;
+    const int64_t requested =
+        helper::ScoringAmount(e.id, /*non_zero=*/true, node.requested(),
+                              node.non_zero_requested()) +
+        e.pod_request;
+    int64_t resource_score = 0;
+    switch (strategy_) {
+      case config::ScoringStrategyType::kLeastAllocated:
+        resource_score = LeastRequestedScore(requested, capacity);
+        break;
+      case config::ScoringStrategyType::kMostAllocated:
+        resource_score = MostRequestedScore(requested, capacity);
+        break;
+      case config::ScoringStrategyType::kRequestedToCapacityRatio:
+        resource_score = RatioResourceScore(shape_, requested, capacity);
+        // Upstream counts only resources with a positive score in the weighted mean.
+        if (resource_score <= 0) continue;
+        break;
+    }
+    node_score += resource_score * e.weight;
+    weight_sum += e.weight;
+  }
+  if (weight_sum == 0) return 0;
+  if (strategy_ == config::ScoringStrategyType::kRequestedToCapacityRatio) {
+    return std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum));
+  }
+  return node_score / weight_sum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Factory
+
+namespace {
+
+constexpr std::string_view kPlugin = names::kNodeResourcesFit;
+
+absl::Status ValidateIgnored(const config::NodeResourcesFitArgs& args) {
+  for (size_t i = 0; i < args.ignored_resources.size(); ++i) {
+    if (!api::IsValidLabelKey(args.ignored_resources[i])) {
+      return helper::ArgsError(kPlugin, absl::StrCat("ignoredResources[", i, "]"),
+                               "must be a qualified resource name");
+    }
+  }
+  for (size_t i = 0; i < args.ignored_resource_groups.size(); ++i) {
+    const std::string& group = args.ignored_resource_groups[i];
+    const std::string field = absl::StrCat("ignoredResourceGroups[", i, "]");
+    if (group.find('/') != std::string::npos) {
+      return helper::ArgsError(kPlugin, field, "must not contain '/'");
+    }
+    if (!api::IsValidLabelKey(group)) {
+      return helper::ArgsError(kPlugin, field, "must be a qualified name");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateShape(const std::vector<config::UtilizationShapePoint>& shape) {
+  constexpr std::string_view kShape = "scoringStrategy.requestedToCapacityRatio.shape";
+  if (shape.empty()) return helper::ArgsError(kPlugin, kShape, "must have at least one point");
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const std::string at = absl::StrCat(util::Absl(kShape), "[", i, "]");
+    if (shape[i].utilization < 0 || shape[i].utilization > 100) {
+      return helper::ArgsError(kPlugin, absl::StrCat(at, ".utilization"), "must be in 0..100");
+    }
+    if (shape[i].score < 0 || shape[i].score > 10) {
+      return helper::ArgsError(kPlugin, absl::StrCat(at, ".score"), "must be in 0..10");
+    }
+    if (i > 0 && shape[i].utilization <= shape[i - 1].utilization) {
+      return helper::ArgsError(kPlugin, absl::StrCat(at, ".utilization"),
+                               "must be greater than the previous point's");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateFitArgs(const config::NodeResourcesFitArgs& args) {
+  if (auto status = ValidateIgnored(args); !status.ok()) return status;
+  const config::ScoringStrategy& strategy = args.scoring_strategy;
+  if (auto status =
+          helper::ValidateResourceWeights(kPlugin, "scoringStrategy.resources", strategy.resources);
+      !status.ok()) {
+    return status;
+  }
+  if (strategy.type == config::ScoringStrategyType::kRequestedToCapacityRatio) {
+    return ValidateShape(strategy.shape);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeResourcesFit(
+    const config::PluginArgs& args, const PluginHandle& /*handle*/) {
+  auto typed = helper::ArgsAs<config::NodeResourcesFitArgs>(args, kPlugin);
+  if (!typed.ok()) return typed.status();
+  if (auto status = ValidateFitArgs(*typed); !status.ok()) return status;
+  return std::make_unique<NodeResourcesFit>(*typed);
+}
+
+}  // namespace kubesched::plugins

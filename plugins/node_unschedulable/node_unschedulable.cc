@@ -1,0 +1,40 @@
+#include "plugins/node_unschedulable/node_unschedulable.h"
+
+#include "plugins/helper/args.h"
+#include "plugins/names.h"
+
+namespace kubesched::plugins {
+namespace {
+
+// Built once: the per-node check must not build a taint (a std::string) per call.
+const api::Taint& UnschedulableTaint() {
+  static const api::Taint* const taint =
+      new api::Taint{std::string(NodeUnschedulable::kTaintKey), "", api::TaintEffect::kNoSchedule};
+  return *taint;
+}
+
+}  // namespace
+
+std::string_view NodeUnschedulable::Name() const { return names::kNodeUnschedulable; }
+
+framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/,
+                                            const framework::PodInfo& pod,
+                                            const framework::NodeInfo& node) const {
+  const api::Node* n = node.node();
+  if (n == nullptr) return framework::Status(framework::Code::kError, "node not found");
+  if (!n->spec.unschedulable) return framework::Status::Success();
+  for (const api::Toleration& toleration : pod.get().spec.tolerations) {
+    if (toleration.Tolerates(UnschedulableTaint())) return framework::Status::Success();
+  }
+  return framework::Status::Unresolvable(kReason);
+}
+
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeUnschedulable(
+    const config::PluginArgs& args, const PluginHandle& /*handle*/) {
+  if (auto status = helper::ExpectNoArgs(args, names::kNodeUnschedulable); !status.ok()) {
+    return status;
+  }
+  return std::make_unique<NodeUnschedulable>();
+}
+
+}  // namespace kubesched::plugins

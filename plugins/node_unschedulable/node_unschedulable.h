@@ -1,0 +1,31 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "config/plugin_args.h"
+#include "plugins/registry.h"
+#include "scheduler/framework/plugin.h"
+
+namespace kubesched::plugins {
+
+// Upstream's NodeUnschedulable: a cordoned node (spec.unschedulable) takes only pods that
+// tolerate the taint {node.kubernetes.io/unschedulable, NoSchedule}. Stateless; Filter is safe to
+// call concurrently.
+class NodeUnschedulable final : public framework::FilterPlugin {
+ public:
+  static constexpr std::string_view kReason = "node(s) were unschedulable";
+  static constexpr std::string_view kTaintKey = "node.kubernetes.io/unschedulable";
+
+  std::string_view Name() const override;
+  // UnschedulableAndUnresolvable kReason for a cordoned node the pod does not tolerate.
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) const override;
+};
+
+// Takes no args.
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeUnschedulable(
+    const config::PluginArgs& args, const PluginHandle& handle);
+
+}  // namespace kubesched::plugins

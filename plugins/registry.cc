@@ -1,0 +1,35 @@
+#include "plugins/registry.h"
+
+#include "plugins/default_binder/default_binder.h"
+#include "plugins/inter_pod_affinity/inter_pod_affinity.h"
+#include "plugins/names.h"
+#include "plugins/node_affinity/node_affinity.h"
+#include "plugins/node_name/node_name.h"
+#include "plugins/node_ports/node_ports.h"
+#include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
+#include "plugins/node_resources_fit/node_resources_fit.h"
+#include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/priority_sort/priority_sort.h"
+#include "plugins/taint_toleration/taint_toleration.h"
+
+namespace kubesched::plugins {
+
+const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
+  // Built on first use and never destroyed, so that it outlives every framework that looks a
+  // factory up, including during static destruction.
+  static const auto* const registry = new absl::flat_hash_map<std::string_view, PluginFactory>{
+      {names::kPrioritySort, NewPrioritySort},
+      {names::kNodeResourcesFit, NewNodeResourcesFit},
+      {names::kNodeResourcesBalancedAllocation, NewNodeResourcesBalancedAllocation},
+      {names::kNodeName, NewNodeName},
+      {names::kNodeUnschedulable, NewNodeUnschedulable},
+      {names::kNodeAffinity, NewNodeAffinity},
+      {names::kTaintToleration, NewTaintToleration},
+      {names::kNodePorts, NewNodePorts},
+      {names::kInterPodAffinity, NewInterPodAffinity},
+      {names::kDefaultBinder, NewDefaultBinder},
+  };
+  return *registry;
+}
+
+}  // namespace kubesched::plugins

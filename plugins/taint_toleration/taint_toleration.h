@@ -1,0 +1,48 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "config/plugin_args.h"
+#include "plugins/registry.h"
+#include "scheduler/framework/plugin.h"
+
+namespace kubesched::plugins {
+
+// Upstream's TaintToleration.
+// Filter: a NoSchedule/NoExecute taint the pod does not tolerate rejects the node.
+// Score: the number of PreferNoSchedule taints not tolerated by the pod's tolerations whose
+// effect is empty or PreferNoSchedule; normalized reversed (fewer such taints, higher score).
+// PreScore stores those tolerations in CycleState (key "TaintToleration"); Filter and Score only
+// read and are safe to call concurrently. Default weight 3.
+class TaintToleration final : public framework::FilterPlugin,
+                              public framework::PreScorePlugin,
+                              public framework::ScorePlugin,
+                              public framework::ScoreNormalizer {
+ public:
+  // The newest upstream wording (older releases named the taint).
+  static constexpr std::string_view kReason = "node(s) had untolerated taint(s)";
+
+  std::string_view Name() const override;
+  // UnschedulableAndUnresolvable kReason on the first untolerated NoSchedule/NoExecute taint.
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) const override;
+  // Never skips: untolerated PreferNoSchedule taints lower a node's score even for a pod with no
+  // tolerations.
+  framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                             const framework::Snapshot& snapshot,
+                             absl::Span<const framework::NodeInfo* const> feasible) override;
+  int64_t Score(const framework::CycleState& state, const framework::PodInfo& pod,
+                const framework::NodeInfo& node) const override;
+  const framework::ScoreNormalizer* normalizer() const override { return this; }
+  // DefaultNormalizeScore(100, reverse=true).
+  void NormalizeScore(const framework::CycleState& state, const framework::PodInfo& pod,
+                      absl::Span<int64_t> scores) const override;
+};
+
+// Takes no args.
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewTaintToleration(
+    const config::PluginArgs& args, const PluginHandle& handle);
+
+}  // namespace kubesched::plugins

@@ -1,0 +1,238 @@
+#include "scheduler/algorithm.h"
+
+#include <algorithm>
+
+namespace kubesched::scheduler {
+namespace {
+
+using framework::Status;
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+// Nodes per work item handed to a filter/score worker: large enough to amortise the hand-off,
+// small enough to balance two to sixteen threads.
+constexpr size_t kNodeChunk = 32;
+
+
+}  // namespace
+
+int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
+  if (num_all_nodes < kMinFeasibleNodesToFind || percentage >= 100) return num_all_nodes;
+  int adaptive = percentage;
+  if (adaptive <= 0) {
+    adaptive = 50 - num_all_nodes / 125;
+    adaptive = std::max(adaptive, kMinFeasibleNodesPercentageToFind);
+  }
+  const int num = static_cast<int>(static_cast<int64_t>(num_all_nodes) * adaptive / 100);
+  return std::max(num, kMinFeasibleNodesToFind);
+}
+
+ScheduleAlgorithm::ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed)
+    : pool_(pool), global_percentage_(global_percentage), random_(seed) {}
+
+std::vector<const framework::NodeInfo*> ScheduleAlgorithm::CandidateNodes(
+    const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot) {
+  if (!summary.node_names.has_value()) return snapshot.nodes();
+  std::vector<const framework::NodeInfo*> candidates;
+  for (const auto& name : *summary.node_names) {
+    if (const auto* node = snapshot.Get(name); node != nullptr && node->node() != nullptr) {
+      candidates.push_back(node);
+    }
+  }
+  // Keep snapshot order so that results do not depend on hash iteration order.
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto* a, const auto* b) { return a->name() < b->name(); });
+  return candidates;
+}
+
+// Filters nodes in rounds starting at the round-robin index. Each round runs in parallel; the
+// results are then read in node order, so the outcome does not depend on thread timing.
+void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
+                                     const framework::CycleState& state,
+                                     const framework::PodInfo& pod, const std::vector<bool>& skip,
+                                     const std::vector<const framework::NodeInfo*>& candidates,
+                                     int to_find, FitError* fit_error) {
+  feasible_.clear();
+  const size_t n = candidates.size();
+  if (n == 0) return;
+  const size_t start = next_start_index_ % n;
+  size_t processed = 0;
+  while (processed < n && feasible_.size() < static_cast<size_t>(to_find)) {
+    const size_t wanted = static_cast<size_t>(to_find) - feasible_.size();
+    const size_t round = std::min(n - processed, std::max<size_t>(wanted + wanted / 4, 64));
+    if (round_statuses_.size() < round) round_statuses_.resize(round);
+    pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const auto* node = candidates[(start + processed + i) % n];
+        round_statuses_[i] = fw.RunFilter(state, pod, *node, skip);
+      }
+    });
+    size_t used = 0;
+    for (; used < round && feasible_.size() < static_cast<size_t>(to_find); ++used) {
+      if (round_statuses_[used].IsSuccess()) {
+        feasible_.push_back(candidates[(start + processed + used) % n]);
+      } else {
+        fit_error->node_statuses.push_back(std::move(round_statuses_[used]));
+      }
+    }
+    processed += used;
+  }
+  next_start_index_ = (start + processed) % n;
+}
+
+bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const framework::Snapshot& snapshot, Status* error) {
+  auto pre = fw.RunPreScore(state, pod, snapshot, feasible_);
+  if (!pre.status.IsSuccess()) {
+    *error = pre.status;
+    return false;
+  }
+  skip_score_ = std::move(pre.skip_score);
+  const auto& plugins = fw.score_plugins();
+  const size_t m = feasible_.size();
+  plugin_scores_.resize(plugins.size());
+  for (auto& scores : plugin_scores_) scores.assign(m, 0);
+  pool_->ParallelFor(m, kNodeChunk, [&](size_t begin, size_t end) {
+    for (size_t k = 0; k < plugins.size(); ++k) {
+      if (skip_score_[k]) continue;
+      for (size_t i = begin; i < end; ++i) {
+        plugin_scores_[k][i] = plugins[k].plugin->Score(state, pod, *feasible_[i]);
+      }
+    }
+  });
+  totals_.assign(m, 0);
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    if (skip_score_[k]) continue;
+    if (const auto* normalizer = plugins[k].plugin->normalizer()) {
+      normalizer->NormalizeScore(state, pod, absl::MakeSpan(plugin_scores_[k]));
+    }
+    for (size_t i = 0; i < m; ++i) totals_[i] += plugin_scores_[k][i] * plugins[k].weight;
+  }
+  return true;
+}
+
+// Highest total wins; ties are broken uniformly at random (reservoir sampling), as upstream.
+size_t ScheduleAlgorithm::SelectHost() {
+  size_t selected = 0;
+  int64_t best = totals_[0];
+  uint64_t ties = 1;
+  for (size_t i = 1; i < totals_.size(); ++i) {
+    if (totals_[i] > best) {
+      best = totals_[i];
+      selected = i;
+      ties = 1;
+    } else if (totals_[i] == best) {
+      ++ties;
+      if (std::uniform_int_distribution<uint64_t>(0, ties - 1)(random_) == 0) selected = i;
+    }
+  }
+  return selected;
+}
+
+ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
+                                            framework::CycleState& state,
+                                            const framework::PodInfo& pod,
+                                            const framework::Snapshot& snapshot) {
+  FitError fit_error;
+  fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
+  if (snapshot.nodes().empty()) return fit_error;
+
+  auto pre = fw.RunPreFilter(state, pod, snapshot);
+  if (pre.status.code() == framework::Code::kError) return pre.status;
+  if (!pre.status.IsSuccess()) {
+    fit_error.pre_filter_status = pre.status;
+    return fit_error;
+  }
+  const auto candidates = CandidateNodes(pre, snapshot);
+  if (candidates.size() < snapshot.nodes().size()) {
+    const Status excluded = runtime::ExcludedByPreFilter(pre);
+    fit_error.node_statuses.insert(fit_error.node_statuses.end(),
+                                   snapshot.nodes().size() - candidates.size(), excluded);
+  }
+  const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
+  const int to_find = NumFeasibleNodesToFind(percentage, static_cast<int>(candidates.size()));
+  FindFeasible(fw, state, pod, pre.skip_filter, candidates, to_find, &fit_error);
+  for (const auto& status : fit_error.node_statuses) {
+    if (status.code() == framework::Code::kError) return status;
+  }
+  if (feasible_.empty()) return fit_error;
+
+  ScheduleSuccess success;
+  success.feasible_nodes = static_cast<int>(feasible_.size());
+  success.evaluated_nodes = success.feasible_nodes + static_cast<int>(fit_error.node_statuses.size());
+  if (feasible_.size() == 1) {
+    success.node = feasible_[0];
+    return success;
+  }
+  Status error;
+  if (!ScoreFeasible(fw, state, pod, snapshot, &error)) return error;
+  success.node = feasible_[SelectHost()];
+  return success;
+}
+
+Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::CycleState& state,
+                                       const framework::PodInfo& pod,
+                                       const framework::Snapshot& snapshot) {
+  Explanation out;
+  FitError fit_error;
+  fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
+  auto pre = fw.RunPreFilter(state, pod, snapshot);
+  out.pre_filter_status = pre.status;
+  if (!pre.status.IsSuccess()) {
+    fit_error.pre_filter_status = pre.status;
+    out.message = fit_error.Message();
+    for (const auto* node : snapshot.nodes()) out.nodes.push_back({node, {}, false, {}, 0});
+    return out;
+  }
+  feasible_.clear();
+  for (const auto* node : snapshot.nodes()) {
+    NodeExplanation explained;
+    explained.node = node;
+    // Nodes left out by PreFilter still show every filter's own verdict; if they all pass,
+    // the exclusion is the node's verdict.
+    Status first = fw.RunFilter(state, pod, *node, pre.skip_filter, &explained.filters);
+    if (first.IsSuccess() && pre.node_names.has_value() &&
+        !pre.node_names->contains(node->name())) {
+      first = runtime::ExcludedByPreFilter(pre);
+      explained.filters.push_back(first);
+    }
+    explained.feasible = first.IsSuccess();
+    if (explained.feasible) {
+      feasible_.push_back(node);
+    } else {
+      fit_error.node_statuses.push_back(first);
+    }
+    out.nodes.push_back(std::move(explained));
+  }
+  if (feasible_.empty()) {
+    out.message = fit_error.Message();
+    return out;
+  }
+  Status error;
+  if (!ScoreFeasible(fw, state, pod, snapshot, &error)) {
+    out.message = error.Message();
+    return out;
+  }
+  // Raw scores are re-computed for display, since normalization overwrote them in place.
+  const auto& plugins = fw.score_plugins();
+  size_t f = 0;
+  for (auto& explained : out.nodes) {
+    if (!explained.feasible) continue;
+    for (size_t k = 0; k < plugins.size(); ++k) {
+      if (skip_score_[k]) continue;  // PreScore said Skip: the plugin does not score this pod
+      ScoreDetail detail;
+      detail.plugin = std::string(plugins[k].plugin->Name());
+      detail.raw = plugins[k].plugin->Score(state, pod, *explained.node);
+      detail.normalized = plugin_scores_[k][f];
+      detail.weight = plugins[k].weight;
+      explained.scores.push_back(std::move(detail));
+    }
+    explained.total = totals_[f];
+    ++f;
+  }
+  out.selected = feasible_[SelectHost()];
+  return out;
+}
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,93 @@
+#pragma once
+
+// Picking a node for one pod: PreFilter, Filter over (a sample of) the nodes in parallel,
+// PreScore, Score and NormalizeScore over the feasible ones, weighted sum, selection.
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scheduler/fit_error.h"
+#include "scheduler/framework/snapshot.h"
+#include "scheduler/runtime/framework.h"
+#include "scheduler/util/parallel.h"
+
+namespace kubesched::scheduler {
+
+// Upstream's numFeasibleNodesToFind: all nodes below 100; otherwise `percentage` of them (0 =
+// adaptive: 50 - nodes/125, at least 5), and never fewer than 100.
+int NumFeasibleNodesToFind(int percentage, int num_all_nodes);
+
+struct ScheduleSuccess {
+  const framework::NodeInfo* node = nullptr;
+  int evaluated_nodes = 0;
+  int feasible_nodes = 0;
+};
+
+// Error statuses (a plugin returned Error) are reported as a framework::Status with kError.
+using ScheduleOutcome = std::variant<ScheduleSuccess, FitError, framework::Status>;
+
+// Everything explain shows for one pod.
+struct ScoreDetail {
+  std::string plugin;
+  int64_t raw = 0;
+  int64_t normalized = 0;
+  int64_t weight = 0;
+};
+struct NodeExplanation {
+  const framework::NodeInfo* node = nullptr;
+  std::vector<framework::Status> filters;  // one per filter plugin, stamped
+  bool feasible = false;
+  std::vector<ScoreDetail> scores;
+  int64_t total = 0;
+};
+struct Explanation {
+  framework::Status pre_filter_status;
+  std::vector<NodeExplanation> nodes;  // snapshot order
+  const framework::NodeInfo* selected = nullptr;
+  std::string message;  // FailedScheduling message when nothing fits
+};
+
+// Owns the per-cycle buffers and the round-robin start index, so one instance serves one
+// scheduling thread. Not thread-safe.
+class ScheduleAlgorithm {
+ public:
+  ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed);
+
+  ScheduleOutcome Schedule(const runtime::Framework& fw, framework::CycleState& state,
+                           const framework::PodInfo& pod, const framework::Snapshot& snapshot);
+
+  // Runs every filter on every node (no early stop) and scores every feasible node (no
+  // sampling). Does not change the round-robin start index.
+  Explanation Explain(const runtime::Framework& fw, framework::CycleState& state,
+                      const framework::PodInfo& pod, const framework::Snapshot& snapshot);
+
+ private:
+  std::vector<const framework::NodeInfo*> CandidateNodes(const runtime::PreFilterSummary& summary,
+                                                         const framework::Snapshot& snapshot);
+  void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
+                    const framework::PodInfo& pod, const std::vector<bool>& skip,
+                    const std::vector<const framework::NodeInfo*>& candidates, int to_find,
+                    FitError* fit_error);
+  // Scores feasible_ into totals_; false (with `error`) if PreScore failed.
+  bool ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
+                     const framework::PodInfo& pod, const framework::Snapshot& snapshot,
+                     framework::Status* error);
+  size_t SelectHost();
+
+  util::WorkerPool* pool_;
+  int global_percentage_;
+  std::mt19937_64 random_;
+  size_t next_start_index_ = 0;
+
+  // Reused across cycles to avoid allocation per pod.
+  std::vector<framework::Status> round_statuses_;
+  std::vector<const framework::NodeInfo*> feasible_;
+  std::vector<std::vector<int64_t>> plugin_scores_;
+  std::vector<int64_t> totals_;
+  std::vector<bool> skip_score_;
+};
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,354 @@
+#include "scheduler/cache/cache.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace kubesched::cache {
+namespace {
+
+using framework::NodeInfo;
+using framework::PodInfoPtr;
+
+// A NodeInfo plus its place in the recency list: nodes are kept most-recently-changed first, so
+// that UpdateSnapshot walks only the nodes changed since the snapshot's generation (upstream's
+// headNode list).
+struct NodeItem {
+  NodeInfo info;
+  NodeItem* prev = nullptr;  // more recently changed
+  NodeItem* next = nullptr;  // less recently changed
+};
+
+struct PodState {
+  PodInfoPtr pod;
+  std::string node;
+  bool assumed = false;
+  bool binding_finished = false;
+  absl::Time deadline = absl::InfiniteFuture();  // meaningful once binding_finished
+};
+
+// Whether copying `fresh` over `stale` changes which snapshot lists the node belongs to.
+bool ListMembershipChanges(const NodeInfo& stale, const NodeInfo& fresh) {
+  return (stale.node() == nullptr) != (fresh.node() == nullptr) ||
+         stale.pods_with_affinity().empty() != fresh.pods_with_affinity().empty() ||
+         stale.pods_with_required_anti_affinity().empty() !=
+             fresh.pods_with_required_anti_affinity().empty();
+}
+
+}  // namespace
+
+struct Cache::Impl {
+  Impl(const util::Clock* c, absl::Duration ttl) : clock(c), assumed_ttl(ttl) {}
+
+  const util::Clock* const clock;
+  const absl::Duration assumed_ttl;
+
+  // Guards everything below. Held only for map updates and the snapshot copy, never for I/O.
+  mutable absl::Mutex mu;
+  // Bumped on every change; each changed NodeInfo takes the new value.
+  int64_t generation ABSL_GUARDED_BY(mu) = 0;
+  absl::flat_hash_map<std::string, std::unique_ptr<NodeItem>> nodes ABSL_GUARDED_BY(mu);
+  NodeItem* head ABSL_GUARDED_BY(mu) = nullptr;  // most recently changed
+  // Nodes with a node object; placeholders (only pods known) are not counted.
+  size_t node_objects ABSL_GUARDED_BY(mu) = 0;
+  absl::flat_hash_map<std::string, PodState> pods ABSL_GUARDED_BY(mu);
+  absl::flat_hash_set<std::string> assumed ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<api::Symbol, api::LabelSet> namespaces ABSL_GUARDED_BY(mu);
+  int64_t namespaces_generation ABSL_GUARDED_BY(mu) = 0;
+  SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
+
+  int64_t NextGeneration() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return ++generation; }
+
+  void Unlink(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (item->prev != nullptr) item->prev->next = item->next;
+    if (item->next != nullptr) item->next->prev = item->prev;
+    if (head == item) head = item->next;
+    item->prev = item->next = nullptr;
+  }
+
+  // Called after every change to item->info, so the list stays ordered by generation.
+  void MoveToHead(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (head == item) return;
+    Unlink(item);
+    item->next = head;
+    if (head != nullptr) head->prev = item;
+    head = item;
+  }
+
+  NodeItem* GetOrCreateNode(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto& slot = nodes[name];
+    if (slot == nullptr) slot = std::make_unique<NodeItem>();
+    return slot.get();
+  }
+
+  // Drops a NodeInfo that has neither a node object nor pods. The snapshot notices through the
+  // node count (see UpdateSnapshot).
+  void DropNodeIfEmpty(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = nodes.find(name);
+    if (it == nodes.end()) return;
+    NodeItem* item = it->second.get();
+    if (item->info.node() != nullptr || !item->info.pods().empty()) return;
+    Unlink(item);
+    nodes.erase(it);
+  }
+
+  void AddPodLocked(PodInfoPtr pod, bool is_assumed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const std::string node = pod->get().spec.node_name;
+    NodeItem* item = GetOrCreateNode(node);
+    item->info.AddPod(pod, NextGeneration());
+    MoveToHead(item);
+    if (is_assumed) assumed.insert(pod->key);
+    pods[pod->key] = PodState{std::move(pod), node, is_assumed};
+  }
+
+  absl::Status RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = pods.find(key);
+    if (it == pods.end()) return absl::NotFoundError(absl::StrCat("pod ", key, " is not cached"));
+    const std::string node = std::move(it->second.node);
+    pods.erase(it);
+    assumed.erase(key);
+    auto node_it = nodes.find(node);
+    if (node_it == nodes.end()) {
+      return absl::InternalError(absl::StrCat("pod ", key, " names unknown node ", node));
+    }
+    NodeItem* item = node_it->second.get();
+    absl::Status status = item->info.RemovePod(key, NextGeneration());
+    MoveToHead(item);
+    DropNodeIfEmpty(node);
+    return status;
+  }
+
+  void CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
+                        SnapshotUpdateStats& stats) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void RemoveDeletedNodes(framework::SnapshotBuilder& builder, SnapshotUpdateStats& stats)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void CopyNamespaces(const framework::Snapshot& snapshot, framework::SnapshotBuilder& builder)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+};
+
+Cache::Cache(const util::Clock* clock, absl::Duration assumed_ttl)
+    : impl_(std::make_unique<Impl>(clock, assumed_ttl)) {}
+
+Cache::~Cache() = default;
+
+void Cache::AddNode(std::shared_ptr<const api::Node> node) {
+  absl::MutexLock lock(&impl_->mu);
+  NodeItem* item = impl_->GetOrCreateNode(node->meta.name);
+  if (item->info.node() == nullptr) ++impl_->node_objects;
+  item->info.SetNode(std::move(node), impl_->NextGeneration());
+  impl_->MoveToHead(item);
+}
+
+void Cache::UpdateNode(std::shared_ptr<const api::Node> node) { AddNode(std::move(node)); }
+
+void Cache::RemoveNode(const std::string& name) {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->nodes.find(name);
+  if (it == impl_->nodes.end() || it->second->info.node() == nullptr) return;
+  NodeItem* item = it->second.get();
+  --impl_->node_objects;
+  // Pods still bound to the node keep a placeholder until the informer removes them (upstream).
+  item->info.ClearNode(impl_->NextGeneration());
+  impl_->MoveToHead(item);
+  impl_->DropNodeIfEmpty(name);
+}
+
+absl::Status Cache::AddPod(framework::PodInfoPtr pod) {
+  if (pod->get().spec.node_name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("pod ", pod->key, " is not bound to a node"));
+  }
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->pods.find(pod->key);
+  if (it != impl_->pods.end()) {
+    if (!it->second.assumed) {
+      return absl::AlreadyExistsError(absl::StrCat("pod ", pod->key, " was already added"));
+    }
+    // Confirmation of an assumed pod: take the informer's copy (and node) over the assumed one.
+    absl::Status removed = impl_->RemovePodLocked(pod->key);
+    if (!removed.ok()) return removed;
+  }
+  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/false);
+  return absl::OkStatus();
+}
+
+absl::Status Cache::UpdatePod(framework::PodInfoPtr pod) {
+  if (pod->get().spec.node_name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("pod ", pod->key, " is not bound to a node"));
+  }
+  absl::MutexLock lock(&impl_->mu);
+  // An update of a pod we have not seen (missed add) or only assumed is still a bound pod seen
+  // by the informer, so it is added or confirmed rather than rejected.
+  if (impl_->pods.contains(pod->key)) {
+    absl::Status removed = impl_->RemovePodLocked(pod->key);
+    if (!removed.ok()) return removed;
+  }
+  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/false);
+  return absl::OkStatus();
+}
+
+absl::Status Cache::RemovePod(const std::string& pod_key) {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->RemovePodLocked(pod_key);
+}
+
+absl::Status Cache::AssumePod(framework::PodInfoPtr pod) {
+  if (pod->get().spec.node_name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("assumed pod ", pod->key, " has no spec.nodeName"));
+  }
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->pods.contains(pod->key)) {
+    return absl::AlreadyExistsError(absl::StrCat("pod ", pod->key, " is already in the cache"));
+  }
+  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/true);
+  return absl::OkStatus();
+}
+
+absl::Status Cache::FinishBinding(const std::string& pod_key) {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->pods.find(pod_key);
+  if (it == impl_->pods.end()) {
+    return absl::NotFoundError(absl::StrCat("pod ", pod_key, " is not cached"));
+  }
+  // Already confirmed by the informer (it can beat the bind call's return): nothing to expire.
+  if (!it->second.assumed) return absl::OkStatus();
+  it->second.binding_finished = true;
+  it->second.deadline = impl_->clock->Now() + impl_->assumed_ttl;
+  return absl::OkStatus();
+}
+
+absl::Status Cache::ForgetPod(const std::string& pod_key) {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->pods.find(pod_key);
+  if (it == impl_->pods.end()) {
+    return absl::NotFoundError(absl::StrCat("pod ", pod_key, " is not cached"));
+  }
+  if (!it->second.assumed) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pod ", pod_key, " is bound, not assumed; it cannot be forgotten"));
+  }
+  return impl_->RemovePodLocked(pod_key);
+}
+
+bool Cache::IsAssumed(const std::string& pod_key) const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->assumed.contains(pod_key);
+}
+
+std::vector<std::string> Cache::CleanupExpiredAssumedPods() {
+  absl::MutexLock lock(&impl_->mu);
+  const absl::Time now = impl_->clock->Now();
+  std::vector<std::string> expired;
+  for (const std::string& key : impl_->assumed) {
+    const PodState& state = impl_->pods.at(key);
+    if (state.binding_finished && now > state.deadline) expired.push_back(key);
+  }
+  for (const std::string& key : expired) impl_->RemovePodLocked(key).IgnoreError();
+  return expired;
+}
+
+std::optional<std::string> Cache::NodeOfPod(const std::string& pod_key) const {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->pods.find(pod_key);
+  if (it == impl_->pods.end()) return std::nullopt;
+  return it->second.node;
+}
+
+framework::PodInfoPtr Cache::GetPod(const std::string& pod_key) const {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->pods.find(pod_key);
+  return it == impl_->pods.end() ? nullptr : it->second.pod;
+}
+
+void Cache::SetNamespace(api::Symbol namespace_symbol, api::LabelSet labels) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->namespaces[namespace_symbol] = std::move(labels);
+  impl_->namespaces_generation = impl_->NextGeneration();
+}
+
+void Cache::RemoveNamespace(api::Symbol namespace_symbol) {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->namespaces.erase(namespace_symbol) == 0) return;
+  impl_->namespaces_generation = impl_->NextGeneration();
+}
+
+// Walks the recency list from the head and stops at the first node the snapshot already has.
+void Cache::Impl::CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
+                                   SnapshotUpdateStats& stats) {
+  for (NodeItem* item = head; item != nullptr && item->info.generation() > since;
+       item = item->next) {
+    const NodeInfo& fresh = item->info;
+    // Placeholders are not scheduling targets; RemoveDeletedNodes drops a stale copy.
+    if (fresh.node() == nullptr) continue;
+    NodeInfo* copy = builder.Find(fresh.name());
+    if (copy == nullptr) {
+      copy = builder.Upsert(fresh.name());
+      stats.lists_rebuilt = true;
+    } else if (ListMembershipChanges(*copy, fresh)) {
+      stats.lists_rebuilt = true;
+    }
+    *copy = fresh;
+    ++stats.nodes_copied;
+  }
+}
+
+// After CopyChangedNodes the snapshot holds every node of the cache; holding more means some
+// were deleted (or lost their node object). Only then is the snapshot scanned (upstream does
+// the same).
+void Cache::Impl::RemoveDeletedNodes(framework::SnapshotBuilder& builder,
+                                     SnapshotUpdateStats& stats) {
+  if (builder.size() <= node_objects) return;
+  const size_t before = builder.size();
+  builder.RemoveIf([this](const NodeInfo& copy) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    auto it = nodes.find(copy.name());
+    return it == nodes.end() || it->second->info.node() == nullptr;
+  });
+  stats.nodes_removed = before - builder.size();
+  stats.lists_rebuilt = true;
+}
+
+void Cache::Impl::CopyNamespaces(const framework::Snapshot& snapshot,
+                                 framework::SnapshotBuilder& builder) {
+  std::vector<api::Symbol> gone;
+  for (const auto& [symbol, labels] : snapshot.namespace_labels()) {
+    if (!namespaces.contains(symbol)) gone.push_back(symbol);
+  }
+  for (api::Symbol symbol : gone) builder.RemoveNamespace(symbol);
+  for (const auto& [symbol, labels] : namespaces) builder.SetNamespaceLabels(symbol, labels);
+}
+
+void Cache::UpdateSnapshot(framework::Snapshot* snapshot) {
+  absl::MutexLock lock(&impl_->mu);
+  framework::SnapshotBuilder builder(snapshot);
+  const int64_t since = snapshot->generation();
+  SnapshotUpdateStats stats;
+  impl_->CopyChangedNodes(builder, since, stats);
+  impl_->RemoveDeletedNodes(builder, stats);
+  if (impl_->namespaces_generation > since) impl_->CopyNamespaces(*snapshot, builder);
+  if (stats.lists_rebuilt) builder.RebuildLists();
+  builder.set_generation(impl_->generation);
+  impl_->last_update = stats;
+}
+
+Cache::SnapshotUpdateStats Cache::LastSnapshotUpdate() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->last_update;
+}
+
+size_t Cache::NodeCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->node_objects;
+}
+
+size_t Cache::PodCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->pods.size();
+}
+
+size_t Cache::AssumedCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->assumed.size();
+}
+
+}  // namespace kubesched::cache

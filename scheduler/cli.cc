@@ -1,0 +1,269 @@
+#include "scheduler/cli.h"
+
+#include <cstdlib>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "config/config.h"
+#include "scheduler/report_output.h"
+#include "scheduler/simulation.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+constexpr std::string_view kMainHelp = R"(kubesched - a Kubernetes scheduler for large, GPU-heavy clusters
+
+Usage:
+  kubesched <command> [flags]
+
+Commands:
+  simulate   Schedule the pending pods of a cluster dump with the real scheduler and report
+  explain    Show, for one pod, every filter's verdict and every score on every node
+  run        Run against a Kubernetes API server (the default command)
+
+Flags:
+  -h, --help      Show help (also: kubesched <command> --help)
+      --version   Print the version
+
+Exit codes:
+  0  success
+  1  an input file could not be read or parsed
+  2  bad flags or a bad configuration
+  3  finished, but some input objects were bad and skipped (listed on stderr)
+)";
+
+constexpr std::string_view kSimulateHelp = R"(Schedule every pending pod of a cluster dump and report where each one goes.
+
+Usage:
+  kubesched simulate --cluster FILE [--workload FILE] [--config FILE] [--output table|json]
+
+Input files are what `kubectl get nodes,pods,namespaces,priorityclasses -A -o yaml` (or -o json)
+prints: a List with items, multi-document YAML, or single objects. Bound pods occupy their
+nodes; pending pods whose spec.schedulerName matches a profile are scheduled in queue order;
+workload pods are created after the cluster, in file order. Other schedulers' pods are skipped.
+Backoff uses a virtual clock, so a simulation never sleeps.
+
+Flags:
+  --cluster FILE     cluster dump (required)
+  --workload FILE    pods to create after the cluster
+  --config FILE      KubeSchedulerConfiguration (default: upstream defaults, profile "kubesched")
+  --output FORMAT    table (default) or json
+  --seed N           seed for breaking ties between equal scores (default 1)
+  --threads N        filter/score threads (default: CPU count, at most the config's parallelism)
+)";
+
+constexpr std::string_view kExplainHelp = R"(Explain where one pod would go and why.
+
+Usage:
+  kubesched explain --cluster FILE --pod FILE [--config FILE] [--output table|json]
+
+Runs every filter plugin on every node (without stopping at the first failure) and, for the
+feasible nodes, every score plugin: raw score, normalized score (0..100), weight and the weighted
+total. All feasible nodes are scored (no sampling). The pod file holds exactly one Pod.
+
+Flags:
+  --cluster FILE     cluster dump (required)
+  --pod FILE         the pod to explain (required)
+  --config FILE      KubeSchedulerConfiguration (default: upstream defaults)
+  --output FORMAT    table (default) or json
+)";
+
+constexpr std::string_view kRunHelp = R"(Run against a Kubernetes API server.
+
+Usage:
+  kubesched run [--config FILE]
+
+Connecting to an API server is not available in this build yet; use simulate or explain.
+)";
+
+struct ParsedFlags {
+  absl::flat_hash_map<std::string, std::string> values;
+  bool help = false;
+};
+
+// Parses "--name value" and "--name=value" for the allowed names; errors name the flag.
+std::optional<ParsedFlags> ParseFlags(const std::vector<std::string>& args, size_t first,
+                                      const std::vector<std::string>& allowed, std::ostream& err) {
+  ParsedFlags flags;
+  for (size_t i = first; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      flags.help = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) {
+      err << "error: unexpected argument \"" << arg << "\"\n";
+      return std::nullopt;
+    }
+    std::string name = arg.substr(2);
+    std::string value;
+    if (const auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      err << "error: flag --" << name << " needs a value\n";
+      return std::nullopt;
+    }
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      err << "error: unknown flag --" << name << "\n";
+      return std::nullopt;
+    }
+    flags.values[name] = value;
+  }
+  return flags;
+}
+
+std::optional<std::string> Get(const ParsedFlags& flags, const std::string& name) {
+  auto it = flags.values.find(name);
+  if (it == flags.values.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<config::Configuration> LoadConfig(const ParsedFlags& flags, std::ostream& err) {
+  const auto path = Get(flags, "config");
+  if (!path.has_value()) return config::DefaultConfiguration();
+  auto loaded = config::LoadConfigurationFile(*path);
+  if (!loaded.ok()) {
+    err << "error: " << loaded.status().message() << "\n";
+    return std::nullopt;
+  }
+  if (auto status = CheckConfiguration(*loaded); !status.ok()) {
+    err << "error: " << *path << ": " << status.message() << "\n";
+    return std::nullopt;
+  }
+  return *loaded;
+}
+
+// --output: "table" or "json"; nullopt (after printing the error) for anything else.
+std::optional<bool> WantsJson(const ParsedFlags& flags, std::ostream& err) {
+  const std::string output = Get(flags, "output").value_or("table");
+  if (output == "json") return true;
+  if (output == "table") return false;
+  err << "error: --output must be table or json, got \"" << output << "\"\n";
+  return std::nullopt;
+}
+
+bool ParseUint(const ParsedFlags& flags, const std::string& name, uint64_t* value,
+               std::ostream& err) {
+  const auto text = Get(flags, name);
+  if (!text.has_value()) return true;
+  if (!absl::SimpleAtoi(*text, value)) {
+    err << "error: --" << name << " must be a non-negative integer, got \"" << *text << "\"\n";
+    return false;
+  }
+  return true;
+}
+
+int ReportProblems(const std::vector<api::DecodeProblem>& problems, std::ostream& err) {
+  for (const auto& problem : problems) err << "warning: skipped " << problem.ToString() << "\n";
+  if (problems.empty()) return kExitOk;
+  err << problems.size() << " input object(s) were skipped\n";
+  return kExitSkippedInput;
+}
+
+int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto flags = ParseFlags(args, 1, {"cluster", "workload", "config", "output", "seed", "threads"},
+                          err);
+  if (!flags.has_value()) return kExitUsage;
+  if (flags->help) {
+    out << kSimulateHelp;
+    return kExitOk;
+  }
+  SimulationInput input;
+  const auto cluster = Get(*flags, "cluster");
+  if (!cluster.has_value()) {
+    err << "error: --cluster is required (see kubesched simulate --help)\n";
+    return kExitUsage;
+  }
+  input.cluster_path = *cluster;
+  input.workload_path = Get(*flags, "workload");
+  uint64_t threads = 0;
+  if (!ParseUint(*flags, "seed", &input.seed, err) || !ParseUint(*flags, "threads", &threads, err)) {
+    return kExitUsage;
+  }
+  input.threads = static_cast<int>(threads);
+  const auto json = WantsJson(*flags, err);
+  if (!json.has_value()) return kExitUsage;
+  const auto config = LoadConfig(*flags, err);
+  if (!config.has_value()) return kExitUsage;
+
+  auto report = RunSimulation(input, *config);
+  if (!report.ok()) {
+    err << "error: " << report.status().message() << "\n";
+    return kExitFailure;
+  }
+  out << (*json ? SimulationJson(*report) : SimulationTable(*report));
+  return ReportProblems(report->problems, err);
+}
+
+int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto flags = ParseFlags(args, 1, {"cluster", "pod", "config", "output", "seed"}, err);
+  if (!flags.has_value()) return kExitUsage;
+  if (flags->help) {
+    out << kExplainHelp;
+    return kExitOk;
+  }
+  ExplainInput input;
+  const auto cluster = Get(*flags, "cluster");
+  const auto pod = Get(*flags, "pod");
+  if (!cluster.has_value() || !pod.has_value()) {
+    err << "error: --cluster and --pod are required (see kubesched explain --help)\n";
+    return kExitUsage;
+  }
+  input.cluster_path = *cluster;
+  input.pod_path = *pod;
+  if (!ParseUint(*flags, "seed", &input.seed, err)) return kExitUsage;
+  const auto json = WantsJson(*flags, err);
+  if (!json.has_value()) return kExitUsage;
+  const auto config = LoadConfig(*flags, err);
+  if (!config.has_value()) return kExitUsage;
+
+  auto report = RunExplain(input, *config);
+  if (!report.ok()) {
+    err << "error: " << report.status().message() << "\n";
+    return kExitFailure;
+  }
+  out << (*json ? ExplainJson(*report) : ExplainTable(*report));
+  return ReportProblems(report->problems, err);
+}
+
+int Run(const std::vector<std::string>& args, size_t first, std::ostream& out,
+        std::ostream& err) {
+  auto flags = ParseFlags(args, first, {"config", "kubeconfig"}, err);
+  if (!flags.has_value()) return kExitUsage;
+  if (flags->help) {
+    out << kRunHelp;
+    return kExitOk;
+  }
+  err << "error: connecting to an API server is not available in this build yet; "
+         "use `kubesched simulate` or `kubesched explain`\n";
+  return kExitFailure;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) return Run(args, 0, out, err);
+  const std::string& command = args[0];
+  if (command == "-h" || command == "--help" || command == "help") {
+    out << kMainHelp;
+    return kExitOk;
+  }
+  if (command == "--version" || command == "version") {
+    out << "kubesched " << KUBESCHED_VERSION << "\n";
+    return kExitOk;
+  }
+  if (command == "simulate") return Simulate(args, out, err);
+  if (command == "explain") return Explain(args, out, err);
+  if (command == "run") return Run(args, 1, out, err);
+  if (command.rfind("--", 0) == 0) return Run(args, 0, out, err);
+  err << "error: unknown command \"" << command << "\"\n\n" << kMainHelp;
+  return kExitUsage;
+}
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kubesched::scheduler {
+
+// Process exit codes, stated in --help.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;       // an input file could not be read or parsed
+inline constexpr int kExitUsage = 2;         // bad flags or a bad configuration
+inline constexpr int kExitSkippedInput = 3;  // finished, but some input objects were skipped
+
+// Runs the command line `args` (without the program name); returns the exit code.
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,248 @@
+#include "scheduler/cluster/embedded_cluster.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::cluster {
+namespace {
+
+template <typename T>
+std::string KeyOf(const T& object) {
+  if (object.meta.namespace_name.empty()) return object.meta.name;
+  return absl::StrCat(object.meta.namespace_name, "/", object.meta.name);
+}
+// Cluster-scoped kinds are keyed by name even if the input carried a namespace.
+std::string KeyOf(const api::Node& node) { return node.meta.name; }
+std::string KeyOf(const api::Namespace& ns) { return ns.meta.name; }
+std::string KeyOf(const api::PriorityClass& pc) { return pc.meta.name; }
+std::string KeyOf(const api::NodeMetrics& m) { return m.meta.name; }
+
+std::string PodKey(const std::string& namespace_name, const std::string& name) {
+  return absl::StrCat(namespace_name, "/", name);
+}
+
+template <typename T>
+client::Event<T> Added(std::shared_ptr<const T> object) {
+  return client::Event<T>{client::EventType::kAdded, nullptr, std::move(object)};
+}
+
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::Pod>& e) { h->OnPod(e); }
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::Node>& e) { h->OnNode(e); }
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::Namespace>& e) {
+  h->OnNamespace(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::PriorityClass>& e) {
+  h->OnPriorityClass(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::ConfigMap>& e) {
+  h->OnConfigMap(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::PodDisruptionBudget>& e) {
+  h->OnPodDisruptionBudget(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::NodeMetrics>& e) {
+  h->OnNodeMetrics(e);
+}
+
+}  // namespace
+
+std::string EmbeddedCluster::NextResourceVersion() { return absl::StrCat(++resource_version_); }
+
+void EmbeddedCluster::Enqueue(client::ClusterEventHandler* target, AnyEvent event) {
+  pending_.push_back({target, ++sequence_, std::move(event)});
+}
+
+template <typename T>
+absl::Status EmbeddedCluster::Insert(Store<T>& store, T object, std::string_view kind) {
+  const std::string key = KeyOf(object);
+  if (store.contains(key)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat(util::Absl(kind), " ", key, " already exists"));
+  }
+  object.meta.resource_version = NextResourceVersion();
+  auto stored = std::make_shared<const T>(std::move(object));
+  store.emplace(key, stored);
+  Enqueue(nullptr, Added(std::move(stored)));
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedCluster::Create(const api::Object& object) {
+  absl::MutexLock lock(&mu_);
+  return std::visit(
+      [&](const auto& typed) -> absl::Status {
+        using T = std::decay_t<decltype(typed)>;
+        if constexpr (std::is_same_v<T, api::Pod>) return Insert(pods_, typed, "Pod");
+        if constexpr (std::is_same_v<T, api::Node>) return Insert(nodes_, typed, "Node");
+        if constexpr (std::is_same_v<T, api::Namespace>) {
+          return Insert(namespaces_, typed, "Namespace");
+        }
+        if constexpr (std::is_same_v<T, api::PriorityClass>) {
+          return Insert(priority_classes_, typed, "PriorityClass");
+        }
+        if constexpr (std::is_same_v<T, api::ConfigMap>) {
+          return Insert(config_maps_, typed, "ConfigMap");
+        }
+        if constexpr (std::is_same_v<T, api::PodDisruptionBudget>) {
+          return Insert(pdbs_, typed, "PodDisruptionBudget");
+        }
+        if constexpr (std::is_same_v<T, api::NodeMetrics>) {
+          return Insert(node_metrics_, typed, "NodeMetrics");
+        }
+        return absl::InvalidArgumentError("unsupported kind");
+      },
+      object);
+}
+
+absl::Status EmbeddedCluster::UpdatePod(const api::Pod& pod) {
+  absl::MutexLock lock(&mu_);
+  const std::string key = PodKey(pod.meta.namespace_name, pod.meta.name);
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("Pod ", key, " not found"));
+  api::Pod copy = pod;
+  copy.meta.resource_version = NextResourceVersion();
+  auto updated = std::make_shared<const api::Pod>(std::move(copy));
+  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second,
+                                                         updated});
+  it->second = std::move(updated);
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedCluster::DeletePod(const std::string& namespace_name,
+                                        const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  const std::string key = PodKey(namespace_name, name);
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("Pod ", key, " not found"));
+  NextResourceVersion();
+  Enqueue(nullptr,
+                        client::Event<api::Pod>{client::EventType::kDeleted, nullptr, it->second});
+  pods_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedCluster::DeleteNode(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("Node ", name, " not found"));
+  NextResourceVersion();
+  Enqueue(nullptr,
+                        client::Event<api::Node>{client::EventType::kDeleted, nullptr, it->second});
+  nodes_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status EmbeddedCluster::Bind(const std::string& namespace_name, const std::string& name,
+                                   const std::string& uid, const std::string& node_name) {
+  absl::MutexLock lock(&mu_);
+  const std::string key = PodKey(namespace_name, name);
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pods \"", name, "\" not found"));
+  const auto& current = *it->second;
+  if (!uid.empty() && !current.meta.uid.empty() && uid != current.meta.uid) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Precondition failed: UID in precondition: ", uid,
+                     ", UID in object meta: ", current.meta.uid));
+  }
+  if (!current.spec.node_name.empty()) {
+    return absl::AbortedError(absl::StrCat("Operation cannot be fulfilled on pods/binding \"", name,
+                                           "\": pod ", name, " is already assigned to node \"",
+                                           current.spec.node_name, "\""));
+  }
+  api::Pod bound = current;
+  bound.spec.node_name = node_name;
+  bound.status.conditions.push_back({"PodScheduled", "True", "", ""});
+  bound.meta.resource_version = NextResourceVersion();
+  auto updated = std::make_shared<const api::Pod>(std::move(bound));
+  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second,
+                                                         updated});
+  it->second = std::move(updated);
+  return absl::OkStatus();
+}
+
+framework::Status EmbeddedCluster::BindPod(const api::Pod& pod, std::string_view node_name) {
+  auto status = Bind(pod.meta.namespace_name, pod.meta.name, pod.meta.uid, std::string(node_name));
+  if (status.ok()) return framework::Status();
+  return framework::Status::Error(util::Std(status.message()));
+}
+
+template <typename T>
+void EmbeddedCluster::ReplayStore(const Store<T>& store, client::ClusterEventHandler* handler) {
+  for (const auto& [key, object] : store) Enqueue(handler, Added(object));
+}
+
+void EmbeddedCluster::Watch(client::ClusterEventHandler* handler) {
+  absl::MutexLock lock(&mu_);
+  // Replay in dependency order: what pods refer to comes first.
+  ReplayStore(namespaces_, handler);
+  ReplayStore(priority_classes_, handler);
+  ReplayStore(config_maps_, handler);
+  ReplayStore(pdbs_, handler);
+  ReplayStore(nodes_, handler);
+  ReplayStore(node_metrics_, handler);
+  // Pods in creation order (resourceVersion), so queue arrival order follows the input files.
+  std::vector<std::shared_ptr<const api::Pod>> pods;
+  for (const auto& [key, pod] : pods_) pods.push_back(pod);
+  std::sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) {
+    return std::stoll(a->meta.resource_version) < std::stoll(b->meta.resource_version);
+  });
+  for (auto& pod : pods) Enqueue(handler, Added(std::move(pod)));
+  watchers_.push_back({handler, sequence_});
+}
+
+size_t EmbeddedCluster::DeliverEvents() {
+  std::vector<PendingEvent> batch;
+  std::vector<Watcher> watchers;
+  {
+    absl::MutexLock lock(&mu_);
+    batch.swap(pending_);
+    watchers = watchers_;
+  }
+  for (const auto& pending : batch) {
+    std::visit(
+        [&](const auto& typed) {
+          if (pending.target != nullptr) {
+            Dispatch(pending.target, typed);
+            return;
+          }
+          for (const auto& watcher : watchers) {
+            if (watcher.registered_at < pending.sequence) Dispatch(watcher.handler, typed);
+          }
+        },
+        pending.event);
+  }
+  return batch.size();
+}
+
+bool EmbeddedCluster::HasPendingEvents() const {
+  absl::MutexLock lock(&mu_);
+  return !pending_.empty();
+}
+
+std::shared_ptr<const api::Pod> EmbeddedCluster::GetPod(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const api::Pod>> EmbeddedCluster::ListPods() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<const api::Pod>> out;
+  for (const auto& [key, pod] : pods_) out.push_back(pod);
+  return out;
+}
+
+std::vector<std::shared_ptr<const api::Node>> EmbeddedCluster::ListNodes() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<const api::Node>> out;
+  for (const auto& [key, node] : nodes_) out.push_back(node);
+  return out;
+}
+
+int64_t EmbeddedCluster::resource_version() const {
+  absl::MutexLock lock(&mu_);
+  return resource_version_;
+}
+
+}  // namespace kubesched::cluster

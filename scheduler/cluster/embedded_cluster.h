@@ -1,0 +1,101 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "scheduler/api/decode.h"
+#include "scheduler/client/event_handler.h"
+#include "scheduler/framework/plugin.h"
+
+namespace kubesched::cluster {
+
+// An in-memory API server for `simulate` and `explain`: an object store with increasing
+// resourceVersions, watch fan-out of ADDED/MODIFIED/DELETED events, and pod binding with the API
+// server's semantics (binding a pod that is already bound is a conflict).
+//
+// Events are queued on write and delivered by DeliverEvents() on the caller's thread, in write
+// order, so a simulation is deterministic and a writer never calls into a watcher while holding
+// the store's lock.
+//
+// Threads: every method is thread-safe; one mutex guards the store and the event queue.
+// Watchers are called without the lock held.
+class EmbeddedCluster : public framework::PodBinder {
+ public:
+  EmbeddedCluster() = default;
+
+  // Creates an object. AlreadyExists if an object of that kind and name exists.
+  absl::Status Create(const api::Object& object);
+  // Replaces a pod. NotFound if absent.
+  absl::Status UpdatePod(const api::Pod& pod);
+  absl::Status DeletePod(const std::string& namespace_name, const std::string& name);
+  absl::Status DeleteNode(const std::string& name);
+
+  // POST pods/{name}/binding: NotFound if the pod is gone, FailedPrecondition if the UID does not
+  // match, Aborted (HTTP 409 Conflict) if the pod already has a node.
+  absl::Status Bind(const std::string& namespace_name, const std::string& name,
+                    const std::string& uid, const std::string& node_name);
+  framework::Status BindPod(const api::Pod& pod, std::string_view node_name) override;
+
+  // Registers a watcher. It first receives every stored object as ADDED (like an informer's
+  // initial list), on the next DeliverEvents().
+  void Watch(client::ClusterEventHandler* handler);
+  // Delivers queued events to every watcher; returns how many events were delivered.
+  size_t DeliverEvents();
+  bool HasPendingEvents() const;
+
+  std::shared_ptr<const api::Pod> GetPod(const std::string& key) const;
+  std::vector<std::shared_ptr<const api::Pod>> ListPods() const;
+  std::vector<std::shared_ptr<const api::Node>> ListNodes() const;
+  int64_t resource_version() const;
+
+ private:
+  using AnyEvent =
+      std::variant<client::Event<api::Pod>, client::Event<api::Node>,
+                   client::Event<api::Namespace>, client::Event<api::PriorityClass>,
+                   client::Event<api::ConfigMap>, client::Event<api::PodDisruptionBudget>,
+                   client::Event<api::NodeMetrics>>;
+  template <typename T>
+  using Store = absl::btree_map<std::string, std::shared_ptr<const T>>;
+
+  template <typename T>
+  absl::Status Insert(Store<T>& store, T object, std::string_view kind)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  template <typename T>
+  void ReplayStore(const Store<T>& store, client::ClusterEventHandler* handler)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string NextResourceVersion() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 0;
+  Store<api::Pod> pods_ ABSL_GUARDED_BY(mu_);
+  Store<api::Node> nodes_ ABSL_GUARDED_BY(mu_);
+  Store<api::Namespace> namespaces_ ABSL_GUARDED_BY(mu_);
+  Store<api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);
+  Store<api::ConfigMap> config_maps_ ABSL_GUARDED_BY(mu_);
+  Store<api::PodDisruptionBudget> pdbs_ ABSL_GUARDED_BY(mu_);
+  Store<api::NodeMetrics> node_metrics_ ABSL_GUARDED_BY(mu_);
+  // An event not yet delivered: addressed to one new watcher (its initial replay), or to every
+  // watcher registered before the event was written (target == nullptr).
+  struct PendingEvent {
+    client::ClusterEventHandler* target;
+    uint64_t sequence;
+    AnyEvent event;
+  };
+  struct Watcher {
+    client::ClusterEventHandler* handler;
+    uint64_t registered_at;  // sees broadcast events with a larger sequence
+  };
+  void Enqueue(client::ClusterEventHandler* target, AnyEvent event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<PendingEvent> pending_ ABSL_GUARDED_BY(mu_);
+  std::vector<Watcher> watchers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kubesched::cluster

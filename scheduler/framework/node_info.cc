@@ -1,0 +1,120 @@
+#include "scheduler/framework/node_info.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::framework {
+namespace {
+
+constexpr std::string_view kAnyAddress = "0.0.0.0";
+
+// "" and 0.0.0.0 both mean "every address"; store one spelling so that Remove finds what Add
+// stored whichever spelling the pod used.
+std::string_view NormalizeIp(std::string_view ip) { return ip.empty() ? kAnyAddress : ip; }
+
+// Calls fn(const ContainerPort&) for every port of the pod that claims a host port.
+template <typename Fn>
+void ForEachHostPort(const api::Pod& pod, Fn&& fn) {
+  for (const auto* containers : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const auto& container : *containers) {
+      for (const auto& port : container.ports) {
+        if (port.host_port > 0) fn(port);
+      }
+    }
+  }
+}
+
+// Removes the entry equal to `pod` (by identity) from `pods`, order not kept (upstream swaps
+// with the last element too). Returns whether it was there.
+bool RemoveByIdentity(std::vector<PodInfoPtr>& pods, const PodInfo* pod) {
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].get() != pod) continue;
+    pods[i] = std::move(pods.back());
+    pods.pop_back();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void HostPorts::Add(std::string_view ip, api::Protocol protocol, int32_t port) {
+  entries_.push_back({std::string(NormalizeIp(ip)), protocol, port});
+}
+
+void HostPorts::Remove(std::string_view ip, api::Protocol protocol, int32_t port) {
+  const std::string_view normalized = NormalizeIp(ip);
+  // Only one entry goes: two pods may hold the same port (bound by hand), each counts once.
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    if (e.port == port && e.protocol == protocol && e.ip == normalized) {
+      entries_[i] = std::move(entries_.back());
+      entries_.pop_back();
+      return;
+    }
+  }
+}
+
+bool HostPorts::Conflicts(std::string_view ip, api::Protocol protocol, int32_t port) const {
+  const std::string_view normalized = NormalizeIp(ip);
+  const bool any = normalized == kAnyAddress;
+  for (const Entry& e : entries_) {
+    if (e.port != port || e.protocol != protocol) continue;
+    if (any || e.ip == kAnyAddress || e.ip == normalized) return true;
+  }
+  return false;
+}
+
+void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation) {
+  name_ = node->meta.name;
+  allocatable_ = node->status.allocatable;
+  node_ = std::move(node);
+  generation_ = generation;
+}
+
+void NodeInfo::ClearNode(int64_t generation) {
+  // The name stays: the pods still on this node keep naming it.
+  node_.reset();
+  allocatable_ = api::ResourceList();
+  generation_ = generation;
+}
+
+void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
+  const api::Pod& object = pod->get();
+  if (name_.empty()) name_ = object.spec.node_name;
+  requested_.Add(pod->requests);
+  non_zero_requested_.Add(pod->non_zero_requests);
+  ForEachHostPort(object, [this](const api::ContainerPort& port) {
+    used_ports_.Add(port.host_ip, port.protocol, port.host_port);
+  });
+  if (pod->HasAffinity()) pods_with_affinity_.push_back(pod);
+  if (pod->HasRequiredAntiAffinity()) pods_with_required_anti_affinity_.push_back(pod);
+  pods_.push_back(std::move(pod));
+  generation_ = generation;
+}
+
+absl::Status NodeInfo::RemovePod(std::string_view pod_key, int64_t generation) {
+  auto it = std::find_if(pods_.begin(), pods_.end(),
+                         [pod_key](const PodInfoPtr& p) { return p->key == pod_key; });
+  if (it == pods_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("pod ", util::Absl(pod_key), " is not on node ", name_));
+  }
+  const PodInfoPtr pod = *it;  // keeps the pod alive while the lists drop it
+  *it = std::move(pods_.back());
+  pods_.pop_back();
+  RemoveByIdentity(pods_with_affinity_, pod.get());
+  RemoveByIdentity(pods_with_required_anti_affinity_, pod.get());
+  requested_.Subtract(pod->requests);
+  non_zero_requested_.Subtract(pod->non_zero_requests);
+  ForEachHostPort(pod->get(), [this](const api::ContainerPort& port) {
+    used_ports_.Remove(port.host_ip, port.protocol, port.host_port);
+  });
+  generation_ = generation;
+  return absl::OkStatus();
+}
+
+}  // namespace kubesched::framework

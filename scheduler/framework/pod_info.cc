@@ -1,0 +1,102 @@
+#include "scheduler/framework/pod_info.h"
+
+#include <utility>
+
+namespace kubesched::framework {
+namespace {
+
+// Requests of one container as the scheduler counts them. With `non_zero`, a container that does
+// not list cpu or memory counts upstream's defaults for it; an explicit "0" stays 0.
+api::ResourceList ContainerRequests(const api::Container& container, bool non_zero) {
+  api::ResourceList requests = container.requests;
+  if (non_zero) {
+    if (!container.requests_cpu) requests.Set(api::kCpu, kDefaultMilliCpuRequest);
+    if (!container.requests_memory) requests.Set(api::kMemory, kDefaultMemoryRequest);
+  }
+  return requests;
+}
+
+// Upstream's PodRequests (resourcehelper.PodRequests): regular containers and sidecars run
+// together; each ordinary init container runs alone next to the sidecars declared before it.
+api::ResourceList PodRequests(const api::PodSpec& spec, bool non_zero) {
+  api::ResourceList total;
+  for (const auto& container : spec.containers) total.Add(ContainerRequests(container, non_zero));
+
+  api::ResourceList sidecars;      // sidecars started so far
+  api::ResourceList init_maximum;  // the largest moment of the init phase
+  for (const auto& container : spec.init_containers) {
+    api::ResourceList requests = ContainerRequests(container, non_zero);
+    if (container.restart_policy == "Always") {
+      total.Add(requests);
+      sidecars.Add(requests);
+      init_maximum.SetMax(sidecars);
+    } else {
+      requests.Add(sidecars);
+      init_maximum.SetMax(requests);
+    }
+  }
+  total.SetMax(init_maximum);
+  total.Add(spec.overhead);
+  return total;
+}
+
+AffinityTerm CompileTerm(const api::PodAffinityTerm& term, api::Symbol own_namespace) {
+  AffinityTerm compiled;
+  compiled.selector = term.label_selector;
+  compiled.namespace_selector = term.namespace_selector;
+  compiled.topology_key = term.topology_key;
+  compiled.namespaces.insert(term.namespaces.begin(), term.namespaces.end());
+  // An empty list means "my namespace" only when no namespaceSelector widens it (upstream).
+  if (term.namespaces.empty() && !term.namespace_selector.has_value()) {
+    compiled.namespaces.insert(own_namespace);
+  }
+  return compiled;
+}
+
+void CompileAffinity(const api::PodAffinity& affinity, api::Symbol own_namespace,
+                     std::vector<AffinityTerm>* required,
+                     std::vector<WeightedAffinityTerm>* preferred) {
+  required->reserve(affinity.required.size());
+  for (const auto& term : affinity.required) required->push_back(CompileTerm(term, own_namespace));
+  preferred->reserve(affinity.preferred.size());
+  for (const auto& weighted : affinity.preferred) {
+    preferred->push_back({CompileTerm(weighted.term, own_namespace), weighted.weight});
+  }
+}
+
+}  // namespace
+
+bool AffinityTerm::Matches(const api::Pod& pod, const api::LabelSet* namespace_labels) const {
+  if (!selector.has_value()) return false;
+  bool namespace_matches = namespaces.contains(pod.meta.namespace_symbol);
+  if (!namespace_matches && namespace_selector.has_value()) {
+    // An empty selector selects every namespace, even one whose labels are unknown.
+    namespace_matches = namespace_selector->empty() ||
+                        (namespace_labels != nullptr && namespace_selector->Matches(*namespace_labels));
+  }
+  return namespace_matches && selector->Matches(pod.meta.labels);
+}
+
+PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority) {
+  auto info = std::make_shared<PodInfo>();
+  info->key = pod->Key();
+  info->priority = priority;
+  info->requests = PodRequests(pod->spec, /*non_zero=*/false);
+  info->non_zero_requests = PodRequests(pod->spec, /*non_zero=*/true);
+  if (pod->spec.affinity.has_value()) {
+    const api::Affinity& affinity = *pod->spec.affinity;
+    const api::Symbol own_namespace = pod->meta.namespace_symbol;
+    if (affinity.pod_affinity.has_value()) {
+      CompileAffinity(*affinity.pod_affinity, own_namespace, &info->required_affinity,
+                      &info->preferred_affinity);
+    }
+    if (affinity.pod_anti_affinity.has_value()) {
+      CompileAffinity(*affinity.pod_anti_affinity, own_namespace, &info->required_anti_affinity,
+                      &info->preferred_anti_affinity);
+    }
+  }
+  info->pod = std::move(pod);
+  return info;
+}
+
+}  // namespace kubesched::framework

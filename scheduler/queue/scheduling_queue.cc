@@ -1,0 +1,497 @@
+#include "scheduler/queue/scheduling_queue.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "scheduler/queue/pod_update.h"
+
+namespace kubesched::queue {
+namespace {
+
+using framework::PodInfoPtr;
+
+constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
+
+enum class Where : uint8_t { kActive, kBackoff, kUnschedulable };
+
+// A queued pod and its place in the queue. Owned by Impl::items; the heaps and the unschedulable
+// set hold raw pointers to it.
+struct Item {
+  QueuedPodInfo info;
+  Where where = Where::kActive;
+  size_t heap_index = 0;      // position in the heap it is in (activeQ or backoffQ)
+  uint64_t sequence = 0;      // insertion order, breaks ties so equal pods stay FIFO
+  int64_t enqueued_ns = 0;    // info.timestamp in ns, as QueueSortPlugin::Less wants it
+  absl::Time backoff_expiry;  // backoffQ's key
+};
+
+// A binary heap of Item* that records each item's position in Item::heap_index, so that any item
+// can be removed or re-positioned in O(log n) without searching (upstream's heap with its
+// key-to-index map, minus the map).
+template <typename Before>
+class IndexedHeap {
+ public:
+  explicit IndexedHeap(Before before) : before_(std::move(before)) {}
+
+  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size(); }
+  Item* top() const { return heap_.front(); }
+  const std::vector<Item*>& items() const { return heap_; }
+
+  void Push(Item* item) {
+    heap_.push_back(item);
+    item->heap_index = heap_.size() - 1;
+    SiftUp(item->heap_index);
+  }
+  Item* Pop() {
+    Item* item = heap_.front();
+    Erase(item);
+    return item;
+  }
+  void Erase(Item* item) {
+    const size_t i = item->heap_index;
+    Item* last = heap_.back();
+    heap_.pop_back();
+    if (last == item) return;
+    Place(i, last);
+    Fix(last);
+  }
+  // Restores order after the item's key changed.
+  void Fix(Item* item) {
+    SiftUp(item->heap_index);
+    SiftDown(item->heap_index);
+  }
+
+ private:
+  void Place(size_t i, Item* item) {
+    heap_[i] = item;
+    item->heap_index = i;
+  }
+  void SiftUp(size_t i) {
+    Item* item = heap_[i];
+    while (i > 0) {
+      const size_t parent = (i - 1) / 2;
+      if (!before_(item, heap_[parent])) break;
+      Place(i, heap_[parent]);
+      i = parent;
+    }
+    Place(i, item);
+  }
+  void SiftDown(size_t i) {
+    Item* item = heap_[i];
+    const size_t n = heap_.size();
+    while (true) {
+      size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before_(heap_[child + 1], heap_[child])) ++child;
+      if (!before_(heap_[child], item)) break;
+      Place(i, heap_[child]);
+      i = child;
+    }
+    Place(i, item);
+  }
+
+  std::vector<Item*> heap_;
+  Before before_;
+};
+
+// activeQ order: the profile's QueueSort plugin, else priority (high first) then arrival.
+struct ActiveOrder {
+  const framework::QueueSortPlugin* plugin;
+  bool operator()(const Item* a, const Item* b) const {
+    const framework::PodInfo& pa = *a->info.pod_info;
+    const framework::PodInfo& pb = *b->info.pod_info;
+    if (plugin != nullptr) {
+      if (plugin->Less(pa, a->enqueued_ns, pb, b->enqueued_ns)) return true;
+      if (plugin->Less(pb, b->enqueued_ns, pa, a->enqueued_ns)) return false;
+    } else {
+      if (pa.priority != pb.priority) return pa.priority > pb.priority;
+      if (a->enqueued_ns != b->enqueued_ns) return a->enqueued_ns < b->enqueued_ns;
+    }
+    return a->sequence < b->sequence;
+  }
+};
+
+struct BackoffOrder {
+  bool operator()(const Item* a, const Item* b) const {
+    if (a->backoff_expiry != b->backoff_expiry) return a->backoff_expiry < b->backoff_expiry;
+    return a->sequence < b->sequence;
+  }
+};
+
+// Whether an assigned pod appearing could help: the pod was rejected by InterPodAffinity, or by
+// nothing in particular.
+bool HelpedByAssignedPod(const QueuedPodInfo& info) {
+  const auto& plugins = info.unschedulable_plugins;
+  return plugins.empty() || std::find(plugins.begin(), plugins.end(), kInterPodAffinity) !=
+                                plugins.end();
+}
+
+// A popped pod not yet handed back. Changes that arrive meanwhile are kept here and applied when
+// it comes back (AddUnschedulable / AddBackoff), so they are neither lost nor double-queued.
+struct InFlight {
+  PodInfoPtr updated;  // newer object seen by Update, if any
+  bool deleted = false;
+};
+
+}  // namespace
+
+struct SchedulingQueue::Impl {
+  Impl(const util::Clock* c, QueueOptions o, const framework::QueueSortPlugin* less)
+      : clock(c), options(o), active(ActiveOrder{less}), backoff(BackoffOrder{}) {}
+
+  const util::Clock* const clock;
+  const QueueOptions options;
+
+  // Guards everything below. Never held while calling out, except QueueSortPlugin::Less.
+  mutable absl::Mutex mu;
+  absl::flat_hash_map<std::string, std::unique_ptr<Item>> items ABSL_GUARDED_BY(mu);
+  IndexedHeap<ActiveOrder> active ABSL_GUARDED_BY(mu);
+  IndexedHeap<BackoffOrder> backoff ABSL_GUARDED_BY(mu);
+  absl::flat_hash_set<Item*> unschedulable ABSL_GUARDED_BY(mu);
+  // The part of `unschedulable` that kAssignedPodAdded may help, so that event (one per bind)
+  // does not scan every unschedulable pod.
+  absl::flat_hash_set<Item*> unschedulable_affinity ABSL_GUARDED_BY(mu);
+  uint64_t next_sequence ABSL_GUARDED_BY(mu) = 0;
+
+  // Upstream's schedulingCycle / moveRequestCycle: a pod popped in cycle c that fails after a
+  // move request in cycle >= c may have missed the event that helps it, so it goes to backoffQ
+  // rather than waiting for another event. kAssignedPodAdded only counts for pods it can help.
+  int64_t scheduling_cycle ABSL_GUARDED_BY(mu) = 0;
+  int64_t move_request_cycle ABSL_GUARDED_BY(mu) = -1;
+  int64_t affinity_move_request_cycle ABSL_GUARDED_BY(mu) = -1;
+  absl::flat_hash_map<std::string, InFlight> in_flight ABSL_GUARDED_BY(mu);
+
+  // Nominator: at most one node per pod.
+  absl::flat_hash_map<std::string, std::string> nominated_node ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<std::string, std::vector<PodInfoPtr>> nominated_pods ABSL_GUARDED_BY(mu);
+
+  bool HasActive() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !active.empty(); }
+
+  absl::Duration BackoffDuration(int32_t attempts) const {
+    absl::Duration duration = options.initial_backoff;
+    for (int32_t i = 1; i < attempts && duration < options.max_backoff; ++i) {
+      if (duration == absl::ZeroDuration()) break;
+      duration *= 2;
+    }
+    return std::min(duration, options.max_backoff);
+  }
+
+  Item* NewItem(QueuedPodInfo info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto& slot = items[info.pod_info->key];
+    slot = std::make_unique<Item>();
+    slot->info = std::move(info);
+    return slot.get();
+  }
+
+  void PushActive(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    item->where = Where::kActive;
+    item->sequence = next_sequence++;
+    item->enqueued_ns = absl::ToUnixNanos(item->info.timestamp);
+    active.Push(item);
+  }
+
+  void PushBackoff(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    item->where = Where::kBackoff;
+    item->sequence = next_sequence++;
+    item->backoff_expiry = item->info.timestamp + BackoffDuration(item->info.attempts);
+    backoff.Push(item);
+  }
+
+  void PushUnschedulable(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    item->where = Where::kUnschedulable;
+    unschedulable.insert(item);
+    if (HelpedByAssignedPod(item->info)) unschedulable_affinity.insert(item);
+  }
+
+  // Takes the item out of whichever sub-queue holds it; it stays in `items`.
+  void Detach(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    switch (item->where) {
+      case Where::kActive:
+        active.Erase(item);
+        break;
+      case Where::kBackoff:
+        backoff.Erase(item);
+        break;
+      case Where::kUnschedulable:
+        unschedulable.erase(item);
+        unschedulable_affinity.erase(item);
+        break;
+    }
+  }
+
+  void MoveToActiveOrBackoff(Item* item, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    Detach(item);
+    const absl::Time expiry = item->info.timestamp + BackoffDuration(item->info.attempts);
+    if (now < expiry) {
+      PushBackoff(item);
+    } else {
+      PushActive(item);
+    }
+  }
+
+  void EraseItem(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = items.find(key);
+    if (it == items.end()) return;
+    Detach(it->second.get());
+    items.erase(it);
+  }
+
+  std::optional<QueuedPodInfo> PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void ReturnPod(QueuedPodInfo pod, bool to_backoff, bool unschedulable_verdict)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void Nominate(PodInfoPtr pod, const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void Unnominate(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void UpdateNomination(const PodInfoPtr& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+};
+
+SchedulingQueue::SchedulingQueue(const util::Clock* clock, QueueOptions options,
+                                 const framework::QueueSortPlugin* less)
+    : impl_(std::make_unique<Impl>(clock, options, less)) {}
+
+SchedulingQueue::~SchedulingQueue() = default;
+
+void SchedulingQueue::Add(framework::PodInfoPtr pod) {
+  absl::MutexLock lock(&impl_->mu);
+  const std::string& key = pod->key;
+  if (impl_->items.contains(key)) return;
+  auto flight = impl_->in_flight.find(key);
+  if (flight != impl_->in_flight.end() && !flight->second.deleted) return;
+  if (!pod->get().status.nominated_node_name.empty()) {
+    impl_->Nominate(pod, pod->get().status.nominated_node_name);
+  }
+  QueuedPodInfo info;
+  info.timestamp = impl_->clock->Now();
+  info.pod_info = std::move(pod);
+  impl_->PushActive(impl_->NewItem(std::move(info)));
+}
+
+void SchedulingQueue::Update(framework::PodInfoPtr pod) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->UpdateNomination(pod);
+  auto flight = impl_->in_flight.find(pod->key);
+  if (flight != impl_->in_flight.end() && !flight->second.deleted) {
+    flight->second.updated = std::move(pod);
+    return;
+  }
+  auto it = impl_->items.find(pod->key);
+  if (it == impl_->items.end()) {
+    // Not queued (e.g. its add was missed): an update of a pending pod makes it pending (upstream).
+    QueuedPodInfo info;
+    info.timestamp = impl_->clock->Now();
+    info.pod_info = std::move(pod);
+    impl_->PushActive(impl_->NewItem(std::move(info)));
+    return;
+  }
+  Item* item = it->second.get();
+  const PodInfoPtr old = std::exchange(item->info.pod_info, std::move(pod));
+  switch (item->where) {
+    case Where::kActive:
+      impl_->active.Fix(item);  // the priority may have changed
+      break;
+    case Where::kBackoff:
+      break;  // the expiry does not depend on the object
+    case Where::kUnschedulable:
+      if (PodChangedBeyondStatus(old->get(), item->info.pod_info->get())) {
+        impl_->Detach(item);
+        impl_->PushActive(item);
+      }
+      break;
+  }
+}
+
+void SchedulingQueue::Delete(const std::string& pod_key) {
+  absl::MutexLock lock(&impl_->mu);
+  auto flight = impl_->in_flight.find(pod_key);
+  if (flight != impl_->in_flight.end()) flight->second.deleted = true;
+  impl_->EraseItem(pod_key);
+  impl_->Unnominate(pod_key);
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::Impl::PopLocked() {
+  if (active.empty()) return std::nullopt;
+  Item* item = active.Pop();
+  auto it = items.find(item->info.pod_info->key);
+  QueuedPodInfo info = std::move(item->info);
+  items.erase(it);
+  ++info.attempts;
+  if (info.attempts == 1) info.initial_attempt_timestamp = clock->Now();
+  info.scheduling_cycle = ++scheduling_cycle;
+  in_flight[info.pod_info->key] = InFlight{};
+  return info;
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::Pop() {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->PopLocked();
+}
+
+std::optional<QueuedPodInfo> SchedulingQueue::PopWait(absl::Duration timeout) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->mu.AwaitWithTimeout(absl::Condition(impl_.get(), &Impl::HasActive), timeout);
+  return impl_->PopLocked();
+}
+
+// Common path of AddUnschedulable and AddBackoff: applies what happened while the pod was out.
+void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
+                                      bool unschedulable_verdict) {
+  const std::string key = pod.pod_info->key;
+  if (auto flight = in_flight.find(key); flight != in_flight.end()) {
+    const InFlight state = std::move(flight->second);
+    in_flight.erase(flight);
+    if (state.deleted) return;  // deleted while being scheduled: do not resurrect it
+    if (state.updated != nullptr) {
+      pod.pod_info = state.updated;
+      to_backoff = true;  // it changed: worth retrying without waiting for an event
+    }
+  }
+  if (items.contains(key)) return;
+  pod.timestamp = clock->Now();
+  if (unschedulable_verdict && !to_backoff) {
+    to_backoff = move_request_cycle >= pod.scheduling_cycle ||
+                 (affinity_move_request_cycle >= pod.scheduling_cycle && HelpedByAssignedPod(pod));
+  }
+  Item* item = NewItem(std::move(pod));
+  if (to_backoff) {
+    PushBackoff(item);
+  } else {
+    PushUnschedulable(item);
+  }
+}
+
+void SchedulingQueue::AddUnschedulable(QueuedPodInfo pod, bool unschedulable) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->ReturnPod(std::move(pod), /*to_backoff=*/!unschedulable, unschedulable);
+}
+
+void SchedulingQueue::AddBackoff(QueuedPodInfo pod) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->ReturnPod(std::move(pod), /*to_backoff=*/true, /*unschedulable_verdict=*/false);
+}
+
+void SchedulingQueue::Done(const std::string& pod_key) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->in_flight.erase(pod_key);
+  impl_->EraseItem(pod_key);
+  impl_->Unnominate(pod_key);
+}
+
+void SchedulingQueue::MoveAllToActiveOrBackoff(ClusterEvent event) {
+  absl::MutexLock lock(&impl_->mu);
+  const bool affinity_only = event == ClusterEvent::kAssignedPodAdded;
+  const auto& source = affinity_only ? impl_->unschedulable_affinity : impl_->unschedulable;
+  // Copied first: moving an item erases it from the set being walked.
+  const std::vector<Item*> moving(source.begin(), source.end());
+  const absl::Time now = impl_->clock->Now();
+  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
+  if (affinity_only) {
+    impl_->affinity_move_request_cycle = impl_->scheduling_cycle;
+  } else {
+    impl_->move_request_cycle = impl_->scheduling_cycle;
+  }
+}
+
+void SchedulingQueue::FlushBackoffCompleted() {
+  absl::MutexLock lock(&impl_->mu);
+  const absl::Time now = impl_->clock->Now();
+  while (!impl_->backoff.empty() && impl_->backoff.top()->backoff_expiry <= now) {
+    impl_->PushActive(impl_->backoff.Pop());
+  }
+}
+
+void SchedulingQueue::FlushUnschedulableLeftover() {
+  absl::MutexLock lock(&impl_->mu);
+  const absl::Time now = impl_->clock->Now();
+  std::vector<Item*> moving;
+  for (Item* item : impl_->unschedulable) {
+    if (now - item->info.timestamp > impl_->options.max_in_unschedulable) moving.push_back(item);
+  }
+  if (moving.empty()) return;
+  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
+  impl_->move_request_cycle = impl_->scheduling_cycle;
+}
+
+std::optional<absl::Time> SchedulingQueue::NextBackoffExpiry() const {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->backoff.empty()) return std::nullopt;
+  return impl_->backoff.top()->backoff_expiry;
+}
+
+void SchedulingQueue::Impl::Nominate(PodInfoPtr pod, const std::string& node) {
+  Unnominate(pod->key);
+  nominated_node[pod->key] = node;
+  nominated_pods[node].push_back(std::move(pod));
+}
+
+void SchedulingQueue::Impl::Unnominate(const std::string& key) {
+  auto it = nominated_node.find(key);
+  if (it == nominated_node.end()) return;
+  auto pods_it = nominated_pods.find(it->second);
+  if (pods_it != nominated_pods.end()) {
+    auto& pods = pods_it->second;
+    pods.erase(std::remove_if(pods.begin(), pods.end(),
+                              [&key](const PodInfoPtr& p) { return p->key == key; }),
+               pods.end());
+    if (pods.empty()) nominated_pods.erase(pods_it);
+  }
+  nominated_node.erase(it);
+}
+
+// A pod's object changed: its nomination follows the new status.nominatedNodeName, but an update
+// that does not carry one keeps the node reserved in memory (it may predate our own patch).
+void SchedulingQueue::Impl::UpdateNomination(const PodInfoPtr& pod) {
+  std::string node = pod->get().status.nominated_node_name;
+  if (node.empty()) {
+    auto it = nominated_node.find(pod->key);
+    if (it == nominated_node.end()) return;
+    node = it->second;
+  }
+  Nominate(pod, node);
+}
+
+void SchedulingQueue::AddNominatedPod(framework::PodInfoPtr pod, const std::string& node_name) {
+  absl::MutexLock lock(&impl_->mu);
+  const std::string node =
+      node_name.empty() ? pod->get().status.nominated_node_name : node_name;
+  if (node.empty()) return;
+  impl_->Nominate(std::move(pod), node);
+}
+
+void SchedulingQueue::DeleteNominatedPod(const std::string& pod_key) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->Unnominate(pod_key);
+}
+
+std::vector<framework::PodInfoPtr> SchedulingQueue::NominatedPodsForNode(
+    const std::string& node_name) const {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->nominated_pods.find(node_name);
+  if (it == impl_->nominated_pods.end()) return {};
+  return it->second;
+}
+
+size_t SchedulingQueue::ActiveCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->active.size();
+}
+
+size_t SchedulingQueue::BackoffCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->backoff.size();
+}
+
+size_t SchedulingQueue::UnschedulableCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->unschedulable.size();
+}
+
+std::vector<QueuedPodInfo> SchedulingQueue::PendingPods() const {
+  absl::MutexLock lock(&impl_->mu);
+  std::vector<QueuedPodInfo> pods;
+  pods.reserve(impl_->items.size());
+  for (const auto& [key, item] : impl_->items) pods.push_back(item->info);
+  return pods;
+}
+
+}  // namespace kubesched::queue

@@ -1,0 +1,270 @@
+#include "scheduler/report_output.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "rapidjson/prettywriter.h"
+#include "rapidjson/stringbuffer.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void String(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+void OptionalString(Writer& w, const std::optional<std::string>& s) {
+  if (s.has_value()) {
+    String(w, *s);
+  } else {
+    w.Null();
+  }
+}
+void Key(Writer& w, std::string_view key) { String(w, key); }
+
+void Resources(Writer& w, const api::ResourceList& list) {
+  w.StartObject();
+  list.ForEachNonZero([&](api::ResourceId id, int64_t amount) {
+    Key(w, api::ResourceName(id));
+    String(w, api::FormatAmount(id, amount));
+  });
+  w.EndObject();
+}
+
+void Summary(Writer& w, const SimulationReport& r) {
+  Key(w, "summary");
+  w.StartObject();
+  Key(w, "pods");
+  w.Int(r.pods);
+  Key(w, "scheduled");
+  w.Int(r.scheduled);
+  Key(w, "unschedulable");
+  w.Int(r.unschedulable);
+  Key(w, "skipped");
+  w.Int(r.skipped);
+  Key(w, "preempted");
+  w.Int(r.preempted);
+  Key(w, "seconds");
+  w.Double(r.seconds);
+  Key(w, "podsPerSecond");
+  w.Double(r.pods_per_second);
+  Key(w, "attemptLatencySeconds");
+  w.StartObject();
+  Key(w, "p50");
+  w.Double(r.attempt_latency.p50);
+  Key(w, "p90");
+  w.Double(r.attempt_latency.p90);
+  Key(w, "p99");
+  w.Double(r.attempt_latency.p99);
+  w.EndObject();
+  w.EndObject();
+}
+
+void Pods(Writer& w, const SimulationReport& r) {
+  Key(w, "pods");
+  w.StartArray();
+  for (const auto& pod : r.pod_results) {
+    w.StartObject();
+    Key(w, "namespace");
+    String(w, pod.namespace_name);
+    Key(w, "name");
+    String(w, pod.name);
+    Key(w, "node");
+    OptionalString(w, pod.node);
+    Key(w, "nominatedNode");
+    OptionalString(w, pod.nominated_node);
+    Key(w, "policy");
+    OptionalString(w, pod.policy);
+    Key(w, "queue");
+    OptionalString(w, pod.queue);
+    Key(w, "attempts");
+    w.Int(pod.attempts);
+    Key(w, "message");
+    OptionalString(w, pod.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void Nodes(Writer& w, const SimulationReport& r) {
+  Key(w, "nodes");
+  w.StartArray();
+  for (const auto& node : r.nodes) {
+    w.StartObject();
+    Key(w, "name");
+    String(w, node.name);
+    Key(w, "allocatable");
+    Resources(w, node.allocatable);
+    Key(w, "requested");
+    Resources(w, node.requested);
+    Key(w, "pods");
+    w.Int(node.pods);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// Left-aligned columns sized to their widest cell.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string ResourceSummary(const api::ResourceList& requested, const api::ResourceList& alloc,
+                            api::ResourceId id) {
+  return absl::StrCat(api::FormatAmount(id, requested.Get(id)), "/",
+                      api::FormatAmount(id, alloc.Get(id)));
+}
+
+}  // namespace
+
+std::string SimulationJson(const SimulationReport& report) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  Summary(w, report);
+  Pods(w, report);
+  Key(w, "preemptions");
+  w.StartArray();
+  w.EndArray();
+  Nodes(w, report);
+  Key(w, "queues");
+  w.StartArray();
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string SimulationTable(const SimulationReport& report) {
+  std::vector<std::vector<std::string>> pods = {{"NAMESPACE", "NAME", "NODE", "ATTEMPTS", "MESSAGE"}};
+  for (const auto& pod : report.pod_results) {
+    pods.push_back({pod.namespace_name, pod.name, pod.node.value_or("<none>"),
+                    absl::StrCat(pod.attempts), pod.message.value_or("")});
+  }
+  std::vector<std::vector<std::string>> nodes = {{"NODE", "PODS", "CPU", "MEMORY", "GPU"}};
+  const auto gpu = api::InternResource("nvidia.com/gpu");
+  for (const auto& node : report.nodes) {
+    nodes.push_back({node.name, absl::StrCat(node.pods),
+                     ResourceSummary(node.requested, node.allocatable, api::kCpu),
+                     ResourceSummary(node.requested, node.allocatable, api::kMemory),
+                     ResourceSummary(node.requested, node.allocatable, gpu)});
+  }
+  std::string out = Table(pods);
+  out += "\n" + Table(nodes);
+  out += absl::StrFormat(
+      "\n%d pods: %d scheduled, %d unschedulable, %d skipped, %d preempted\n"
+      "%.3f s, %.0f pods/s, attempt latency p50 %.1f us, p90 %.1f us, p99 %.1f us\n",
+      report.pods, report.scheduled, report.unschedulable, report.skipped, report.preempted,
+      report.seconds, report.pods_per_second, report.attempt_latency.p50 * 1e6,
+      report.attempt_latency.p90 * 1e6, report.attempt_latency.p99 * 1e6);
+  return out;
+}
+
+std::string ExplainJson(const ExplainReport& report) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  Key(w, "pod");
+  String(w, report.pod);
+  Key(w, "policy");
+  OptionalString(w, report.policy);
+  Key(w, "nodes");
+  w.StartArray();
+  for (const auto& node : report.nodes) {
+    w.StartObject();
+    Key(w, "name");
+    String(w, node.name);
+    Key(w, "feasible");
+    w.Bool(node.feasible);
+    Key(w, "filters");
+    w.StartArray();
+    for (const auto& filter : node.filters) {
+      w.StartObject();
+      Key(w, "plugin");
+      String(w, filter.plugin);
+      Key(w, "code");
+      String(w, framework::CodeName(filter.code));
+      Key(w, "reasons");
+      w.StartArray();
+      for (const auto& reason : filter.reasons) String(w, reason);
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+    Key(w, "scores");
+    w.StartArray();
+    for (const auto& score : node.scores) {
+      w.StartObject();
+      Key(w, "plugin");
+      String(w, score.plugin);
+      Key(w, "raw");
+      w.Int64(score.raw);
+      Key(w, "normalized");
+      w.Int64(score.normalized);
+      Key(w, "weight");
+      w.Int64(score.weight);
+      w.EndObject();
+    }
+    w.EndArray();
+    Key(w, "total");
+    w.Int64(node.total);
+    w.EndObject();
+  }
+  w.EndArray();
+  Key(w, "selected");
+  OptionalString(w, report.selected);
+  Key(w, "message");
+  OptionalString(w, report.message);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string ExplainTable(const ExplainReport& report) {
+  std::string out = absl::StrCat("Pod ", report.pod, "\n\n");
+  std::vector<std::vector<std::string>> rows = {{"", "NODE", "FEASIBLE", "TOTAL", "FILTERS / SCORES"}};
+  for (const auto& node : report.nodes) {
+    const bool chosen = report.selected.has_value() && *report.selected == node.name;
+    std::vector<std::string> details;
+    for (const auto& filter : node.filters) {
+      if (filter.code == framework::Code::kSuccess || filter.code == framework::Code::kSkip) {
+        continue;
+      }
+      details.push_back(absl::StrCat(filter.plugin, ": ", util::Join(filter.reasons, ", ")));
+    }
+    for (const auto& score : node.scores) {
+      details.push_back(absl::StrCat(score.plugin, " ", score.normalized, "x", score.weight,
+                                     " (raw ", score.raw, ")"));
+    }
+    rows.push_back({chosen ? "*" : "", node.name, node.feasible ? "yes" : "no",
+                    node.feasible ? absl::StrCat(node.total) : "-", util::Join(details, "; ")});
+  }
+  out += Table(rows);
+  if (report.selected.has_value()) {
+    out += absl::StrCat("\nselected: ", *report.selected, "\n");
+  } else {
+    out += absl::StrCat("\nno node fits: ", report.message.value_or(""), "\n");
+  }
+  return out;
+}
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,321 @@
+#include "scheduler/runtime/framework.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/api/symbol.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::runtime {
+namespace {
+
+using framework::Code;
+using framework::Status;
+
+bool Contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+const config::PluginRef* FindEnabled(const config::PluginSet& set, std::string_view name) {
+  for (const auto& ref : set.enabled) {
+    if (ref.name == name) return &ref;
+  }
+  return nullptr;
+}
+
+// One extension point's plugins after multiPoint expansion (upstream's expandMultiPointPlugins):
+// multiPoint plugins that implement the point and are neither disabled there nor given again
+// explicitly, followed by the point's own enabled list.
+template <typename Interface>
+struct Expanded {
+  std::vector<std::pair<Interface*, const config::PluginRef*>> plugins;
+};
+
+Status Stamp(Status status, std::string_view plugin) {
+  status.set_plugin(plugin);
+  return status;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Profile& profile,
+                                                              const plugins::PluginHandle& handle) {
+  std::unique_ptr<Framework> fw(new Framework());
+  if (auto status = fw->Build(profile, handle); !status.ok()) return status;
+  return fw;
+}
+
+absl::StatusOr<framework::Plugin*> Framework::Instantiate(const std::string& name,
+                                                          const config::Profile& profile,
+                                                          const plugins::PluginHandle& handle) {
+  for (const auto& plugin : owned_) {
+    if (plugin->Name() == name) return plugin.get();
+  }
+  const auto& registry = plugins::Registry();
+  auto factory = registry.find(name);
+  if (factory == registry.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("profile \"", profile.scheduler_name, "\": unknown plugin \"", name, "\""));
+  }
+  config::PluginArgs args = config::DefaultPluginArgs(name);
+  for (const auto& entry : profile.plugin_config) {
+    if (entry.name == name) args = entry.args;
+  }
+  auto plugin = factory->second(args, handle);
+  if (!plugin.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("profile \"", profile.scheduler_name,
+                                                   "\": ", plugin.status().message()));
+  }
+  owned_.push_back(std::move(*plugin));
+  return owned_.back().get();
+}
+
+namespace {
+
+// Collects the plugins of one extension point. `point` is the config's list for that point and
+// `point_name` its name for error messages.
+template <typename Interface, typename InstantiateFn>
+absl::StatusOr<Expanded<Interface>> Expand(const config::Plugins& plugins,
+                                           const config::PluginSet& point,
+                                           std::string_view point_name, InstantiateFn instantiate) {
+  Expanded<Interface> out;
+  const bool all_disabled = Contains(point.disabled, "*");
+  for (const auto& ref : plugins.multi_point.enabled) {
+    if (all_disabled || Contains(point.disabled, ref.name)) continue;
+    if (FindEnabled(point, ref.name) != nullptr) continue;  // given explicitly below
+    auto plugin = instantiate(ref.name);
+    if (!plugin.ok()) return plugin.status();
+    if (auto* typed = dynamic_cast<Interface*>(*plugin)) out.plugins.emplace_back(typed, &ref);
+  }
+  for (const auto& ref : point.enabled) {
+    auto plugin = instantiate(ref.name);
+    if (!plugin.ok()) return plugin.status();
+    auto* typed = dynamic_cast<Interface*>(*plugin);
+    if (typed == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("plugin \"", ref.name,
+                                                     "\" does not implement ",
+                                                     util::Absl(point_name)));
+    }
+    out.plugins.emplace_back(typed, &ref);
+  }
+  return out;
+}
+
+template <typename Interface>
+std::vector<Interface*> Plain(const Expanded<Interface>& expanded) {
+  std::vector<Interface*> out;
+  for (const auto& [plugin, ref] : expanded.plugins) out.push_back(plugin);
+  return out;
+}
+
+// Index of the plugin object `target` among `candidates`, compared as framework::Plugin.
+template <typename A, typename B>
+std::vector<int> IndexOfSamePlugin(const std::vector<A*>& targets,
+                                   const std::vector<B*>& candidates) {
+  std::vector<int> out;
+  for (auto* target : targets) {
+    const framework::Plugin* base = target;
+    int found = -1;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (static_cast<const framework::Plugin*>(candidates[i]) == base) found = static_cast<int>(i);
+    }
+    out.push_back(found);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status Framework::Build(const config::Profile& profile,
+                              const plugins::PluginHandle& handle) {
+  profile_name_ = profile.scheduler_name;
+  percentage_ = profile.percentage_of_nodes_to_score;
+  auto instantiate = [&](const std::string& name) { return Instantiate(name, profile, handle); };
+  const auto& p = profile.plugins;
+  auto wrap = [&](absl::Status s) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("profile \"", profile_name_, "\": ", s.message()));
+  };
+
+  auto queue_sort = Expand<framework::QueueSortPlugin>(p, p.queue_sort, "queueSort", instantiate);
+  if (!queue_sort.ok()) return wrap(queue_sort.status());
+  if (queue_sort->plugins.size() != 1) {
+    return wrap(absl::InvalidArgumentError(absl::StrCat(
+        "exactly one queueSort plugin must be enabled, found ", queue_sort->plugins.size())));
+  }
+  queue_sort_ = queue_sort->plugins[0].first;
+
+#define KUBESCHED_EXPAND(field, Interface, point, name)                      \
+  {                                                                          \
+    auto expanded = Expand<Interface>(p, p.point, name, instantiate);        \
+    if (!expanded.ok()) return wrap(expanded.status());                      \
+    field = Plain(*expanded);                                                \
+  }
+  KUBESCHED_EXPAND(pre_filter_, framework::PreFilterPlugin, pre_filter, "preFilter");
+  KUBESCHED_EXPAND(filter_, framework::FilterPlugin, filter, "filter");
+  KUBESCHED_EXPAND(post_filter_, framework::PostFilterPlugin, post_filter, "postFilter");
+  KUBESCHED_EXPAND(pre_score_, framework::PreScorePlugin, pre_score, "preScore");
+  KUBESCHED_EXPAND(reserve_, framework::ReservePlugin, reserve, "reserve");
+  KUBESCHED_EXPAND(permit_, framework::PermitPlugin, permit, "permit");
+  KUBESCHED_EXPAND(pre_bind_, framework::PreBindPlugin, pre_bind, "preBind");
+  KUBESCHED_EXPAND(bind_, framework::BindPlugin, bind, "bind");
+  KUBESCHED_EXPAND(post_bind_, framework::PostBindPlugin, post_bind, "postBind");
+#undef KUBESCHED_EXPAND
+
+  auto score = Expand<framework::ScorePlugin>(p, p.score, "score", instantiate);
+  if (!score.ok()) return wrap(score.status());
+  for (const auto& [plugin, ref] : score->plugins) {
+    // An explicit score entry's weight wins over the multiPoint one; unset means 1.
+    int64_t weight = ref->weight;
+    if (const auto* explicit_ref = FindEnabled(p.score, ref->name);
+        explicit_ref != nullptr && explicit_ref->weight != 0) {
+      weight = explicit_ref->weight;
+    }
+    score_.push_back({plugin, weight == 0 ? 1 : weight});
+  }
+  if (bind_.empty()) {
+    return wrap(absl::InvalidArgumentError("at least one bind plugin must be enabled"));
+  }
+  filter_pre_filter_index_ = IndexOfSamePlugin(filter_, pre_filter_);
+  std::vector<framework::ScorePlugin*> score_plugins;
+  for (const auto& s : score_) score_plugins.push_back(s.plugin);
+  score_pre_score_index_ = IndexOfSamePlugin(score_plugins, pre_score_);
+  return absl::OkStatus();
+}
+
+framework::Status ExcludedByPreFilter(const PreFilterSummary& summary) {
+  const std::string reason =
+      absl::StrCat("node(s) didn't satisfy plugin(s) [",
+                   util::Absl(util::Join(summary.restricting_plugins, " ")), "]");
+  Status status = Status::Unresolvable(api::StableText(reason));
+  if (!summary.restricting_plugins.empty()) status.set_plugin(summary.restricting_plugins.front());
+  return status;
+}
+
+PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
+                                         const framework::PodInfo& pod,
+                                         const framework::Snapshot& snapshot) const {
+  PreFilterSummary summary;
+  std::vector<bool> skipped_pre_filter(pre_filter_.size(), false);
+  for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    auto outcome = pre_filter_[i]->PreFilter(state, pod, snapshot);
+    if (outcome.status.IsSkip()) {
+      skipped_pre_filter[i] = true;
+      continue;
+    }
+    if (!outcome.status.IsSuccess()) {
+      summary.status = Stamp(std::move(outcome.status), pre_filter_[i]->Name());
+      return summary;
+    }
+    if (outcome.result.node_names.has_value()) {
+      summary.restricting_plugins.push_back(pre_filter_[i]->Name());
+      if (!summary.node_names.has_value()) {
+        summary.node_names = std::move(outcome.result.node_names);
+      } else {
+        absl::erase_if(*summary.node_names, [&](const std::string& name) {
+          return !outcome.result.node_names->contains(name);
+        });
+      }
+    }
+  }
+  summary.skip_filter.resize(filter_.size(), false);
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    const int pre = filter_pre_filter_index_[i];
+    summary.skip_filter[i] = pre >= 0 && skipped_pre_filter[pre];
+  }
+  return summary;
+}
+
+Status Framework::RunFilter(const framework::CycleState& state, const framework::PodInfo& pod,
+                            const framework::NodeInfo& node, const std::vector<bool>& skip,
+                            std::vector<Status>* all_statuses) const {
+  Status first;
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) {
+      if (all_statuses != nullptr) all_statuses->push_back(Stamp(Status::Skip(), filter_[i]->Name()));
+      continue;
+    }
+    Status status = filter_[i]->Filter(state, pod, node);
+    if (all_statuses != nullptr) all_statuses->push_back(Stamp(status, filter_[i]->Name()));
+    if (!status.IsSuccess()) {
+      if (all_statuses == nullptr) return Stamp(std::move(status), filter_[i]->Name());
+      if (first.IsSuccess()) first = Stamp(std::move(status), filter_[i]->Name());
+    }
+  }
+  return first;
+}
+
+PreScoreSummary Framework::RunPreScore(framework::CycleState& state,
+                                       const framework::PodInfo& pod,
+                                       const framework::Snapshot& snapshot,
+                                       absl::Span<const framework::NodeInfo* const> feasible) const {
+  PreScoreSummary summary;
+  std::vector<bool> skipped(pre_score_.size(), false);
+  for (size_t i = 0; i < pre_score_.size(); ++i) {
+    Status status = pre_score_[i]->PreScore(state, pod, snapshot, feasible);
+    if (status.IsSkip()) {
+      skipped[i] = true;
+    } else if (!status.IsSuccess()) {
+      summary.status = Stamp(std::move(status), pre_score_[i]->Name());
+      return summary;
+    }
+  }
+  summary.skip_score.resize(score_.size(), false);
+  for (size_t i = 0; i < score_.size(); ++i) {
+    const int pre = score_pre_score_index_[i];
+    summary.skip_score[i] = pre >= 0 && skipped[pre];
+  }
+  return summary;
+}
+
+Status Framework::RunReserve(framework::CycleState& state, const framework::PodInfo& pod,
+                             std::string_view node) const {
+  for (auto* plugin : reserve_) {
+    Status status = plugin->Reserve(state, pod, node);
+    if (!status.IsSuccess()) return Stamp(std::move(status), plugin->Name());
+  }
+  return Status();
+}
+
+void Framework::RunUnreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                             std::string_view node) const {
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+}
+
+Status Framework::RunPermit(framework::CycleState& state, const framework::PodInfo& pod,
+                            std::string_view node) const {
+  for (auto* plugin : permit_) {
+    Status status = plugin->Permit(state, pod, node);
+    if (status.code() == Code::kWait) {
+      status = Status::Unschedulable("permit wait is not supported");
+    }
+    if (!status.IsSuccess()) return Stamp(std::move(status), plugin->Name());
+  }
+  return Status();
+}
+
+Status Framework::RunPreBind(framework::CycleState& state, const framework::PodInfo& pod,
+                             std::string_view node) const {
+  for (auto* plugin : pre_bind_) {
+    Status status = plugin->PreBind(state, pod, node);
+    if (!status.IsSuccess() && !status.IsSkip()) return Stamp(std::move(status), plugin->Name());
+  }
+  return Status();
+}
+
+Status Framework::RunBind(framework::CycleState& state, const framework::PodInfo& pod,
+                          std::string_view node) const {
+  for (auto* plugin : bind_) {
+    Status status = plugin->Bind(state, pod, node);
+    if (status.IsSkip()) continue;
+    return Stamp(std::move(status), plugin->Name());
+  }
+  return Status::Error("no bind plugin bound the pod");
+}
+
+void Framework::RunPostBind(framework::CycleState& state, const framework::PodInfo& pod,
+                            std::string_view node) const {
+  for (auto* plugin : post_bind_) plugin->PostBind(state, pod, node);
+}
+
+}  // namespace kubesched::runtime

@@ -1,0 +1,365 @@
+#include "scheduler/scheduler.h"
+
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+using client::EventType;
+
+bool IsAssigned(const api::Pod& pod) { return !pod.spec.node_name.empty(); }
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// DeferredBindExecutor
+
+void DeferredBindExecutor::Submit(std::function<void()> task) {
+  absl::MutexLock lock(&mu_);
+  tasks_.push_back(std::move(task));
+}
+
+size_t DeferredBindExecutor::InFlight() const {
+  absl::MutexLock lock(&mu_);
+  return tasks_.size();
+}
+
+size_t DeferredBindExecutor::RunPending() {
+  size_t ran = 0;
+  for (;;) {
+    std::vector<std::function<void()>> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      batch.swap(tasks_);
+    }
+    if (batch.empty()) return ran;
+    for (auto& task : batch) task();
+    ran += batch.size();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Construction
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Configuration& config,
+                                                             SchedulerDeps deps) {
+  if (deps.clock == nullptr || deps.binder == nullptr || deps.bind_executor == nullptr) {
+    return absl::InvalidArgumentError("scheduler needs a clock, a binder and a bind executor");
+  }
+  std::unique_ptr<Scheduler> s(new Scheduler(deps));
+  plugins::PluginHandle handle;
+  handle.binder = deps.binder;
+  for (const auto& profile : config.profiles) {
+    auto fw = runtime::Framework::Create(profile, handle);
+    if (!fw.ok()) return fw.status();
+    s->frameworks_.push_back(std::move(*fw));
+  }
+  if (s->frameworks_.empty()) return absl::InvalidArgumentError("no profiles configured");
+
+  int threads = deps.threads;
+  if (threads <= 0) {
+    threads = std::min<int>(std::max(1u, std::thread::hardware_concurrency()), config.parallelism);
+  }
+  s->pool_ = std::make_unique<util::WorkerPool>(threads);
+  s->algorithm_ = std::make_unique<ScheduleAlgorithm>(
+      s->pool_.get(), config.percentage_of_nodes_to_score, deps.seed);
+  s->cache_ = std::make_unique<cache::Cache>(deps.clock);
+  queue::QueueOptions options;
+  options.initial_backoff = absl::Seconds(config.pod_initial_backoff_seconds);
+  options.max_backoff = absl::Seconds(config.pod_max_backoff_seconds);
+  s->queue_ = std::make_unique<queue::SchedulingQueue>(deps.clock, options,
+                                                       s->frameworks_.front()->queue_sort());
+  return s;
+}
+
+Scheduler::~Scheduler() = default;
+
+// ---------------------------------------------------------------------------------------------
+// Who schedules what
+
+const runtime::Framework* Scheduler::FrameworkFor(const api::Pod& pod) const {
+  for (const auto& fw : frameworks_) {
+    if (fw->profile_name() == pod.spec.scheduler_name) return fw.get();
+  }
+  return nullptr;
+}
+
+bool Scheduler::Responsible(const api::Pod& pod) const { return FrameworkFor(pod) != nullptr; }
+
+bool Scheduler::IsPendingForUs(const api::Pod& pod) const {
+  return !IsAssigned(pod) && !pod.IsTerminal() && !pod.meta.deletion_timestamp.has_value() &&
+         Responsible(pod);
+}
+
+int32_t Scheduler::ResolvePriority(const api::Pod& pod) const {
+  if (pod.spec.priority.has_value()) return *pod.spec.priority;
+  absl::MutexLock lock(&mu_);
+  if (!pod.spec.priority_class_name.empty()) {
+    auto it = priority_classes_.find(pod.spec.priority_class_name);
+    if (it != priority_classes_.end()) return it->second.value;
+  }
+  for (const auto& [name, pc] : priority_classes_) {
+    if (pc.global_default) return pc.value;
+  }
+  return 0;
+}
+
+framework::PodInfoPtr Scheduler::MakeInfo(std::shared_ptr<const api::Pod> pod) const {
+  const int32_t priority = ResolvePriority(*pod);
+  return framework::MakePodInfo(std::move(pod), priority);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+void Scheduler::OnPod(const client::Event<api::Pod>& event) {
+  switch (event.type) {
+    case EventType::kAdded:
+      OnPodAdded(event.object);
+      break;
+    case EventType::kModified:
+      OnPodUpdated(event.old_object, event.object);
+      break;
+    case EventType::kDeleted:
+      OnPodDeleted(event.object);
+      break;
+  }
+}
+
+void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
+  if (IsAssigned(*pod)) {
+    if (pod->IsTerminal()) return;  // finished pods take no resources
+    (void)cache_->AddPod(MakeInfo(pod));
+    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
+    return;
+  }
+  if (IsPendingForUs(*pod)) queue_->Add(MakeInfo(pod));
+}
+
+void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
+                             const std::shared_ptr<const api::Pod>& pod) {
+  const std::string key = pod->Key();
+  const bool was_assigned = old_pod != nullptr && IsAssigned(*old_pod);
+  if (IsAssigned(*pod)) {
+    if (!was_assigned) {
+      // Newly bound (by us or anyone): it leaves the queue and joins the cache.
+      {
+        absl::MutexLock lock(&mu_);
+        if (in_flight_.contains(key)) gone_while_in_flight_.insert(key);
+      }
+      queue_->Delete(key);
+      if (!pod->IsTerminal()) {
+        (void)cache_->AddPod(MakeInfo(pod));
+        queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
+      }
+      return;
+    }
+    if (pod->IsTerminal()) {
+      (void)cache_->RemovePod(key);
+      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+      return;
+    }
+    (void)cache_->UpdatePod(MakeInfo(pod));
+    return;
+  }
+  if (IsPendingForUs(*pod)) {
+    auto info = MakeInfo(pod);
+    queue_->Update(info);
+    queue_->Add(info);
+  } else {
+    queue_->Delete(key);
+  }
+}
+
+void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
+  const std::string key = pod->Key();
+  {
+    absl::MutexLock lock(&mu_);
+    if (in_flight_.contains(key)) gone_while_in_flight_.insert(key);
+  }
+  if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
+    (void)cache_->RemovePod(key);
+    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  }
+  queue_->Delete(key);
+}
+
+void Scheduler::OnNode(const client::Event<api::Node>& event) {
+  switch (event.type) {
+    case EventType::kAdded:
+      cache_->AddNode(event.object);
+      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeAdded);
+      break;
+    case EventType::kModified:
+      cache_->UpdateNode(event.object);
+      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeUpdated);
+      break;
+    case EventType::kDeleted:
+      cache_->RemoveNode(event.object->meta.name);
+      break;
+  }
+}
+
+void Scheduler::OnNamespace(const client::Event<api::Namespace>& event) {
+  const api::Symbol name = api::Intern(event.object->meta.name);
+  if (event.type == EventType::kDeleted) {
+    cache_->RemoveNamespace(name);
+  } else {
+    cache_->SetNamespace(name, event.object->meta.labels);
+  }
+}
+
+void Scheduler::OnPriorityClass(const client::Event<api::PriorityClass>& event) {
+  absl::MutexLock lock(&mu_);
+  if (event.type == EventType::kDeleted) {
+    priority_classes_.erase(event.object->meta.name);
+  } else {
+    priority_classes_[event.object->meta.name] = *event.object;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scheduling cycle
+
+bool Scheduler::ScheduleOne() {
+  auto popped = queue_->Pop();
+  if (!popped.has_value()) return false;
+  const auto start = std::chrono::steady_clock::now();
+  const framework::PodInfoPtr pod_info = popped->pod_info;
+  const runtime::Framework* fw = FrameworkFor(pod_info->get());
+  if (fw == nullptr) {
+    queue_->Done(pod_info->key);
+    return true;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    in_flight_.insert(pod_info->key);
+  }
+  cache_->UpdateSnapshot(&snapshot_);
+  auto state = std::make_unique<framework::CycleState>();
+  auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_);
+  if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
+    AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
+  } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
+    HandleFailure(std::move(*popped), fit_error, framework::Status());
+  } else {
+    HandleFailure(std::move(*popped), nullptr, std::get<framework::Status>(outcome));
+  }
+  if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
+  return true;
+}
+
+void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
+                              const framework::Status& status) {
+  const framework::PodInfo& pod = *queued.pod_info;
+  if (fit_error != nullptr) {
+    queued.unschedulable_plugins = fit_error->RejectingPlugins();
+    if (deps_.observer != nullptr) {
+      deps_.observer->OnUnschedulable(pod, fit_error->Message(), queued.attempts);
+    }
+    Requeue(std::move(queued), /*unschedulable=*/true);
+    return;
+  }
+  const bool rejected = status.IsRejected();
+  if (deps_.observer != nullptr) {
+    std::string message = status.Message();
+    if (!status.plugin().empty()) {
+      message = absl::StrCat("running \"", util::Absl(status.plugin()), "\": ", message);
+    }
+    if (rejected) {
+      queued.unschedulable_plugins = {std::string(status.plugin())};
+      deps_.observer->OnUnschedulable(pod, message, queued.attempts);
+    } else {
+      deps_.observer->OnError(pod, message, queued.attempts);
+    }
+  }
+  Requeue(std::move(queued), rejected);
+}
+
+void Scheduler::Requeue(queue::QueuedPodInfo queued, bool unschedulable) {
+  const std::string key = queued.pod_info->key;
+  {
+    absl::MutexLock lock(&mu_);
+    in_flight_.erase(key);
+    if (gone_while_in_flight_.erase(key) > 0) {
+      queue_->Done(key);
+      return;
+    }
+  }
+  queue_->AddUnschedulable(std::move(queued), unschedulable);
+}
+
+void Scheduler::AssumeAndBind(const runtime::Framework& fw,
+                              std::unique_ptr<framework::CycleState> state,
+                              queue::QueuedPodInfo queued, const std::string& node) {
+  // The assumed copy names the node, so that the cache counts it there at once.
+  auto assumed_pod = std::make_shared<api::Pod>(queued.pod_info->get());
+  assumed_pod->spec.node_name = node;
+  auto assumed_info = std::make_shared<framework::PodInfo>(*queued.pod_info);
+  assumed_info->pod = std::move(assumed_pod);
+  framework::PodInfoPtr assumed = assumed_info;
+
+  if (auto status = cache_->AssumePod(assumed); !status.ok()) {
+    HandleFailure(std::move(queued), nullptr,
+                  framework::Status::Error(util::Std(status.message())));
+    return;
+  }
+  framework::Status status = fw.RunReserve(*state, *assumed, node);
+  if (status.IsSuccess()) status = fw.RunPermit(*state, *assumed, node);
+  if (!status.IsSuccess()) {
+    fw.RunUnreserve(*state, *assumed, node);
+    (void)cache_->ForgetPod(assumed->key);
+    HandleFailure(std::move(queued), nullptr, status);
+    return;
+  }
+  std::shared_ptr<framework::CycleState> shared_state(std::move(state));
+  deps_.bind_executor->Submit(
+      [this, &fw, shared_state, queued = std::move(queued), assumed, node]() mutable {
+        RunBindingCycle(fw, std::move(shared_state), std::move(queued), std::move(assumed),
+                        std::move(node));
+      });
+}
+
+void Scheduler::RunBindingCycle(const runtime::Framework& fw,
+                                std::shared_ptr<framework::CycleState> state,
+                                queue::QueuedPodInfo queued, framework::PodInfoPtr assumed,
+                                std::string node) {
+  framework::Status status = fw.RunPreBind(*state, *assumed, node);
+  if (status.IsSuccess()) status = fw.RunBind(*state, *assumed, node);
+  if (status.IsSuccess()) {
+    (void)cache_->FinishBinding(assumed->key);
+    fw.RunPostBind(*state, *assumed, node);
+    {
+      absl::MutexLock lock(&mu_);
+      in_flight_.erase(assumed->key);
+      gone_while_in_flight_.erase(assumed->key);
+    }
+    if (deps_.observer != nullptr) deps_.observer->OnBound(*assumed, node, queued.attempts);
+    return;
+  }
+  // One path undoes everything after assume: unreserve, forget, requeue with backoff.
+  fw.RunUnreserve(*state, *assumed, node);
+  (void)cache_->ForgetPod(assumed->key);
+  if (deps_.observer != nullptr) deps_.observer->OnBindFailed(*assumed, node, status.Message());
+  queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  Requeue(std::move(queued), /*unschedulable=*/false);
+}
+
+Explanation Scheduler::Explain(const api::Pod& pod) {
+  auto info = MakeInfo(std::make_shared<const api::Pod>(pod));
+  const runtime::Framework* fw = FrameworkFor(pod);
+  if (fw == nullptr) fw = frameworks_.front().get();
+  cache_->UpdateSnapshot(&snapshot_);
+  framework::CycleState state;
+  return algorithm_->Explain(*fw, state, *info, snapshot_);
+}
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,143 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "config/config.h"
+#include "scheduler/algorithm.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/client/event_handler.h"
+#include "scheduler/queue/scheduling_queue.h"
+#include "scheduler/runtime/framework.h"
+#include "scheduler/util/clock.h"
+#include "scheduler/util/parallel.h"
+
+namespace kubesched::scheduler {
+
+// What happened to pods, for whoever reports it: simulate's summary, run's events and pod
+// conditions. Called from the scheduling thread (attempts, failures) and from bind workers
+// (bind results); implementations do their own locking.
+class SchedulingObserver {
+ public:
+  virtual ~SchedulingObserver() = default;
+  // One scheduling attempt finished; `seconds` is its wall time.
+  virtual void OnAttempt(const framework::PodInfo& pod, double seconds) {}
+  virtual void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                               int attempts) {}
+  virtual void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) {}
+  virtual void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) {}
+  virtual void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                            const std::string& message) {}
+};
+
+// Runs binding cycles off the scheduling thread. simulate queues them and runs them between
+// cycles; run mode uses a bounded pool of workers.
+class BindExecutor {
+ public:
+  virtual ~BindExecutor() = default;
+  virtual void Submit(std::function<void()> task) = 0;
+  // Bindings submitted and not finished yet.
+  virtual size_t InFlight() const = 0;
+};
+
+// A BindExecutor that runs tasks only when asked, on the caller's thread (simulate).
+class DeferredBindExecutor : public BindExecutor {
+ public:
+  void Submit(std::function<void()> task) override;
+  size_t InFlight() const override;
+  // Runs every queued task (and tasks they queue); returns how many ran.
+  size_t RunPending();
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+};
+
+struct SchedulerDeps {
+  const util::Clock* clock = nullptr;
+  framework::PodBinder* binder = nullptr;
+  BindExecutor* bind_executor = nullptr;
+  SchedulingObserver* observer = nullptr;  // optional
+  uint64_t seed = 1;                       // tie-breaking between equal scores
+  int threads = 0;                         // filter/score threads; 0 = hardware concurrency
+};
+
+// The scheduler: consumes cluster events into the cache and the queue, and schedules one pod at a
+// time (ScheduleOne). The scheduling loop itself (when to call ScheduleOne) belongs to the caller:
+// simulate drives it with a virtual clock, run drives it from a thread.
+//
+// Threads: event handlers may be called from an informer thread while ScheduleOne runs on the
+// scheduling thread; the cache and queue do their own locking, and the few fields here that both
+// touch (priority classes, in-flight pods) are guarded by mu_.
+class Scheduler : public client::ClusterEventHandler {
+ public:
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const config::Configuration& config,
+                                                           SchedulerDeps deps);
+  ~Scheduler() override;
+
+  void OnPod(const client::Event<api::Pod>& event) override;
+  void OnNode(const client::Event<api::Node>& event) override;
+  void OnNamespace(const client::Event<api::Namespace>& event) override;
+  void OnPriorityClass(const client::Event<api::PriorityClass>& event) override;
+
+  // Pops and schedules one pod. Returns false if activeQ was empty.
+  bool ScheduleOne();
+
+  // Whether one of our profiles serves this pod's schedulerName.
+  bool Responsible(const api::Pod& pod) const;
+  // The profile for a pod; null if none serves it.
+  const runtime::Framework* FrameworkFor(const api::Pod& pod) const;
+  const runtime::Framework& DefaultFramework() const { return *frameworks_.front(); }
+  // The pod's effective priority (spec.priority, else its class, else the global default).
+  int32_t ResolvePriority(const api::Pod& pod) const;
+
+  // explain: every filter on every node and every score, for a pod not necessarily in the
+  // cluster. Uses the pod's profile, else the first profile.
+  Explanation Explain(const api::Pod& pod);
+
+  queue::SchedulingQueue& queue() { return *queue_; }
+  cache::Cache& cache() { return *cache_; }
+
+ private:
+  explicit Scheduler(SchedulerDeps deps) : deps_(deps) {}
+  void OnPodAdded(const std::shared_ptr<const api::Pod>& pod);
+  void OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
+                    const std::shared_ptr<const api::Pod>& pod);
+  void OnPodDeleted(const std::shared_ptr<const api::Pod>& pod);
+  bool IsPendingForUs(const api::Pod& pod) const;
+  framework::PodInfoPtr MakeInfo(std::shared_ptr<const api::Pod> pod) const;
+
+  void HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
+                     const framework::Status& status);
+  void AssumeAndBind(const runtime::Framework& fw, std::unique_ptr<framework::CycleState> state,
+                     queue::QueuedPodInfo queued, const std::string& node);
+  void RunBindingCycle(const runtime::Framework& fw, std::shared_ptr<framework::CycleState> state,
+                       queue::QueuedPodInfo queued, framework::PodInfoPtr assumed,
+                       std::string node);
+  // Requeues a pod after a failure unless it was bound or deleted meanwhile.
+  void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
+
+  SchedulerDeps deps_;
+  std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
+  std::unique_ptr<cache::Cache> cache_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  std::unique_ptr<util::WorkerPool> pool_;
+  std::unique_ptr<ScheduleAlgorithm> algorithm_;
+  framework::Snapshot snapshot_;  // scheduling thread only
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);
+  // Pods popped and not yet back in the queue or bound; those that the informer reported bound
+  // or deleted meanwhile must not be requeued.
+  absl::flat_hash_set<std::string> in_flight_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> gone_while_in_flight_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kubesched::scheduler

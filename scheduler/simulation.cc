@@ -1,0 +1,317 @@
+#include "scheduler/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "scheduler/cluster/embedded_cluster.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+// Kinds are created in this order so that what a pod refers to (its namespace, its priority
+// class, its node) exists before the pod; pods keep their input order.
+int KindRank(const api::Object& object) {
+  if (std::holds_alternative<api::Pod>(object)) return 9;
+  if (std::holds_alternative<api::Node>(object)) return 5;
+  if (std::holds_alternative<api::NodeMetrics>(object)) return 6;
+  return 1;
+}
+
+struct LoadedInput {
+  std::vector<api::DecodeProblem> problems;
+  std::vector<std::string> pending_pod_keys;  // in input order: pending at start or workload
+  absl::flat_hash_map<std::string, std::string> workload_bound;  // workload pods with a node
+};
+
+void CreateAll(std::vector<api::Object> objects, const std::string& source, bool is_workload,
+               cluster::EmbeddedCluster* cluster, LoadedInput* loaded) {
+  std::stable_sort(objects.begin(), objects.end(),
+                   [](const auto& a, const auto& b) { return KindRank(a) < KindRank(b); });
+  for (const auto& object : objects) {
+    if (auto status = cluster->Create(object); !status.ok()) {
+      loaded->problems.push_back(
+          {source, api::DescribeObject(object), std::string(util::Std(status.message()))});
+      continue;
+    }
+    const auto* pod = std::get_if<api::Pod>(&object);
+    if (pod == nullptr || pod->IsTerminal()) continue;
+    if (pod->spec.node_name.empty()) {
+      loaded->pending_pod_keys.push_back(pod->Key());
+    } else if (is_workload) {
+      loaded->pending_pod_keys.push_back(pod->Key());
+      loaded->workload_bound[pod->Key()] = pod->spec.node_name;
+    }
+  }
+}
+
+absl::Status LoadFile(const std::string& path, bool is_workload, cluster::EmbeddedCluster* cluster,
+                      LoadedInput* loaded) {
+  auto decoded = api::DecodeFile(path);
+  if (!decoded.ok()) return decoded.status();
+  for (auto& problem : decoded->problems) loaded->problems.push_back(std::move(problem));
+  CreateAll(std::move(decoded->objects), path, is_workload, cluster, loaded);
+  return absl::OkStatus();
+}
+
+// Records what happened to each pod during a simulation. Single-threaded in simulate (binds run
+// on the driver thread), but guarded anyway because the observer contract allows bind workers.
+class SimulationObserver : public SchedulingObserver {
+ public:
+  struct Outcome {
+    int attempts = 0;
+    std::optional<std::string> node;
+    std::optional<std::string> message;
+  };
+
+  void OnAttempt(const framework::PodInfo&, double seconds) override {
+    absl::MutexLock lock(&mu_);
+    latencies_.push_back(seconds);
+  }
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override {
+    Record(pod.key, attempts, std::nullopt, message);
+  }
+  void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override {
+    Record(pod.key, attempts, std::nullopt, message);
+  }
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
+    Record(pod.key, attempts, node, std::nullopt);
+  }
+  void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                    const std::string& message) override {
+    absl::MutexLock lock(&mu_);
+    outcomes_[pod.key].message = absl::StrCat("binding to ", node, " failed: ", message);
+  }
+
+  const Outcome* Find(const std::string& key) const {
+    auto it = outcomes_.find(key);
+    return it == outcomes_.end() ? nullptr : &it->second;
+  }
+  LatencySummary Latency() {
+    LatencySummary summary;
+    if (latencies_.empty()) return summary;
+    std::sort(latencies_.begin(), latencies_.end());
+    auto at = [&](double q) {
+      const size_t index = static_cast<size_t>(q * static_cast<double>(latencies_.size() - 1));
+      return latencies_[index];
+    };
+    summary.p50 = at(0.50);
+    summary.p90 = at(0.90);
+    summary.p99 = at(0.99);
+    return summary;
+  }
+
+ private:
+  void Record(const std::string& key, int attempts, std::optional<std::string> node,
+              std::optional<std::string> message) {
+    absl::MutexLock lock(&mu_);
+    auto& outcome = outcomes_[key];
+    outcome.attempts = attempts;
+    outcome.node = std::move(node);
+    outcome.message = std::move(message);
+  }
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Outcome> outcomes_;
+  std::vector<double> latencies_;
+};
+
+// Drives the scheduler until no pod can make progress: nothing in activeQ or backoffQ, no bind in
+// flight, no event undelivered. Backoff waits advance the virtual clock instead of sleeping.
+void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
+                       DeferredBindExecutor& binds, util::FakeClock& clock) {
+  for (;;) {
+    cluster.DeliverEvents();
+    scheduler.queue().FlushBackoffCompleted();
+    if (scheduler.ScheduleOne()) {
+      binds.RunPending();
+      continue;
+    }
+    if (binds.RunPending() > 0 || cluster.HasPendingEvents()) continue;
+    const auto next_backoff = scheduler.queue().NextBackoffExpiry();
+    if (!next_backoff.has_value()) return;
+    clock.Set(*next_backoff);
+  }
+}
+
+std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
+  framework::Snapshot snapshot;
+  scheduler.cache().UpdateSnapshot(&snapshot);
+  std::vector<NodeResult> nodes;
+  for (const auto* info : snapshot.nodes()) {
+    nodes.push_back({info->name(), info->allocatable(), info->requested(),
+                     static_cast<int>(info->pods().size())});
+  }
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return nodes;
+}
+
+void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& cluster,
+                    const Scheduler& scheduler, const SimulationObserver& observer,
+                    SimulationReport* report) {
+  for (const auto& key : loaded.pending_pod_keys) {
+    const auto pod = cluster.GetPod(key);
+    if (pod == nullptr) continue;
+    PodResult result;
+    result.namespace_name = pod->meta.namespace_name;
+    result.name = pod->meta.name;
+    if (auto bound = loaded.workload_bound.find(key); bound != loaded.workload_bound.end()) {
+      result.node = bound->second;  // came bound in the workload: occupies, not scheduled
+    } else if (!scheduler.Responsible(*pod)) {
+      result.skipped = true;
+      result.message = absl::StrCat("skipped: schedulerName \"", pod->spec.scheduler_name,
+                                    "\" is not served by this scheduler");
+      ++report->skipped;
+    } else if (const auto* outcome = observer.Find(key); outcome != nullptr) {
+      result.attempts = outcome->attempts;
+      result.node = outcome->node;
+      result.message = outcome->message;
+      if (!pod->spec.node_name.empty()) result.node = pod->spec.node_name;
+    }
+    if (!result.skipped && !loaded.workload_bound.contains(key)) {
+      if (result.node.has_value()) {
+        ++report->scheduled;
+      } else {
+        ++report->unschedulable;
+      }
+    }
+    report->pod_results.push_back(std::move(result));
+  }
+  report->pods = static_cast<int>(report->pod_results.size());
+}
+
+// Stands in for the real binder while a configuration is only being checked.
+class UnusedBinder : public framework::PodBinder {
+ public:
+  framework::Status BindPod(const api::Pod&, std::string_view) override {
+    return framework::Status::Error("binder not available while checking a configuration");
+  }
+};
+
+}  // namespace
+
+absl::Status CheckConfiguration(const config::Configuration& config) {
+  UnusedBinder binder;
+  plugins::PluginHandle handle;
+  handle.binder = &binder;
+  for (const auto& profile : config.profiles) {
+    auto fw = runtime::Framework::Create(profile, handle);
+    if (!fw.ok()) return fw.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
+                                               const config::Configuration& config) {
+  cluster::EmbeddedCluster cluster;
+  LoadedInput loaded;
+  if (auto s = LoadFile(input.cluster_path, false, &cluster, &loaded); !s.ok()) return s;
+  if (input.workload_path.has_value()) {
+    if (auto s = LoadFile(*input.workload_path, true, &cluster, &loaded); !s.ok()) return s;
+  }
+  util::FakeClock clock(absl::Now());
+  DeferredBindExecutor binds;
+  SimulationObserver observer;
+  SchedulerDeps deps{&clock, &cluster, &binds, &observer, input.seed, input.threads};
+  auto scheduler = Scheduler::Create(config, deps);
+  if (!scheduler.ok()) return scheduler.status();
+  cluster.Watch(scheduler->get());
+  cluster.DeliverEvents();  // the initial list is not part of the timed run
+
+  const auto start = std::chrono::steady_clock::now();
+  DriveToQuiescence(cluster, **scheduler, binds, clock);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  SimulationReport report;
+  report.problems = std::move(loaded.problems);
+  FillPodResults(loaded, cluster, **scheduler, observer, &report);
+  report.seconds = seconds;
+  report.pods_per_second = seconds > 0 ? report.scheduled / seconds : 0;
+  report.attempt_latency = observer.Latency();
+  report.nodes = NodeResults(**scheduler);
+  return report;
+}
+
+namespace {
+
+ExplainedNode ToExplainedNode(const NodeExplanation& explained) {
+  ExplainedNode node;
+  node.name = explained.node->name();
+  node.feasible = explained.feasible;
+  for (const auto& status : explained.filters) {
+    FilterResult filter{std::string(status.plugin()), status.code(), {}};
+    for (auto reason : status.reasons()) filter.reasons.emplace_back(reason);
+    node.filters.push_back(std::move(filter));
+  }
+  node.scores = explained.scores;
+  node.total = explained.total;
+  return node;
+}
+
+}  // namespace
+
+absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& cluster_objects,
+                                             const api::Pod& pod,
+                                             const config::Configuration& config, uint64_t seed) {
+  cluster::EmbeddedCluster cluster;
+  LoadedInput loaded;
+  CreateAll(cluster_objects, "cluster", false, &cluster, &loaded);
+  util::FakeClock clock(absl::Now());
+  DeferredBindExecutor binds;
+  SchedulerDeps deps{&clock, &cluster, &binds, nullptr, seed, 1};
+  auto scheduler = Scheduler::Create(config, deps);
+  if (!scheduler.ok()) return scheduler.status();
+  cluster.Watch(scheduler->get());
+  cluster.DeliverEvents();
+
+  const Explanation explanation = (*scheduler)->Explain(pod);
+  ExplainReport report;
+  report.problems = std::move(loaded.problems);
+  report.pod = pod.Key();
+  for (const auto& node : explanation.nodes) report.nodes.push_back(ToExplainedNode(node));
+  if (!explanation.pre_filter_status.IsSuccess()) {
+    // PreFilter rejected the pod for every node: show that verdict on each node.
+    for (auto& node : report.nodes) {
+      node.filters = {FilterResult{std::string(explanation.pre_filter_status.plugin()),
+                                   explanation.pre_filter_status.code(),
+                                   {explanation.pre_filter_status.Message()}}};
+    }
+  }
+  if (explanation.selected != nullptr) report.selected = explanation.selected->name();
+  if (!explanation.message.empty()) report.message = explanation.message;
+  return report;
+}
+
+absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
+                                         const config::Configuration& config) {
+  auto cluster_objects = api::DecodeFile(input.cluster_path);
+  if (!cluster_objects.ok()) return cluster_objects.status();
+  auto pod_objects = api::DecodeFile(input.pod_path);
+  if (!pod_objects.ok()) return pod_objects.status();
+  std::vector<const api::Pod*> pods;
+  for (const auto& object : pod_objects->objects) {
+    if (const auto* pod = std::get_if<api::Pod>(&object)) pods.push_back(pod);
+  }
+  if (pods.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        input.pod_path, ": expected exactly one Pod, found ", pods.size()));
+  }
+  auto report = ExplainObjects(cluster_objects->objects, *pods[0], config, input.seed);
+  if (!report.ok()) return report;
+  std::vector<api::DecodeProblem> problems = std::move(cluster_objects->problems);
+  for (auto& problem : report->problems) {
+    problem.source = input.cluster_path;
+    problems.push_back(std::move(problem));
+  }
+  for (auto& problem : pod_objects->problems) problems.push_back(std::move(problem));
+  report->problems = std::move(problems);
+  return report;
+}
+
+}  // namespace kubesched::scheduler

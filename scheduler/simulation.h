@@ -1,0 +1,114 @@
+#pragma once
+
+// `kubesched simulate` and `kubesched explain` without an API server: load cluster dumps into the
+// embedded cluster, run the real scheduler against it with a virtual clock, and report.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "config/config.h"
+#include "scheduler/algorithm.h"
+#include "scheduler/api/decode.h"
+
+namespace kubesched::scheduler {
+
+struct PodResult {
+  std::string namespace_name;
+  std::string name;
+  std::optional<std::string> node;
+  std::optional<std::string> nominated_node;
+  std::optional<std::string> policy;
+  std::optional<std::string> queue;
+  int attempts = 0;
+  std::optional<std::string> message;
+  bool skipped = false;
+};
+
+struct NodeResult {
+  std::string name;
+  api::ResourceList allocatable;
+  api::ResourceList requested;
+  int pods = 0;
+};
+
+struct LatencySummary {
+  double p50 = 0;
+  double p90 = 0;
+  double p99 = 0;
+};
+
+struct SimulationReport {
+  int pods = 0;
+  int scheduled = 0;
+  int unschedulable = 0;
+  int skipped = 0;
+  int preempted = 0;
+  double seconds = 0;
+  double pods_per_second = 0;
+  LatencySummary attempt_latency;
+  std::vector<PodResult> pod_results;
+  std::vector<NodeResult> nodes;
+  // Input objects that were bad and skipped (the CLI's exit code reflects them).
+  std::vector<api::DecodeProblem> problems;
+};
+
+// Builds every profile's plugins once, so that a bad plugin arg is reported as a configuration
+// error before any input is read.
+absl::Status CheckConfiguration(const config::Configuration& config);
+
+struct SimulationInput {
+  std::string cluster_path;
+  std::optional<std::string> workload_path;
+  uint64_t seed = 1;
+  int threads = 0;  // 0 = min(hardware threads, config parallelism)
+};
+
+// Fatal errors (unreadable or malformed file, a scheduler that cannot be built from `config`) are
+// returned; bad objects are skipped and listed in report.problems.
+absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
+                                               const config::Configuration& config);
+
+struct ExplainInput {
+  std::string cluster_path;
+  std::string pod_path;
+  uint64_t seed = 1;
+};
+
+struct FilterResult {
+  std::string plugin;
+  framework::Code code = framework::Code::kSuccess;
+  std::vector<std::string> reasons;
+};
+
+struct ExplainedNode {
+  std::string name;
+  bool feasible = false;
+  std::vector<FilterResult> filters;
+  std::vector<ScoreDetail> scores;
+  int64_t total = 0;
+};
+
+struct ExplainReport {
+  std::string pod;  // "ns/name"
+  std::optional<std::string> policy;
+  std::vector<ExplainedNode> nodes;
+  std::optional<std::string> selected;
+  std::optional<std::string> message;  // FailedScheduling message when nothing fits
+  std::vector<api::DecodeProblem> problems;
+};
+
+// The pod file must hold exactly one Pod.
+absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
+                                         const config::Configuration& config);
+
+// The same on objects already decoded: `cluster_objects` are created in dependency order
+// (duplicates become problems), then `pod` is explained.
+absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& cluster_objects,
+                                             const api::Pod& pod,
+                                             const config::Configuration& config,
+                                             uint64_t seed = 1);
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,80 @@
+#include "scheduler/util/parallel.h"
+
+#include <chrono>
+
+namespace kubesched::util {
+namespace {
+constexpr auto kSpinTime = std::chrono::microseconds(200);
+}
+
+WorkerPool::WorkerPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& worker : workers_) worker.join();
+}
+
+void WorkerPool::RunChunks() {
+  for (;;) {
+    const size_t begin = next_index_.fetch_add(job_chunk_, std::memory_order_relaxed);
+    if (begin >= job_size_) return;
+    const size_t end = std::min(job_size_, begin + job_chunk_);
+    (*job_)(begin, end);
+  }
+}
+
+void WorkerPool::ParallelFor(size_t n, size_t chunk,
+                             const std::function<void(size_t, size_t)>& fn) {
+  if (n == 0) return;
+  if (chunk == 0) chunk = 1;
+  if (workers_.empty() || n <= chunk) {
+    fn(0, n);
+    return;
+  }
+  job_ = &fn;
+  job_size_ = n;
+  job_chunk_ = chunk;
+  next_index_.store(0, std::memory_order_relaxed);
+  active_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_generation_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_all();
+  RunChunks();
+  // Wait until every worker has left the job, so `fn` may be destroyed after return.
+  while (active_workers_.load(std::memory_order_acquire) != 0) {
+    std::this_thread::yield();
+  }
+  job_ = nullptr;
+}
+
+void WorkerPool::WorkerLoop() {
+  uint64_t seen = 0;
+  for (;;) {
+    // Spin for a short while: the next job usually comes within microseconds.
+    const auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
+    while (job_generation_.load(std::memory_order_acquire) == seen &&
+           std::chrono::steady_clock::now() < spin_until) {
+      std::this_thread::yield();
+    }
+    if (job_generation_.load(std::memory_order_acquire) == seen) {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] {
+        return stopping_ || job_generation_.load(std::memory_order_acquire) != seen;
+      });
+      if (stopping_) return;
+    }
+    seen = job_generation_.load(std::memory_order_acquire);
+    RunChunks();
+    active_workers_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace kubesched::util

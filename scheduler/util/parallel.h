@@ -1,0 +1,52 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kubesched::util {
+
+// A fixed pool of worker threads that runs one index-range job at a time, with the calling
+// thread taking part. Used for Filter and Score over nodes.
+//
+// Workers spin briefly before sleeping, because the scheduling loop hands out a job every few
+// tens of microseconds and a sleeping thread takes longer than that to wake.
+//
+// Threads: ParallelFor must be called from one thread at a time (the scheduling thread). The job
+// function is called concurrently for disjoint chunks and must be thread-safe.
+class WorkerPool {
+ public:
+  // `threads` counts the caller: 1 means "run inline", no extra threads.
+  explicit WorkerPool(int threads);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls fn(begin, end) over [0, n) in chunks of `chunk` and returns when all chunks are done.
+  void ParallelFor(size_t n, size_t chunk, const std::function<void(size_t, size_t)>& fn);
+
+ private:
+  void WorkerLoop();
+  void RunChunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;  // guarded by mu_
+
+  // The current job. Published by incrementing job_generation_ after the fields are set.
+  const std::function<void(size_t, size_t)>* job_ = nullptr;
+  size_t job_size_ = 0;
+  size_t job_chunk_ = 1;
+  std::atomic<size_t> next_index_{0};
+  std::atomic<int> active_workers_{0};
+  std::atomic<uint64_t> job_generation_{0};
+};
+
+}  // namespace kubesched::util

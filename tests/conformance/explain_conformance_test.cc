@@ -1,0 +1,216 @@
+// Upstream kube-scheduler's own plugin test vectors (../shared/conformance/), run through explain:
+// each case's plugin is the only plugin at the extension point under test, its args come from
+// the case, and the plugin's filter verdict or final score on every node must match.
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/config.h"
+#include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
+#include "scheduler/api/decode.h"
+#include "scheduler/simulation.h"
+
+namespace kubesched {
+namespace {
+
+namespace fs = std::filesystem;
+using rapidjson::Value;
+
+fs::path ConformanceDir() { return fs::path(KUBESCHED_SOURCE_DIR) / ".." / "shared" / "conformance"; }
+
+std::string ToJson(const Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::vector<api::Object> DecodeAll(const Value& array, const std::string& source) {
+  std::vector<api::Object> objects;
+  if (!array.IsArray()) return objects;
+  for (const auto& item : array.GetArray()) {
+    auto decoded = api::DecodeObjects(ToJson(item), source);
+    REQUIRE(decoded.ok());
+    INFO(source);
+    REQUIRE(decoded->problems.empty());
+    for (auto& object : decoded->objects) objects.push_back(std::move(object));
+  }
+  return objects;
+}
+
+enum class Phase { kFilter, kScore };
+
+// A profile with `plugin` enabled only at the extension points of `phase`.
+config::Configuration SinglePluginConfig(const std::string& plugin, const config::PluginArgs& args,
+                                         Phase phase) {
+  config::Profile profile;
+  profile.scheduler_name = "conformance";
+  profile.plugins.queue_sort.enabled = {{"PrioritySort", 0}};
+  profile.plugins.bind.enabled = {{"DefaultBinder", 0}};
+  profile.plugins.multi_point.enabled = {{plugin, 1}};
+  auto& off = phase == Phase::kFilter ? profile.plugins.score : profile.plugins.filter;
+  auto& off_pre = phase == Phase::kFilter ? profile.plugins.pre_score : profile.plugins.pre_filter;
+  off.disabled = {plugin};
+  off_pre.disabled = {plugin};
+  profile.plugins.reserve.disabled = {"*"};
+  profile.plugin_config = {{plugin, args}};
+  config::Configuration configuration;
+  configuration.profiles = {profile};
+  return configuration;
+}
+
+const scheduler::ExplainedNode* FindNode(const scheduler::ExplainReport& report,
+                                         const std::string& name) {
+  for (const auto& node : report.nodes) {
+    if (node.name == name) return &node;
+  }
+  return nullptr;
+}
+
+const scheduler::FilterResult* FindFilter(const scheduler::ExplainedNode& node,
+                                          const std::string& plugin) {
+  for (const auto& filter : node.filters) {
+    if (filter.plugin == plugin) return &filter;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> ExpectedReasons(const Value& expected) {
+  std::vector<std::string> reasons;
+  if (expected.IsString()) {
+    reasons.emplace_back(expected.GetString());
+  } else {
+    for (const auto& r : expected.GetArray()) reasons.emplace_back(r.GetString());
+  }
+  return reasons;
+}
+
+void CheckFilters(const Value& expect, const scheduler::ExplainReport& report,
+                  const std::string& plugin) {
+  const bool pre_filter_skip = expect.HasMember("preFilterStatus") &&
+                               std::string(expect["preFilterStatus"]["code"].GetString()) == "Skip";
+  for (const auto& entry : expect["filter"].GetObject()) {
+    const std::string node_name = entry.name.GetString();
+    INFO("node " << node_name);
+    const auto* node = FindNode(report, node_name);
+    REQUIRE(node != nullptr);
+    const auto* filter = FindFilter(*node, plugin);
+    REQUIRE(filter != nullptr);
+    if (entry.value.IsString() && std::string(entry.value.GetString()) == "pass") {
+      CHECK((filter->code == framework::Code::kSuccess || filter->code == framework::Code::kSkip));
+      if (pre_filter_skip) CHECK(filter->code == framework::Code::kSkip);
+      continue;
+    }
+    CHECK(filter->reasons == ExpectedReasons(entry.value));
+    if (expect.HasMember("filterCode") && expect["filterCode"].HasMember(node_name.c_str())) {
+      CHECK(framework::CodeName(filter->code) == expect["filterCode"][node_name.c_str()].GetString());
+    }
+  }
+  if (expect.HasMember("preFilterResult")) {
+    std::vector<std::string> allowed;
+    for (const auto& n : expect["preFilterResult"]["nodeNames"].GetArray()) {
+      allowed.emplace_back(n.GetString());
+    }
+    for (const auto& node : report.nodes) {
+      const bool in_set = std::find(allowed.begin(), allowed.end(), node.name) != allowed.end();
+      if (!in_set) CHECK_FALSE(node.feasible);
+    }
+  }
+}
+
+void CheckScores(const Value& expect, const scheduler::ExplainReport& report,
+                 const std::string& plugin) {
+  const bool pre_score_skip = expect.HasMember("preScoreStatus") &&
+                              std::string(expect["preScoreStatus"]["code"].GetString()) == "Skip";
+  if (pre_score_skip) {
+    for (const auto& node : report.nodes) {
+      for (const auto& score : node.scores) CHECK(score.plugin != plugin);
+    }
+  }
+  if (!expect.HasMember("scores")) return;
+  for (const auto& entry : expect["scores"].GetObject()) {
+    const std::string node_name = entry.name.GetString();
+    INFO("node " << node_name);
+    const auto* node = FindNode(report, node_name);
+    REQUIRE(node != nullptr);
+    REQUIRE(node->feasible);
+    int64_t actual = -1;
+    for (const auto& score : node->scores) {
+      if (score.plugin == plugin) actual = score.normalized;
+    }
+    CHECK(actual == entry.value.GetInt64());
+  }
+}
+
+void RunCase(const std::string& plugin, const Value& c) {
+  const std::string id = c["id"].GetString();
+  std::vector<api::Object> objects = DecodeAll(c["nodes"], id);
+  for (auto& object : DecodeAll(c["existingPods"], id)) objects.push_back(std::move(object));
+  if (c.HasMember("namespaces")) {
+    for (auto& object : DecodeAll(c["namespaces"], id)) objects.push_back(std::move(object));
+  }
+  auto pod_objects = api::DecodeObjects(ToJson(c["pod"]), id);
+  REQUIRE(pod_objects.ok());
+  REQUIRE(pod_objects->objects.size() == 1);
+  const auto& pod = std::get<api::Pod>(pod_objects->objects[0]);
+
+  config::PluginArgs args = config::DefaultPluginArgs(plugin);
+  if (c.HasMember("args") && c["args"].IsObject() && c["args"].MemberCount() > 0) {
+    auto parsed = config::ParsePluginArgs(plugin, ToJson(c["args"]));
+    INFO("args: " << ToJson(c["args"]));
+    REQUIRE(parsed.ok());
+    args = *parsed;
+  }
+  const Value& expect = c["expect"];
+  if (expect.HasMember("filter")) {
+    auto report = scheduler::ExplainObjects(objects, pod,
+                                            SinglePluginConfig(plugin, args, Phase::kFilter));
+    REQUIRE(report.ok());
+    CheckFilters(expect, *report, plugin);
+  }
+  if (expect.HasMember("scores") || expect.HasMember("preScoreStatus")) {
+    auto report = scheduler::ExplainObjects(objects, pod,
+                                            SinglePluginConfig(plugin, args, Phase::kScore));
+    REQUIRE(report.ok());
+    CheckScores(expect, *report, plugin);
+  }
+}
+
+TEST_CASE("upstream conformance vectors pass through explain", "[conformance]") {
+  const auto dir = ConformanceDir();
+  if (!fs::exists(dir)) {
+    WARN("conformance vectors not found at " << dir.string());
+    return;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE_FALSE(files.empty());
+  int cases = 0;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    rapidjson::Document doc;
+    doc.Parse(text.str().c_str());
+    REQUIRE_FALSE(doc.HasParseError());
+    const std::string plugin = doc["plugin"].GetString();
+    for (const auto& c : doc["cases"].GetArray()) {
+      DYNAMIC_SECTION(file.filename().string() << " " << c["id"].GetString() << " \""
+                                               << c["name"].GetString() << "\"") {
+        RunCase(plugin, c);
+      }
+      ++cases;
+    }
+  }
+  CHECK(cases > 100);
+}
+
+}  // namespace
+}  // namespace kubesched
