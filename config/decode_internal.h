@@ -2,9 +2,9 @@
 
 // Pieces of config decoding shared by config.cc and plugin_args.cc. Internal to config/.
 
-#include <string_view>
-
 #include <yaml-cpp/yaml.h>
+
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -12,7 +12,7 @@ namespace {
 
 namespace names = plugins::names;
 
-constexpr std::string_view kAllPlugins = "*";
+constexpr char kAllPlugins[] = "*";  // disables every default plugin of a point
 
 }  // namespace
 
@@ -39,8 +39,7 @@ Plugins DefaultPlugins() {
 PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom) {
   PluginSet merged;
   merged.disabled = custom.disabled;
-  merged.disabled.insert(merged.disabled.end(), defaults.disabled.begin(),
-                         defaults.disabled.end());
+  merged.disabled.insert(merged.disabled.end(), defaults.disabled.begin(), defaults.disabled.end());
   const absl::flat_hash_set<std::string> disabled(merged.disabled.begin(), merged.disabled.end());
 
   // Name -> index in custom.enabled; a later duplicate wins, as in upstream's map.

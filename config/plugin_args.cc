@@ -31,8 +31,8 @@ using yaml::HasValue;
 using yaml::Index;
 using yaml::Reader;
 
-constexpr int64_t kMaxResourceWeight = 100;     // upstream: weight in (0, 100]
-constexpr int32_t kMaxShapeScore = 10;          // upstream MaxCustomPriorityScore
+constexpr int64_t kMaxResourceWeight = 100;  // upstream: weight in (0, 100]
+constexpr int32_t kMaxShapeScore = 10;       // upstream MaxCustomPriorityScore
 constexpr int32_t kMaxHardPodAffinityWeight = 100;
 constexpr int32_t kMaxPreferredTermWeight = 100;
 
@@ -108,8 +108,8 @@ void DecodeShape(Reader& r, const YAML::Node& ratio, std::string_view ratio_path
     r.InRange(point.score, Field(item_path, "score"), 0, kMaxShapeScore);
     if (r.ok() && !points.empty() && point.utilization <= points.back().utilization) {
       r.Fail(Field(item_path, "utilization"),
-             absl::StrCat("must be greater than the previous point's (",
-                          points.back().utilization, "), got ", point.utilization));
+             absl::StrCat("must be greater than the previous point's (", points.back().utilization,
+                          "), got ", point.utilization));
     }
     points.push_back(point);
   }
@@ -159,7 +159,8 @@ void ValidateIgnoredResources(Reader& r, const NodeResourcesFitArgs& args, std::
   for (size_t i = 0; i < args.ignored_resource_groups.size(); ++i) {
     const std::string& group = args.ignored_resource_groups[i];
     if (group.find('/') != std::string::npos) {
-      r.Fail(Index(groups_path, i), "a resource group name cannot contain '/', got " + Quote(group));
+      r.Fail(Index(groups_path, i),
+             "a resource group name cannot contain '/', got " + Quote(group));
     } else if (!api::IsValidLabelKey(group)) {
       r.Fail(Index(groups_path, i), Quote(group) + " is not a valid resource group name");
     }
@@ -169,8 +170,9 @@ void ValidateIgnoredResources(Reader& r, const NodeResourcesFitArgs& args, std::
 absl::StatusOr<PluginArgs> DecodeFitArgs(const YAML::Node& node, std::string_view path) {
   Reader r;
   NodeResourcesFitArgs args;
-  if (!r.Map(node, path,
-             {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"})) {
+  if (!r.Map(
+          node, path,
+          {"apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"})) {
     return r.status();
   }
   CheckTypeMeta(r, node, path, "NodeResourcesFitArgs", /*required=*/false);
@@ -207,8 +209,9 @@ absl::StatusOr<PluginArgs> DecodeInterPodAffinityArgs(const YAML::Node& node,
                                                       std::string_view path) {
   Reader r;
   InterPodAffinityArgs args;
-  if (!r.Map(node, path,
-             {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"})) {
+  if (!r.Map(
+          node, path,
+          {"apiVersion", "kind", "hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"})) {
     return r.status();
   }
   CheckTypeMeta(r, node, path, "InterPodAffinityArgs", /*required=*/false);
@@ -233,7 +236,8 @@ void ValidateTerm(Reader& r, const api::NodeSelectorTerm& term, std::string_view
     if (requirement.valid) continue;
     r.Fail(Index(Field(path, "matchExpressions"), i),
            absl::StrCat("invalid requirement on key \"", Absl(api::SymbolText(requirement.key)),
-                        "\" (In/NotIn need values, Exists/DoesNotExist none, Gt/Lt one integer)"));
+                        "\" (unknown operator, In/NotIn without values, Exists/DoesNotExist "
+                        "with values, or Gt/Lt without one integer)"));
   }
   for (size_t i = 0; i < term.match_fields.size(); ++i) {
     const api::FieldRequirement& requirement = term.match_fields[i];
@@ -261,6 +265,47 @@ void ValidateAddedAffinity(Reader& r, const api::NodeAffinity& affinity, std::st
   }
 }
 
+// Strict field check of a NodeSelectorTerm subtree. The object decoder is lenient about unknown
+// fields (as reading pods must be), but in a config a misspelt "nodeSelectorTerm" would leave a
+// required affinity with no terms, which matches no node at all.
+void CheckTermFields(Reader& r, const YAML::Node& term, std::string_view path) {
+  if (!r.Map(term, path, {"matchExpressions", "matchFields"})) return;
+  for (std::string_view list : {"matchExpressions", "matchFields"}) {
+    const YAML::Node requirements = Get(term, list);
+    const std::string list_path = Field(path, list);
+    if (!r.List(requirements, list_path) || !HasValue(requirements)) continue;
+    size_t i = 0;
+    for (const YAML::Node& requirement : requirements) {
+      r.Map(requirement, Index(list_path, i++), {"key", "operator", "values"});
+    }
+  }
+}
+
+void CheckAffinityFields(Reader& r, const YAML::Node& affinity, std::string_view path) {
+  constexpr std::string_view kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
+  constexpr std::string_view kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
+  if (!r.Map(affinity, path, {kRequired, kPreferred})) return;
+  const YAML::Node required = Get(affinity, kRequired);
+  const std::string required_path = Field(path, kRequired);
+  if (r.Map(required, required_path, {"nodeSelectorTerms"})) {
+    const YAML::Node terms = Get(required, "nodeSelectorTerms");
+    const std::string terms_path = Field(required_path, "nodeSelectorTerms");
+    if (r.List(terms, terms_path) && HasValue(terms)) {
+      size_t i = 0;
+      for (const YAML::Node& term : terms) CheckTermFields(r, term, Index(terms_path, i++));
+    }
+  }
+  const YAML::Node preferred = Get(affinity, kPreferred);
+  const std::string preferred_path = Field(path, kPreferred);
+  if (!r.List(preferred, preferred_path) || !HasValue(preferred)) return;
+  size_t i = 0;
+  for (const YAML::Node& term : preferred) {
+    const std::string term_path = Index(preferred_path, i++);
+    if (!r.Map(term, term_path, {"weight", "preference"})) return;
+    CheckTermFields(r, Get(term, "preference"), Field(term_path, "preference"));
+  }
+}
+
 absl::StatusOr<PluginArgs> DecodeNodeAffinityArgs(const YAML::Node& node, std::string_view path) {
   Reader r;
   NodeAffinityArgs args;
@@ -268,12 +313,9 @@ absl::StatusOr<PluginArgs> DecodeNodeAffinityArgs(const YAML::Node& node, std::s
   CheckTypeMeta(r, node, path, "NodeAffinityArgs", /*required=*/false);
   const YAML::Node added = Get(node, "addedAffinity");
   const std::string added_path = Field(path, "addedAffinity");
-  if (!r.Map(added, added_path,
-             {"requiredDuringSchedulingIgnoredDuringExecution",
-              "preferredDuringSchedulingIgnoredDuringExecution"}) ||
-      !HasValue(added)) {
-    return r.ok() ? absl::StatusOr<PluginArgs>(PluginArgs(std::move(args))) : r.status();
-  }
+  CheckAffinityFields(r, added, added_path);
+  if (!r.ok()) return r.status();
+  if (!HasValue(added)) return PluginArgs(std::move(args));
   // The object decoder takes text; re-emit the subtree (block style, so that it is never
   // mistaken for JSON).
   absl::StatusOr<std::string> text = yaml::EmitBlock(added);
@@ -288,11 +330,10 @@ absl::StatusOr<PluginArgs> DecodeNodeAffinityArgs(const YAML::Node& node, std::s
 
 // ---------------------------------------------------------------------------------------------
 
-absl::StatusOr<PluginArgs> DecodeNoArgs(std::string_view plugin_name, const YAML::Node& node,
-                                        std::string_view path) {
+absl::StatusOr<PluginArgs> DecodeNoArgs(const YAML::Node& node, std::string_view path) {
   // `args: {}` is what tools emit for "nothing"; anything more would be silently ignored.
   if (HasValue(node) && !(node.IsMap() && node.size() == 0)) {
-    return yaml::PathError(path, absl::StrCat("plugin \"", Absl(plugin_name), "\" takes no args"));
+    return yaml::PathError(path, "must be empty; the plugin takes no args");
   }
   return PluginArgs(std::monostate());
 }
@@ -311,7 +352,7 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
     }
     if (plugin_name == names::kNodeAffinity) return DecodeNodeAffinityArgs(args, path);
     if (plugin_name == names::kInterPodAffinity) return DecodeInterPodAffinityArgs(args, path);
-    return DecodeNoArgs(plugin_name, args, path);
+    return DecodeNoArgs(args, path);
   } catch (const std::exception& e) {
     // yaml-cpp throws on misuse; no exception may leave config/.
     return yaml::PathError(path, absl::StrCat("cannot decode: ", e.what()));
@@ -321,8 +362,7 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
 absl::StatusOr<PluginArgs> ParsePluginArgs(std::string_view plugin_name, std::string_view text) {
   if (auto status = CheckPluginName(plugin_name); !status.ok()) return status;
   const auto with_plugin = [plugin_name](const absl::Status& status) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Absl(plugin_name), ": ", status.message()));
+    return absl::InvalidArgumentError(absl::StrCat(Absl(plugin_name), ": ", status.message()));
   };
   absl::StatusOr<YAML::Node> node = yaml::ParseDocument(text);
   if (!node.ok()) return with_plugin(node.status());

@@ -94,8 +94,8 @@ absl::StatusOr<YAML::Node> ParseDocument(std::string_view text) {
     documents = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     // e.mark is 0-based; editors count from 1.
-    return absl::InvalidArgumentError(absl::StrCat("line ", e.mark.line + 1, ", column ",
-                                                   e.mark.column + 1, ": ", e.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("cannot parse: ", e.what()));
   }
@@ -151,7 +151,7 @@ bool Reader::Merge(const absl::Status& status) {
 }
 
 bool Reader::Map(const YAML::Node& node, std::string_view path,
-                 std::initializer_list<std::string_view> known) {
+                 absl::Span<const std::string_view> known) {
   if (!ok()) return false;
   if (!HasValue(node)) return true;
   if (!node.IsMap()) return Fail(path, "must be a map, got " + Describe(node));
@@ -185,8 +185,8 @@ void Reader::String(const YAML::Node& node, std::string_view path, std::string* 
 void Reader::Int32(const YAML::Node& node, std::string_view path, int32_t* out) {
   int64_t value = *out;
   if (!ok() || !HasValue(node)) return;
-  if (!ParseInteger(node, std::numeric_limits<int32_t>::min(),
-                    std::numeric_limits<int32_t>::max(), &value)) {
+  if (!ParseInteger(node, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+                    &value)) {
     Fail(path, "must be a 32-bit integer, got " + Describe(node));
     return;
   }
@@ -195,8 +195,8 @@ void Reader::Int32(const YAML::Node& node, std::string_view path, int32_t* out) 
 
 void Reader::Int64(const YAML::Node& node, std::string_view path, int64_t* out) {
   if (!ok() || !HasValue(node)) return;
-  if (!ParseInteger(node, std::numeric_limits<int64_t>::min(),
-                    std::numeric_limits<int64_t>::max(), out)) {
+  if (!ParseInteger(node, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                    out)) {
     Fail(path, "must be an integer, got " + Describe(node));
   }
 }

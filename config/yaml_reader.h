@@ -6,16 +6,17 @@
 // path ("profiles[0].plugins.score.enabled[2].weight: ..."). Nothing here throws: yaml-cpp's
 // exceptions are caught and returned as absl::Status. Internal to config/.
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include <yaml-cpp/yaml.h>
+#include "absl/types/span.h"
 
 namespace kubesched::config::yaml {
 
@@ -59,8 +60,7 @@ class Reader {
 
   // True when `node` is a map (null counts as empty) whose keys are all in `known`, with no key
   // given twice. Unknown fields are errors because upstream decodes configs strictly.
-  bool Map(const YAML::Node& node, std::string_view path,
-           std::initializer_list<std::string_view> known);
+  bool Map(const YAML::Node& node, std::string_view path, absl::Span<const std::string_view> known);
   // True when `node` is a list (null counts as empty).
   bool List(const YAML::Node& node, std::string_view path);
 

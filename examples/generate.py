@@ -181,11 +181,17 @@ def workload():
         items.append(pod(f"api-{i}", "web", [container("api", "1", "2Gi")],
                          labels={"app": "api"}, affinity=near_web,
                          initContainers=[container("migrate", "2", "1Gi")]))
-    for i in range(40):
+    items.append(pod("pinned-0", "default", [container("svc", "1", "1Gi")],
+                     labels={"app": "pinned"},
+                     affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                         "nodeSelectorTerms": [{"matchFields": [
+                             {"key": "metadata.name", "operator": "In",
+                              "values": ["cpu-b-2"]}]}]}}}))
+    for i in range(24):
         items.append(pod(f"etl-{i}", "batch", [container("etl", random.choice(["2", "4", "6"]),
                                                           random.choice(["4Gi", "8Gi", "16Gi"]))],
                          labels={"app": "etl"}, priorityClassName="batch-low"))
-    for i in range(8):
+    for i in range(4):
         items.append(pod(f"huge-batch-{i}", "batch", [container("spark", "40", "64Gi")],
                          labels={"app": "spark"}, priorityClassName="batch-low"))
     a100_only = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -208,14 +214,8 @@ def workload():
         zone = ZONES[i % 3]
         items.append(pod(f"zonal-{i}", "default", [container("svc", "2", "4Gi")],
                          labels={"app": "zonal"}, nodeSelector={"topology.kubernetes.io/zone": zone}))
-    items.append(pod("pinned-0", "default", [container("svc", "1", "1Gi")],
-                     labels={"app": "pinned"},
-                     affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                         "nodeSelectorTerms": [{"matchFields": [
-                             {"key": "metadata.name", "operator": "In",
-                              "values": ["cpu-b-2"]}]}]}}}))
-    for i in range(60):
-        items.append(pod(f"worker-{i}", "batch", [container("worker", "500m", "512Mi")],
+    for i in range(40):
+        items.append(pod(f"worker-{i}", "batch", [container("worker", "250m", "512Mi")],
                          labels={"app": "worker"}))
     for i in range(5):
         items.append(pod(f"other-scheduler-{i}", "default", [container("svc", "100m", "128Mi")],

@@ -336,6 +336,7 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
   if (status.IsSuccess()) status = fw.RunBind(*state, *assumed, node);
   if (status.IsSuccess()) {
     (void)cache_->FinishBinding(assumed->key);
+    queue_->Done(assumed->key);
     fw.RunPostBind(*state, *assumed, node);
     {
       absl::MutexLock lock(&mu_);

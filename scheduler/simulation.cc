@@ -120,24 +120,6 @@ class SimulationObserver : public SchedulingObserver {
   std::vector<double> latencies_;
 };
 
-// Drives the scheduler until no pod can make progress: nothing in activeQ or backoffQ, no bind in
-// flight, no event undelivered. Backoff waits advance the virtual clock instead of sleeping.
-void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
-                       DeferredBindExecutor& binds, util::FakeClock& clock) {
-  for (;;) {
-    cluster.DeliverEvents();
-    scheduler.queue().FlushBackoffCompleted();
-    if (scheduler.ScheduleOne()) {
-      binds.RunPending();
-      continue;
-    }
-    if (binds.RunPending() > 0 || cluster.HasPendingEvents()) continue;
-    const auto next_backoff = scheduler.queue().NextBackoffExpiry();
-    if (!next_backoff.has_value()) return;
-    clock.Set(*next_backoff);
-  }
-}
-
 std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
   framework::Snapshot snapshot;
   scheduler.cache().UpdateSnapshot(&snapshot);
@@ -194,6 +176,22 @@ class UnusedBinder : public framework::PodBinder {
 };
 
 }  // namespace
+
+void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
+                       DeferredBindExecutor& binds, util::FakeClock& clock) {
+  for (;;) {
+    cluster.DeliverEvents();
+    scheduler.queue().FlushBackoffCompleted();
+    if (scheduler.ScheduleOne()) {
+      binds.RunPending();
+      continue;
+    }
+    if (binds.RunPending() > 0 || cluster.HasPendingEvents()) continue;
+    const auto next_backoff = scheduler.queue().NextBackoffExpiry();
+    if (!next_backoff.has_value()) return;
+    clock.Set(*next_backoff);
+  }
+}
 
 absl::Status CheckConfiguration(const config::Configuration& config) {
   UnusedBinder binder;
@@ -275,6 +273,8 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   report.problems = std::move(loaded.problems);
   report.pod = pod.Key();
   for (const auto& node : explanation.nodes) report.nodes.push_back(ToExplainedNode(node));
+  std::sort(report.nodes.begin(), report.nodes.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
   if (!explanation.pre_filter_status.IsSuccess()) {
     // PreFilter rejected the pod for every node: show that verdict on each node.
     for (auto& node : report.nodes) {

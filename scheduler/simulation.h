@@ -12,6 +12,9 @@
 #include "config/config.h"
 #include "scheduler/algorithm.h"
 #include "scheduler/api/decode.h"
+#include "scheduler/cluster/embedded_cluster.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/util/clock.h"
 
 namespace kubesched::scheduler {
 
@@ -54,6 +57,11 @@ struct SimulationReport {
   // Input objects that were bad and skipped (the CLI's exit code reflects them).
   std::vector<api::DecodeProblem> problems;
 };
+
+// Drives `scheduler` until no pod can make progress: nothing in activeQ or backoffQ, no bind in
+// flight, no event undelivered. Backoff waits advance the virtual clock instead of sleeping.
+void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
+                       DeferredBindExecutor& binds, util::FakeClock& clock);
 
 // Builds every profile's plugins once, so that a bad plugin arg is reported as a configuration
 // error before any input is read.

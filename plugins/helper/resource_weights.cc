@@ -18,7 +18,8 @@ absl::Status ValidateResourceWeights(std::string_view plugin, std::string_view p
     const std::string at = absl::StrCat(util::Absl(path), "[", i, "]");
     if (r.name.empty()) return ArgsError(plugin, absl::StrCat(at, ".name"), "must not be empty");
     if (!seen.insert(r.name).second) {
-      return ArgsError(plugin, absl::StrCat(at, ".name"), absl::StrCat("duplicate resource ", r.name));
+      return ArgsError(plugin, absl::StrCat(at, ".name"),
+                       absl::StrCat("duplicate resource ", r.name));
     }
     if (r.weight < 1 || r.weight > 100) {
       return ArgsError(plugin, absl::StrCat(at, ".weight"), "must be in 1..100");

@@ -19,12 +19,12 @@ std::vector<config::ResourceWeight> DefaultResourceWeights();
 absl::Status ValidateResourceWeights(std::string_view plugin, std::string_view path,
                                      const std::vector<config::ResourceWeight>& resources);
 
-// The amount of `id` that scoring uses for a pod or a node: cpu and memory with upstream's
-// non-zero defaults (when `non_zero`), everything else real.
-inline int64_t ScoringAmount(api::ResourceId id, bool non_zero, const api::ResourceList& real,
+// The amount of `id` that least/most-allocated style scoring uses for a pod or a node: cpu and
+// memory with upstream's non-zero defaults (100m / 200Mi for containers that list none), every
+// other resource real.
+inline int64_t NonZeroAmount(api::ResourceId id, const api::ResourceList& real,
                              const api::ResourceList& with_defaults) {
-  if (non_zero && (id == api::kCpu || id == api::kMemory)) return with_defaults.Get(id);
-  return real.Get(id);
+  return id == api::kCpu || id == api::kMemory ? with_defaults.Get(id) : real.Get(id);
 }
 
 }  // namespace kubesched::plugins::helper

@@ -105,8 +105,8 @@ void WeightAccumulator::AddExistingPod(const PodInfo& existing, const api::Label
 
 std::unique_ptr<PreScoreState> WeightAccumulator::TakeState() {
   auto state = std::make_unique<PreScoreState>();
-  for (const auto& [pair, weight] : scores_) {
-    const auto key = static_cast<api::Symbol>(pair >> 32);
+  for (const auto& entry : scores_) {
+    const auto key = static_cast<api::Symbol>(entry.first >> 32);
     if (std::find(state->topology_keys.begin(), state->topology_keys.end(), key) ==
         state->topology_keys.end()) {
       state->topology_keys.push_back(key);
@@ -132,8 +132,9 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod, const S
     const api::LabelSet& labels = NodeLabels(*node);
     if (labels.empty()) continue;  // no topology domain: nothing to add (and no Node object)
     const auto& pods = has_preferred ? node->pods() : node->pods_with_affinity();
-    for (const framework::PodInfoPtr& existing : pods)
+    for (const framework::PodInfoPtr& existing : pods) {
       accumulator.AddExistingPod(*existing, labels);
+    }
   }
   if (!accumulator.contributed()) return Status::Skip();
   state.Write(PreScoreKey(), accumulator.TakeState());

@@ -75,8 +75,7 @@ framework::PreFilterOutcome NodeAffinity::PreFilter(framework::CycleState& /*sta
                                                     const framework::PodInfo& pod,
                                                     const framework::Snapshot& /*snapshot*/) {
   const api::NodeSelector* required = PodRequired(pod.get());
-  if (required == nullptr && !added_required_.has_value() &&
-      pod.get().spec.node_selector.empty()) {
+  if (required == nullptr && !added_required_.has_value() && pod.get().spec.node_selector.empty()) {
     return {framework::Status::Skip(), {}};
   }
   if (required == nullptr || required->terms.empty()) return {};
@@ -142,7 +141,8 @@ namespace {
 absl::Status ValidateTerm(const api::NodeSelectorTerm& term, const std::string& path) {
   for (size_t i = 0; i < term.match_expressions.size(); ++i) {
     if (!term.match_expressions[i].valid) {
-      return helper::ArgsError(names::kNodeAffinity, absl::StrCat(path, ".matchExpressions[", i, "]"),
+      return helper::ArgsError(names::kNodeAffinity,
+                               absl::StrCat(path, ".matchExpressions[", i, "]"),
                                "invalid requirement");
     }
   }
@@ -159,11 +159,11 @@ absl::Status ValidateTerm(const api::NodeSelectorTerm& term, const std::string& 
 absl::Status ValidateAddedAffinity(const api::NodeAffinity& added) {
   if (added.required.has_value()) {
     for (size_t i = 0; i < added.required->terms.size(); ++i) {
-      auto status = ValidateTerm(
-          added.required->terms[i],
-          absl::StrCat("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                       "nodeSelectorTerms[",
-                       i, "]"));
+      auto status =
+          ValidateTerm(added.required->terms[i],
+                       absl::StrCat("addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                                    "nodeSelectorTerms[",
+                                    i, "]"));
       if (!status.ok()) return status;
     }
   }

@@ -30,7 +30,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::ScorePlugin,
                            public framework::ScoreNormalizer {
  public:
-  static constexpr std::string_view kReasonPod = "node(s) didn't match Pod's node affinity/selector";
+  static constexpr std::string_view kReasonPod =
+      "node(s) didn't match Pod's node affinity/selector";
   static constexpr std::string_view kReasonEnforced =
       "node(s) didn't match scheduler-enforced node affinity";
   static constexpr std::string_view kReasonConflict = "pod affinity terms conflict";
@@ -38,8 +39,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   explicit NodeAffinity(const config::NodeAffinityArgs& args);
 
   std::string_view Name() const override;
-  framework::PreFilterOutcome PreFilter(framework::CycleState& state,
-                                        const framework::PodInfo& pod,
+  framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;

@@ -18,8 +18,7 @@ class NodeName final : public framework::PreFilterPlugin, public framework::Filt
 
   std::string_view Name() const override;
   // Skip when the pod names no node.
-  framework::PreFilterOutcome PreFilter(framework::CycleState& state,
-                                        const framework::PodInfo& pod,
+  framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::Snapshot& snapshot) override;
   // UnschedulableAndUnresolvable kReason when spec.nodeName is set and differs from the node.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,

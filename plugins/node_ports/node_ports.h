@@ -20,8 +20,7 @@ class NodePorts final : public framework::PreFilterPlugin, public framework::Fil
 
   std::string_view Name() const override;
   // Skip when the pod asks for no host port.
-  framework::PreFilterOutcome PreFilter(framework::CycleState& state,
-                                        const framework::PodInfo& pod,
+  framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::Snapshot& snapshot) override;
   // Unschedulable kReason when any wanted port conflicts with one in use on the node; Error when
   // PreFilter did not run.

@@ -72,8 +72,8 @@ double EqualWeightStdDev(const Entries& entries, const framework::NodeInfo& node
   return std::sqrt(sum / count);
 }
 
-double WeightedStdDev(const Entries& entries, const framework::NodeInfo& node, double weighted_total,
-                      int64_t weight_sum) {
+double WeightedStdDev(const Entries& entries, const framework::NodeInfo& node,
+                      double weighted_total, int64_t weight_sum) {
   const double mean = weighted_total / static_cast<double>(weight_sum);
   double sum = 0;
   for (const Entry& e : entries) {

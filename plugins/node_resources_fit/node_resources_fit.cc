@@ -103,7 +103,8 @@ int64_t BrokenLinear(const std::vector<NodeResourcesFit::ShapePoint>& shape, int
     if (i == 0) return shape[0].score;
     const auto& lo = shape[i - 1];
     const auto& hi = shape[i];
-    return lo.score + (hi.score - lo.score) * (p - lo.utilization) / (hi.utilization - lo.utilization);
+    return lo.score +
+           (hi.score - lo.score) * (p - lo.utilization) / (hi.utilization - lo.utilization);
   }
   return shape.back().score;
 }
@@ -202,8 +203,7 @@ void BuildScoreEntries(const std::vector<NodeResourcesFit::ResourceWeight>& reso
                        const framework::PodInfo& pod, ScoreEntries* out) {
   for (const auto& r : resources) {
     if (r.id == api::kPods) continue;  // upstream has no allocatable/requested pair for pods
-    const int64_t request =
-        helper::ScoringAmount(r.id, /*non_zero=*/true, pod.requests, pod.non_zero_requests);
+    const int64_t request = helper::NonZeroAmount(r.id, pod.requests, pod.non_zero_requests);
     if (request == 0 && api::IsScalarResource(r.id)) continue;
     out->push_back({r.id, r.weight, request});
   }
@@ -236,31 +236,34 @@ int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInf
     const int64_t capacity = node.allocatable().Get(e.id);
     if (capacity == 0) continue;
     const int64_t requested =
-        helper::ScoringAmount(e.id, /*non_zero=*/true, node.requested(),
-                              node.non_zero_requested()) +
-        e.pod_request;
-    int64_t resource_score = 0;
-    switch (strategy_) {
-      case config::ScoringStrategyType::kLeastAllocated:
-        resource_score = LeastRequestedScore(requested, capacity);
-        break;
-      case config::ScoringStrategyType::kMostAllocated:
-        resource_score = MostRequestedScore(requested, capacity);
-        break;
-      case config::ScoringStrategyType::kRequestedToCapacityRatio:
-        resource_score = RatioResourceScore(shape_, requested, capacity);
-        // Upstream counts only resources with a positive score in the weighted mean.
-        if (resource_score <= 0) continue;
-        break;
+        helper::NonZeroAmount(e.id, node.requested(), node.non_zero_requested()) + e.pod_request;
+    const int64_t resource_score = ResourceScore(requested, capacity);
+    // RequestedToCapacityRatio counts only resources with a positive score in the weighted mean.
+    if (strategy_ == config::ScoringStrategyType::kRequestedToCapacityRatio &&
+        resource_score <= 0) {
+      continue;
     }
     node_score += resource_score * e.weight;
     weight_sum += e.weight;
   }
   if (weight_sum == 0) return 0;
   if (strategy_ == config::ScoringStrategyType::kRequestedToCapacityRatio) {
+    // Rounded half away from zero, as Go's math.Round.
     return std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum));
   }
   return node_score / weight_sum;
+}
+
+int64_t NodeResourcesFit::ResourceScore(int64_t requested, int64_t capacity) const {
+  switch (strategy_) {
+    case config::ScoringStrategyType::kLeastAllocated:
+      return LeastRequestedScore(requested, capacity);
+    case config::ScoringStrategyType::kMostAllocated:
+      return MostRequestedScore(requested, capacity);
+    case config::ScoringStrategyType::kRequestedToCapacityRatio:
+      return RatioResourceScore(shape_, requested, capacity);
+  }
+  return 0;
 }
 
 // ---------------------------------------------------------------------------------------------

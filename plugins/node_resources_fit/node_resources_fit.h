@@ -47,8 +47,7 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
 
   std::string_view Name() const override;
   // Never skips: "Too many pods" applies to every pod.
-  framework::PreFilterOutcome PreFilter(framework::CycleState& state,
-                                        const framework::PodInfo& pod,
+  framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::Snapshot& snapshot) override;
   // Error when PreFilter did not run.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
@@ -75,6 +74,8 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
  private:
   // Whether the filter ignores this resource (string look-ups: PreFilter only).
   bool IsIgnored(api::ResourceId id) const;
+  // One resource's 0..100 score under the configured strategy.
+  int64_t ResourceScore(int64_t requested, int64_t capacity) const;
 
   absl::flat_hash_set<std::string> ignored_resources_;
   absl::flat_hash_set<std::string> ignored_groups_;

@@ -18,7 +18,8 @@ inline bool ParseInt64(std::string_view text, int64_t* out) {
   }
   if (text.empty()) return false;
   // Accumulate the magnitude as unsigned so that INT64_MIN parses without overflow.
-  const uint64_t limit = negative ? uint64_t{1} << 63 : uint64_t{std::numeric_limits<int64_t>::max()};
+  const uint64_t limit =
+      negative ? uint64_t{1} << 63 : uint64_t{std::numeric_limits<int64_t>::max()};
   uint64_t value = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return false;

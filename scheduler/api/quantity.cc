@@ -33,14 +33,22 @@ struct SuffixEntry {
 };
 
 constexpr std::array<SuffixEntry, 16> kSuffixes = {{
-    {"", {Quantity::Format::kDecimalSI, 0}},   {"n", {Quantity::Format::kDecimalSI, -9}},
-    {"u", {Quantity::Format::kDecimalSI, -6}}, {"m", {Quantity::Format::kDecimalSI, -3}},
-    {"k", {Quantity::Format::kDecimalSI, 3}},  {"M", {Quantity::Format::kDecimalSI, 6}},
-    {"G", {Quantity::Format::kDecimalSI, 9}},  {"T", {Quantity::Format::kDecimalSI, 12}},
-    {"P", {Quantity::Format::kDecimalSI, 15}}, {"E", {Quantity::Format::kDecimalSI, 18}},
-    {"Ki", {Quantity::Format::kBinarySI, 1}},  {"Mi", {Quantity::Format::kBinarySI, 2}},
-    {"Gi", {Quantity::Format::kBinarySI, 3}},  {"Ti", {Quantity::Format::kBinarySI, 4}},
-    {"Pi", {Quantity::Format::kBinarySI, 5}},  {"Ei", {Quantity::Format::kBinarySI, 6}},
+    {"", {Quantity::Format::kDecimalSI, 0}},
+    {"n", {Quantity::Format::kDecimalSI, -9}},
+    {"u", {Quantity::Format::kDecimalSI, -6}},
+    {"m", {Quantity::Format::kDecimalSI, -3}},
+    {"k", {Quantity::Format::kDecimalSI, 3}},
+    {"M", {Quantity::Format::kDecimalSI, 6}},
+    {"G", {Quantity::Format::kDecimalSI, 9}},
+    {"T", {Quantity::Format::kDecimalSI, 12}},
+    {"P", {Quantity::Format::kDecimalSI, 15}},
+    {"E", {Quantity::Format::kDecimalSI, 18}},
+    {"Ki", {Quantity::Format::kBinarySI, 1}},
+    {"Mi", {Quantity::Format::kBinarySI, 2}},
+    {"Gi", {Quantity::Format::kBinarySI, 3}},
+    {"Ti", {Quantity::Format::kBinarySI, 4}},
+    {"Pi", {Quantity::Format::kBinarySI, 5}},
+    {"Ei", {Quantity::Format::kBinarySI, 6}},
 }};
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -153,14 +161,22 @@ void Significand(std::string_view int_part, std::string_view frac_part, std::str
 
 std::string_view DecimalSuffix(int exponent) {
   switch (exponent) {
-    case -3: return "m";
-    case 3: return "k";
-    case 6: return "M";
-    case 9: return "G";
-    case 12: return "T";
-    case 15: return "P";
-    case 18: return "E";
-    default: return "";
+    case -3:
+      return "m";
+    case 3:
+      return "k";
+    case 6:
+      return "M";
+    case 9:
+      return "G";
+    case 12:
+      return "T";
+    case 15:
+      return "P";
+    case 18:
+      return "E";
+    default:
+      return "";
   }
 }
 

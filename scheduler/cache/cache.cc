@@ -99,7 +99,8 @@ struct Cache::Impl {
     item->info.AddPod(pod, NextGeneration());
     MoveToHead(item);
     if (is_assumed) assumed.insert(pod->key);
-    pods[pod->key] = PodState{std::move(pod), node, is_assumed};
+    std::string key = pod->key;  // read before the move below
+    pods[std::move(key)] = PodState{std::move(pod), node, is_assumed};
   }
 
   absl::Status RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {

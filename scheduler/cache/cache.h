@@ -65,8 +65,8 @@ class Cache {
 
   // What the last UpdateSnapshot did, for tests and metrics.
   struct SnapshotUpdateStats {
-    size_t nodes_copied = 0;   // NodeInfos copied into the snapshot
-    size_t nodes_removed = 0;  // NodeInfos dropped from the snapshot (node deleted)
+    size_t nodes_copied = 0;     // NodeInfos copied into the snapshot
+    size_t nodes_removed = 0;    // NodeInfos dropped from the snapshot (node deleted)
     bool lists_rebuilt = false;  // nodes() / affinity lists recomputed (O(nodes) pointer writes)
   };
   SnapshotUpdateStats LastSnapshotUpdate() const;

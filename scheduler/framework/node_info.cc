@@ -78,7 +78,10 @@ void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation
 void NodeInfo::ClearNode(int64_t generation) {
   // The name stays: the pods still on this node keep naming it.
   node_.reset();
-  allocatable_ = api::ResourceList();
+  // Copy-assigned from a named empty list: move-assigning a temporary InlinedVector trips a
+  // false -Wuninitialized in GCC 12.
+  static const api::ResourceList kNone;
+  allocatable_ = kNone;
   generation_ = generation;
 }
 

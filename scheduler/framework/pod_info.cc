@@ -71,8 +71,9 @@ bool AffinityTerm::Matches(const api::Pod& pod, const api::LabelSet* namespace_l
   bool namespace_matches = namespaces.contains(pod.meta.namespace_symbol);
   if (!namespace_matches && namespace_selector.has_value()) {
     // An empty selector selects every namespace, even one whose labels are unknown.
-    namespace_matches = namespace_selector->empty() ||
-                        (namespace_labels != nullptr && namespace_selector->Matches(*namespace_labels));
+    namespace_matches =
+        namespace_selector->empty() ||
+        (namespace_labels != nullptr && namespace_selector->Matches(*namespace_labels));
   }
   return namespace_matches && selector->Matches(pod.meta.labels);
 }

@@ -17,10 +17,8 @@ bool Eq(const std::optional<T>& a, const std::optional<T>& b);
 
 // Types that already compare with ==.
 template <typename T>
-  requires std::equality_comparable<T>
-bool Eq(const T& a, const T& b) {
-  return a == b;
-}
+requires std::equality_comparable<T>
+bool Eq(const T& a, const T& b) { return a == b; }
 
 bool Eq(const api::Requirement& a, const api::Requirement& b) {
   return std::tie(a.key, a.op, a.values, a.number, a.valid) ==
@@ -52,8 +50,7 @@ bool Eq(const api::NodeAffinity& a, const api::NodeAffinity& b) {
 bool Eq(const api::PodAffinityTerm& a, const api::PodAffinityTerm& b) {
   return Eq(a.label_selector, b.label_selector) && a.namespaces == b.namespaces &&
          Eq(a.namespace_selector, b.namespace_selector) && a.topology_key == b.topology_key &&
-         a.match_label_keys == b.match_label_keys &&
-         a.mismatch_label_keys == b.mismatch_label_keys;
+         a.match_label_keys == b.match_label_keys && a.mismatch_label_keys == b.mismatch_label_keys;
 }
 
 bool Eq(const api::WeightedPodAffinityTerm& a, const api::WeightedPodAffinityTerm& b) {

@@ -124,8 +124,8 @@ struct BackoffOrder {
 // nothing in particular.
 bool HelpedByAssignedPod(const QueuedPodInfo& info) {
   const auto& plugins = info.unschedulable_plugins;
-  return plugins.empty() || std::find(plugins.begin(), plugins.end(), kInterPodAffinity) !=
-                                plugins.end();
+  return plugins.empty() ||
+         std::find(plugins.begin(), plugins.end(), kInterPodAffinity) != plugins.end();
 }
 
 // A popped pod not yet handed back. Changes that arrive meanwhile are kept here and applied when
@@ -452,8 +452,7 @@ void SchedulingQueue::Impl::UpdateNomination(const PodInfoPtr& pod) {
 
 void SchedulingQueue::AddNominatedPod(framework::PodInfoPtr pod, const std::string& node_name) {
   absl::MutexLock lock(&impl_->mu);
-  const std::string node =
-      node_name.empty() ? pod->get().status.nominated_node_name : node_name;
+  const std::string node = node_name.empty() ? pod->get().status.nominated_node_name : node_name;
   if (node.empty()) return;
   impl_->Nominate(std::move(pod), node);
 }

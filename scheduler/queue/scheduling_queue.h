@@ -48,6 +48,10 @@ struct QueueOptions {
 // max), and the unschedulable set (moved back by cluster events, flushed after
 // max_in_unschedulable). Also tracks nominated pods per node.
 //
+// In flight: a popped pod stays known until AddUnschedulable / AddBackoff / Done / Delete. Add of
+// it is ignored; an Update is kept and applied when it comes back (then via backoffQ); a Delete
+// makes its return a no-op, so a deleted pod is never queued again.
+//
 // Threads: shared by informer threads (Add/Update/Delete/MoveAll) and the scheduling thread
 // (Pop/AddUnschedulable). One mutex guards everything; no call blocks except PopWait.
 class SchedulingQueue {

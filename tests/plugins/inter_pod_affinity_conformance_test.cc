@@ -99,8 +99,11 @@ std::unique_ptr<plugins::InterPodAffinity> MakePlugin(const rapidjson::Value& te
   REQUIRE(args.ok());
   auto plugin = plugins::NewInterPodAffinity(*args, plugins::PluginHandle{});
   REQUIRE(plugin.ok());
-  return std::unique_ptr<plugins::InterPodAffinity>(
-      static_cast<plugins::InterPodAffinity*>(plugin->release()));
+  // Plugin is a virtual base, so only dynamic_cast reaches the concrete type.
+  auto* concrete = dynamic_cast<plugins::InterPodAffinity*>(plugin->get());
+  REQUIRE(concrete != nullptr);
+  plugin->release();
+  return std::unique_ptr<plugins::InterPodAffinity>(concrete);
 }
 
 bool ExpectsSkip(const rapidjson::Value& expect, const char* field) {

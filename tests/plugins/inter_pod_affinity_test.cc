@@ -96,8 +96,11 @@ class Cluster {
 std::unique_ptr<plugins::InterPodAffinity> MakePlugin(config::InterPodAffinityArgs args = {}) {
   auto plugin = plugins::NewInterPodAffinity(args, plugins::PluginHandle{});
   REQUIRE(plugin.ok());
-  return std::unique_ptr<plugins::InterPodAffinity>(
-      static_cast<plugins::InterPodAffinity*>(plugin->release()));
+  // Plugin is a virtual base, so only dynamic_cast reaches the concrete type.
+  auto* concrete = dynamic_cast<plugins::InterPodAffinity*>(plugin->get());
+  REQUIRE(concrete != nullptr);
+  plugin->release();
+  return std::unique_ptr<plugins::InterPodAffinity>(concrete);
 }
 
 // PreFilter (must not skip) then Filter on each named node; "pass" or the status message.

@@ -1,0 +1,111 @@
+// kubesched_bench: runs scheduler_perf-like workloads through `simulate` and prints one table.
+//
+//   kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]
+//
+// Each workload is generated into a temporary directory (or DIR), then simulated N times; the
+// table shows the median run by pods/s.
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench/workloads.h"
+#include "config/config.h"
+#include "scheduler/simulation.h"
+
+namespace {
+
+struct Options {
+  std::string workload;  // empty = all
+  int runs = 3;
+  int threads = 0;
+  std::string keep_dir;
+};
+
+bool ParseArgs(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (arg == "--workload") {
+      options->workload = value();
+    } else if (arg == "--runs") {
+      options->runs = std::max(1, std::atoi(value().c_str()));
+    } else if (arg == "--threads") {
+      options->threads = std::atoi(value().c_str());
+    } else if (arg == "--keep") {
+      options->keep_dir = value();
+    } else {
+      std::cerr << "usage: kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]\n"
+                << "workloads:";
+      for (const auto& w : kubesched::bench::Workloads()) std::cerr << " " << w.name;
+      std::cerr << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+double PeakRssMiB() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (!ParseArgs(argc, argv, &options)) return 2;
+  namespace fs = std::filesystem;
+  const fs::path dir = options.keep_dir.empty()
+                           ? fs::temp_directory_path() / ("kubesched-bench-" + std::to_string(getpid()))
+                           : fs::path(options.keep_dir);
+  fs::create_directories(dir);
+  const auto config = kubesched::config::DefaultConfiguration();
+
+  std::printf("%-28s %6s %7s %10s %10s %10s %10s %9s\n", "workload", "nodes", "pods", "pods/s",
+              "p50 (us)", "p90 (us)", "p99 (us)", "RSS MiB");
+  bool any = false;
+  for (const auto& spec : kubesched::bench::Workloads()) {
+    if (!options.workload.empty() && spec.name != options.workload) continue;
+    any = true;
+    const auto files = kubesched::bench::Generate(spec, dir.string());
+    std::vector<kubesched::scheduler::SimulationReport> reports;
+    for (int run = 0; run < options.runs; ++run) {
+      kubesched::scheduler::SimulationInput input{files.cluster_path, files.workload_path, 1,
+                                                  options.threads};
+      auto report = kubesched::scheduler::RunSimulation(input, config);
+      if (!report.ok()) {
+        std::cerr << spec.name << ": " << report.status().message() << "\n";
+        return 1;
+      }
+      if (report->scheduled != spec.measured_pods) {
+        std::cerr << spec.name << ": only " << report->scheduled << " of " << spec.measured_pods
+                  << " pods were scheduled\n";
+        return 1;
+      }
+      reports.push_back(std::move(*report));
+    }
+    std::sort(reports.begin(), reports.end(), [](const auto& a, const auto& b) {
+      return a.pods_per_second < b.pods_per_second;
+    });
+    const auto& median = reports[reports.size() / 2];
+    std::printf("%-28s %6d %7d %10.0f %10.1f %10.1f %10.1f %9.0f\n", spec.name.c_str(), spec.nodes,
+                spec.measured_pods, median.pods_per_second, median.attempt_latency.p50 * 1e6,
+                median.attempt_latency.p90 * 1e6, median.attempt_latency.p99 * 1e6, PeakRssMiB());
+    std::fflush(stdout);
+  }
+  if (options.keep_dir.empty()) fs::remove_all(dir);
+  if (!any) {
+    std::cerr << "unknown workload \"" << options.workload << "\"\n";
+    return 2;
+  }
+  return 0;
+}

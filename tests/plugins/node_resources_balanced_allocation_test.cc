@@ -1,0 +1,212 @@
+// NodeResourcesBalancedAllocation: upstream's scores with equal weights, GPU-weighted balancing,
+// the resources left out of the deviation, PreScore skipping and args validation.
+
+#include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/plugins/plugin_fixture.h"
+
+namespace kubesched {
+namespace {
+
+using framework::CycleState;
+using plugin_testing::Cluster;
+using plugin_testing::Info;
+using plugin_testing::NodeBuilder;
+using plugin_testing::PodBuilder;
+using plugin_testing::Unwrap;
+using Scores = std::map<std::string, int64_t>;
+
+std::unique_ptr<plugins::NodeResourcesBalancedAllocation> MakeBalanced(
+    std::vector<config::ResourceWeight> resources = {{"cpu", 1}, {"memory", 1}}) {
+  config::BalancedAllocationArgs args;
+  args.resources = std::move(resources);
+  return Unwrap<plugins::NodeResourcesBalancedAllocation>(
+      plugins::NewNodeResourcesBalancedAllocation(args, {}));
+}
+
+std::optional<Scores> ScoreAll(plugins::NodeResourcesBalancedAllocation& plugin, Cluster& cluster,
+                               const PodBuilder& pod) {
+  return plugin_testing::ScoreAll(plugin, cluster.Build(), *Info(pod));
+}
+
+PodBuilder TwoContainers(const std::string& name) {
+  return PodBuilder(name)
+      .Container({{"cpu", "1000m"}, {"memory", "2000"}})
+      .Container({{"cpu", "2000m"}, {"memory", "3000"}});
+}
+
+// Upstream's TestNodeResourcesBalancedAllocation cluster: node1 hosts cpu-only pods, node2 pods
+// with cpu and memory.
+Cluster& UpstreamCluster(Cluster& cluster, const std::string& node2_memory) {
+  return cluster.Node(NodeBuilder("node1").Capacity({{"cpu", "10000m"}, {"memory", "20000"}}))
+      .Node(NodeBuilder("node2").Capacity({{"cpu", "10000m"}, {"memory", node2_memory}}))
+      .Pod("node1", PodBuilder("a")
+                        .Container({{"cpu", "1000m"}, {"memory", "0"}})
+                        .Container({{"cpu", "2000m"}, {"memory", "0"}}))
+      .Pod("node2", TwoContainers("b"));
+}
+
+TEST_CASE("balanced allocation reproduces upstream's scores with equal weights",
+          "[plugins][balancedallocation]") {
+  struct Case {
+    std::string name;
+    std::string node2_memory;
+    std::vector<config::ResourceWeight> resources;
+    Scores want;
+  };
+  const std::vector<Case> cases = {
+      {"pods scheduled with resources",
+       "20000",
+       {{"cpu", 1}, {"memory", 1}},
+       {{"node1", 82}, {"node2", 95}}},
+      {"differently sized nodes",
+       "50000",
+       {{"cpu", 1}, {"memory", 1}},
+       {{"node1", 82}, {"node2", 80}}},
+      {"equal weights other than 1 change nothing",
+       "20000",
+       {{"cpu", 7}, {"memory", 7}},
+       {{"node1", 82}, {"node2", 95}}},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      Cluster cluster;
+      UpstreamCluster(cluster, c.node2_memory);
+      auto plugin = MakeBalanced(c.resources);
+      CHECK(ScoreAll(*plugin, cluster, TwoContainers("incoming")) == c.want);
+    }
+  }
+}
+
+// Node "packed" would be balanced on cpu and memory but is full on GPUs; node "mixed" is uneven
+// on cpu and memory but half full on GPUs. Fractions after placing the pod:
+//   packed: cpu 0.5, memory 0.5, gpu 1.0;  mixed: cpu 0.84, memory 0.16, gpu 0.5.
+Cluster& GpuCluster(Cluster& cluster) {
+  return cluster
+      .Node(NodeBuilder("packed").Capacity(
+          {{"cpu", "20"}, {"memory", "20"}, {"nvidia.com/gpu", "2"}}))
+      .Node(NodeBuilder("mixed").Capacity(
+          {{"cpu", "50"}, {"memory", "125"}, {"nvidia.com/gpu", "4"}}))
+      .Pod("mixed", PodBuilder("busy").Container({{"cpu", "32"}, {"memory", "10"}}));
+}
+
+PodBuilder GpuPod() {
+  return PodBuilder("trainer").Container(
+      {{"cpu", "10"}, {"memory", "10"}, {"nvidia.com/gpu", "2"}});
+}
+
+TEST_CASE("weighting the GPU three times changes the preferred node",
+          "[plugins][balancedallocation]") {
+  SECTION("with equal weights the node balanced on cpu and memory wins") {
+    Cluster cluster;
+    auto plugin = MakeBalanced({{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}});
+    CHECK(ScoreAll(*plugin, GpuCluster(cluster), GpuPod()) ==
+          Scores{{"packed", 76}, {"mixed", 72}});
+  }
+  SECTION("with the GPU weighted 3 the node balanced around its GPU use wins") {
+    Cluster cluster;
+    auto plugin = MakeBalanced({{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 3}});
+    CHECK(ScoreAll(*plugin, GpuCluster(cluster), GpuPod()) ==
+          Scores{{"packed", 75}, {"mixed", 78}});
+  }
+}
+
+TEST_CASE("balanced allocation leaves resources out of the deviation as upstream",
+          "[plugins][balancedallocation]") {
+  const std::vector<config::ResourceWeight> with_gpu = {
+      {"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
+  SECTION("a GPU the pod does not request is dropped") {
+    // cpu 0.5, memory 0.25 only: |0.5 - 0.25| / 2 = 0.125 -> 87.
+    Cluster cluster;
+    cluster.Node(
+        NodeBuilder("n").Capacity({{"cpu", "4"}, {"memory", "8"}, {"nvidia.com/gpu", "8"}}));
+    auto plugin = MakeBalanced(with_gpu);
+    CHECK(ScoreAll(*plugin, cluster, PodBuilder("p").Container({{"cpu", "2"}, {"memory", "2"}})) ==
+          Scores{{"n", 87}});
+  }
+  SECTION("a resource the node has none of is dropped") {
+    // gpu is requested but the node has none: cpu 0.5, memory 0.25 -> 87.
+    Cluster cluster;
+    cluster.Node(NodeBuilder("n").Capacity({{"cpu", "4"}, {"memory", "8"}}));
+    auto plugin = MakeBalanced(with_gpu);
+    const auto pod =
+        PodBuilder("p").Container({{"cpu", "2"}, {"memory", "2"}, {"nvidia.com/gpu", "1"}});
+    CHECK(ScoreAll(*plugin, cluster, pod) == Scores{{"n", 87}});
+  }
+  SECTION("fractions are capped at 1") {
+    // cpu 3/2 -> 1, memory 0.5: 0.25 -> 75.
+    Cluster cluster;
+    cluster.Node(NodeBuilder("n").Capacity({{"cpu", "2"}, {"memory", "8"}}));
+    CHECK(ScoreAll(*MakeBalanced(), cluster,
+                   PodBuilder("p").Container({{"cpu", "3"}, {"memory", "4"}})) ==
+          Scores{{"n", 75}});
+  }
+  SECTION("real requests are used, not the non-zero defaults") {
+    // memory is not listed: 0, not 200Mi. cpu 0.5, memory 0 -> 75.
+    Cluster cluster;
+    cluster.Node(NodeBuilder("n").Capacity({{"cpu", "2"}, {"memory", "1Gi"}}));
+    CHECK(ScoreAll(*MakeBalanced(), cluster, PodBuilder("p").Container({{"cpu", "1"}})) ==
+          Scores{{"n", 75}});
+  }
+}
+
+TEST_CASE("balanced allocation skips pods that request none of its resources",
+          "[plugins][balancedallocation]") {
+  Cluster cluster;
+  cluster.Node(NodeBuilder("n").Capacity({{"cpu", "4"}, {"memory", "8"}, {"nvidia.com/gpu", "8"}}));
+  auto plugin = MakeBalanced();
+  CHECK_FALSE(ScoreAll(*plugin, cluster, PodBuilder("empty")).has_value());
+  CHECK_FALSE(ScoreAll(*plugin, cluster, PodBuilder("defaults-only").Container({})).has_value());
+  CHECK_FALSE(
+      ScoreAll(*plugin, cluster, PodBuilder("gpu-only").Container({{"nvidia.com/gpu", "1"}}))
+          .has_value());
+}
+
+TEST_CASE("balanced allocation scores without PreScore", "[plugins][balancedallocation]") {
+  Cluster cluster;
+  const auto& snapshot =
+      cluster.Node(NodeBuilder("n").Capacity({{"cpu", "4"}, {"memory", "8"}})).Build();
+  CycleState state;
+  const auto pod = Info(PodBuilder("p").Container({{"cpu", "2"}, {"memory", "2"}}));
+  CHECK(MakeBalanced()->Score(state, *pod, *snapshot.Get("n")) == 87);
+}
+
+TEST_CASE("balanced allocation args are validated with the field named",
+          "[plugins][balancedallocation]") {
+  struct Case {
+    std::string name;
+    config::PluginArgs args;
+    std::string message;
+  };
+  const auto weights = [](std::vector<config::ResourceWeight> resources) {
+    config::BalancedAllocationArgs args;
+    args.resources = std::move(resources);
+    return config::PluginArgs(args);
+  };
+  const std::vector<Case> cases = {
+      {"zero weight", weights({{"cpu", 1}, {"memory", 0}}),
+       "NodeResourcesBalancedAllocation: resources[1].weight: must be in 1..100"},
+      {"duplicate", weights({{"cpu", 1}, {"cpu", 1}}),
+       "NodeResourcesBalancedAllocation: resources[1].name: duplicate resource cpu"},
+      {"empty name", weights({{"", 1}}),
+       "NodeResourcesBalancedAllocation: resources[0].name: must not be empty"},
+      {"args of another plugin", config::NodeAffinityArgs{},
+       "NodeResourcesBalancedAllocation: args: wrong args type for this plugin"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      const auto made = plugins::NewNodeResourcesBalancedAllocation(c.args, {});
+      REQUIRE_FALSE(made.ok());
+      CHECK(made.status().code() == absl::StatusCode::kInvalidArgument);
+      CHECK(std::string(made.status().message()) == c.message);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kubesched

@@ -1,0 +1,266 @@
+// The scheduler cache: assumed pods (confirm, forget, expiry), placeholders for unknown nodes and
+// the incremental snapshot.
+
+#include "scheduler/cache/cache.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/testing/builders.h"
+
+namespace kubesched {
+namespace {
+
+using cache::Cache;
+using framework::MakePodInfo;
+using framework::PodInfoPtr;
+using framework::Snapshot;
+using testing::Labels;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+PodInfoPtr Pod(const std::string& name, const std::string& node, const std::string& cpu = "1") {
+  return MakePodInfo(PodBuilder(name).NodeName(node).Container({{"cpu", cpu}}).Ptr(), 0);
+}
+
+// A cache with nodes n1..n<count>, each with 8 cpus.
+struct Fixture {
+  explicit Fixture(int count = 2) {
+    for (int i = 1; i <= count; ++i) {
+      cache.AddNode(NodeBuilder(absl::StrCat("n", i)).Capacity({{"cpu", "8"}}).Ptr());
+    }
+  }
+  // cpu requested on `node` in a freshly updated snapshot, -1 if the node is not there.
+  int64_t RequestedCpu(const std::string& node) {
+    cache.UpdateSnapshot(&snapshot);
+    const framework::NodeInfo* info = snapshot.Get(node);
+    return info == nullptr ? -1 : info->requested().Get(api::kCpu);
+  }
+
+  util::FakeClock clock;
+  Cache cache{&clock, absl::Seconds(30)};
+  Snapshot snapshot;
+};
+
+TEST_CASE("an assumed pod counts on its node at once", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  CHECK(f.RequestedCpu("n1") == 1000);
+  CHECK(f.cache.IsAssumed("default/p"));
+  CHECK(f.cache.AssumedCount() == 1);
+}
+
+TEST_CASE("assuming a pod that is already cached is AlreadyExists", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  CHECK(absl::IsAlreadyExists(f.cache.AssumePod(Pod("p", "n2"))));
+  CHECK(f.RequestedCpu("n2") == 0);
+}
+
+TEST_CASE("assuming a pod without a node is InvalidArgument", "[core]") {
+  Fixture f;
+  CHECK(absl::IsInvalidArgument(f.cache.AssumePod(MakePodInfo(PodBuilder("p").Ptr(), 0))));
+}
+
+TEST_CASE("adding an assumed pod confirms it in place", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  CHECK_FALSE(f.cache.IsAssumed("default/p"));
+  CHECK(f.cache.PodCount() == 1);
+  CHECK(f.RequestedCpu("n1") == 1000);
+}
+
+TEST_CASE("confirming an assumed pod on another node moves it there", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  REQUIRE(f.cache.AddPod(Pod("p", "n2")).ok());
+  CHECK(f.RequestedCpu("n1") == 0);
+  CHECK(f.RequestedCpu("n2") == 1000);
+  CHECK(f.cache.NodeOfPod("default/p") == "n2");
+}
+
+TEST_CASE("adding a bound pod twice is AlreadyExists", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  CHECK(absl::IsAlreadyExists(f.cache.AddPod(Pod("p", "n1"))));
+  CHECK(f.RequestedCpu("n1") == 1000);
+}
+
+TEST_CASE("forgetting an assumed pod frees its node", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  REQUIRE(f.cache.ForgetPod("default/p").ok());
+  CHECK(f.RequestedCpu("n1") == 0);
+  CHECK(f.cache.PodCount() == 0);
+  CHECK(f.cache.GetPod("default/p") == nullptr);
+}
+
+TEST_CASE("only assumed pods can be forgotten", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("bound", "n1")).ok());
+  CHECK(absl::IsFailedPrecondition(f.cache.ForgetPod("default/bound")));
+  CHECK(absl::IsNotFound(f.cache.ForgetPod("default/missing")));
+  CHECK(f.RequestedCpu("n1") == 1000);
+}
+
+TEST_CASE("an assumed pod expires only after its binding finished and the ttl passed", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  f.clock.Advance(absl::Minutes(5));
+  CHECK(f.cache.CleanupExpiredAssumedPods().empty());  // bind still in flight
+  REQUIRE(f.cache.FinishBinding("default/p").ok());
+  f.clock.Advance(absl::Seconds(29));
+  CHECK(f.cache.CleanupExpiredAssumedPods().empty());
+  f.clock.Advance(absl::Seconds(2));
+  CHECK(f.cache.CleanupExpiredAssumedPods() == std::vector<std::string>{"default/p"});
+  CHECK(f.cache.PodCount() == 0);
+  CHECK(f.RequestedCpu("n1") == 0);
+}
+
+TEST_CASE("a confirmed pod never expires", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  REQUIRE(f.cache.FinishBinding("default/p").ok());  // the watch beat the bind call
+  f.clock.Advance(absl::Hours(1));
+  CHECK(f.cache.CleanupExpiredAssumedPods().empty());
+  CHECK(f.cache.PodCount() == 1);
+}
+
+TEST_CASE("updating a pod replaces its requests", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "n1", "1")).ok());
+  REQUIRE(f.cache.UpdatePod(Pod("p", "n1", "3")).ok());
+  CHECK(f.RequestedCpu("n1") == 3000);
+}
+
+TEST_CASE("removing a pod frees its node and unknown pods are NotFound", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  REQUIRE(f.cache.RemovePod("default/p").ok());
+  CHECK(f.RequestedCpu("n1") == 0);
+  CHECK(absl::IsNotFound(f.cache.RemovePod("default/p")));
+}
+
+TEST_CASE("a pod on an unknown node makes a placeholder that the snapshot leaves out", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "later")).ok());
+  CHECK(f.RequestedCpu("later") == -1);
+  CHECK(f.snapshot.nodes().size() == 2);
+  CHECK(f.cache.NodeCount() == 2);
+  f.cache.AddNode(NodeBuilder("later").Capacity({{"cpu", "8"}}).Ptr());
+  CHECK(f.RequestedCpu("later") == 1000);  // the pod was kept for it
+  CHECK(f.snapshot.nodes().size() == 3);
+}
+
+TEST_CASE("a removed node disappears from the snapshot", "[core]") {
+  Fixture f(3);
+  f.cache.UpdateSnapshot(&f.snapshot);
+  f.cache.RemoveNode("n2");
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.cache.LastSnapshotUpdate().nodes_removed == 1);
+  CHECK(f.snapshot.Get("n2") == nullptr);
+  CHECK(f.snapshot.nodes().size() == 2);
+  CHECK(f.cache.NodeCount() == 2);
+}
+
+TEST_CASE("a removed node that still has pods leaves the snapshot but keeps its pods", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  f.cache.RemoveNode("n1");
+  CHECK(f.RequestedCpu("n1") == -1);
+  CHECK(f.snapshot.nodes().size() == 1);
+  CHECK(f.cache.NodeOfPod("default/p") == "n1");
+  REQUIRE(f.cache.RemovePod("default/p").ok());  // the placeholder goes with its last pod
+  CHECK(f.cache.PodCount() == 0);
+}
+
+TEST_CASE("a snapshot update after one assume copies exactly one node", "[core]") {
+  Fixture f(50);
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.cache.LastSnapshotUpdate().nodes_copied == 50);
+  REQUIRE(f.cache.AssumePod(Pod("p", "n17")).ok());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  const auto stats = f.cache.LastSnapshotUpdate();
+  CHECK(stats.nodes_copied == 1);
+  CHECK(stats.nodes_removed == 0);
+  CHECK_FALSE(stats.lists_rebuilt);
+  CHECK(f.snapshot.Get("n17")->requested().Get(api::kCpu) == 1000);
+}
+
+TEST_CASE("a snapshot update without changes copies nothing", "[core]") {
+  Fixture f(5);
+  f.cache.UpdateSnapshot(&f.snapshot);
+  const int64_t generation = f.snapshot.generation();
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.cache.LastSnapshotUpdate().nodes_copied == 0);
+  CHECK(f.snapshot.generation() == generation);
+}
+
+TEST_CASE("snapshot NodeInfos are updated in place", "[core]") {
+  Fixture f;
+  f.cache.UpdateSnapshot(&f.snapshot);
+  const framework::NodeInfo* n1 = f.snapshot.Get("n1");
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  f.cache.AddNode(NodeBuilder("n3").Ptr());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.snapshot.Get("n1") == n1);
+  CHECK(n1->pods().size() == 1);
+}
+
+TEST_CASE("a second snapshot catches up from its own generation", "[core]") {
+  Fixture f(3);
+  f.cache.UpdateSnapshot(&f.snapshot);
+  REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
+  Snapshot fresh;
+  f.cache.UpdateSnapshot(&fresh);
+  CHECK(f.cache.LastSnapshotUpdate().nodes_copied == 3);
+  CHECK(fresh.nodes().size() == 3);
+  CHECK(fresh.Get("n1")->pods().size() == 1);
+}
+
+TEST_CASE("a first pod with affinity puts its node into the affinity lists", "[core]") {
+  Fixture f;
+  f.cache.UpdateSnapshot(&f.snapshot);
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{};
+  term.topology_key = api::Intern("kubernetes.io/hostname");
+  api::Affinity affinity;
+  affinity.pod_anti_affinity.emplace().required.push_back(term);
+  REQUIRE(f.cache.AssumePod(MakePodInfo(PodBuilder("p").NodeName("n2").Affinity(affinity).Ptr(), 0))
+              .ok());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.cache.LastSnapshotUpdate().lists_rebuilt);
+  REQUIRE(f.snapshot.nodes_with_required_anti_affinity_pods().size() == 1);
+  CHECK(f.snapshot.nodes_with_required_anti_affinity_pods()[0]->name() == "n2");
+  CHECK(f.snapshot.nodes_with_affinity_pods().size() == 1);
+}
+
+TEST_CASE("namespace labels reach the snapshot and leave it when removed", "[core]") {
+  Fixture f;
+  const api::Symbol ns = api::Intern("team-a");
+  f.cache.SetNamespace(ns, Labels({{"team", "a"}}));
+  f.cache.UpdateSnapshot(&f.snapshot);
+  REQUIRE(f.snapshot.NamespaceLabels(ns) != nullptr);
+  CHECK(*f.snapshot.NamespaceLabels(ns) == Labels({{"team", "a"}}));
+  f.cache.RemoveNamespace(ns);
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.snapshot.NamespaceLabels(ns) == nullptr);
+}
+
+TEST_CASE("an updated node keeps its pods and takes the new allocatable", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  f.cache.UpdateNode(NodeBuilder("n1").Capacity({{"cpu", "16"}}).Ptr());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.snapshot.Get("n1")->allocatable().Get(api::kCpu) == 16000);
+  CHECK(f.snapshot.Get("n1")->pods().size() == 1);
+  CHECK(f.cache.NodeCount() == 2);
+}
+
+}  // namespace
+}  // namespace kubesched

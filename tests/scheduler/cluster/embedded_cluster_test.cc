@@ -1,0 +1,104 @@
+#include "scheduler/cluster/embedded_cluster.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/testing/builders.h"
+
+namespace kubesched::cluster {
+namespace {
+
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+// Records events in arrival order.
+class Recorder : public client::ClusterEventHandler {
+ public:
+  void OnPod(const client::Event<api::Pod>& e) override {
+    log.push_back(Describe("Pod", e.type, e.object->Key()));
+    last_pod = e.object;
+  }
+  void OnNode(const client::Event<api::Node>& e) override {
+    log.push_back(Describe("Node", e.type, e.object->meta.name));
+  }
+  void OnNamespace(const client::Event<api::Namespace>& e) override {
+    log.push_back(Describe("Namespace", e.type, e.object->meta.name));
+  }
+  void OnPriorityClass(const client::Event<api::PriorityClass>& e) override {
+    log.push_back(Describe("PriorityClass", e.type, e.object->meta.name));
+  }
+  std::vector<std::string> log;
+  std::shared_ptr<const api::Pod> last_pod;
+
+ private:
+  static std::string Describe(const std::string& kind, client::EventType type,
+                              const std::string& name) {
+    const char* verb = type == client::EventType::kAdded      ? "ADDED"
+                       : type == client::EventType::kModified ? "MODIFIED"
+                                                              : "DELETED";
+    return kind + " " + verb + " " + name;
+  }
+};
+
+TEST_CASE("a second object with the same kind and name is rejected", "[cluster]") {
+  EmbeddedCluster cluster;
+  REQUIRE(cluster.Create(PodBuilder("a").Build()).ok());
+  auto status = cluster.Create(PodBuilder("a").Build());
+  CHECK(absl::IsAlreadyExists(status));
+  CHECK(std::string(status.message()).find("default/a") != std::string::npos);
+}
+
+TEST_CASE("resource versions increase with every write", "[cluster]") {
+  EmbeddedCluster cluster;
+  REQUIRE(cluster.Create(NodeBuilder("n1").Build()).ok());
+  REQUIRE(cluster.Create(PodBuilder("a").Build()).ok());
+  const auto before = std::stoll(cluster.GetPod("default/a")->meta.resource_version);
+  REQUIRE(cluster.Bind("default", "a", "", "n1").ok());
+  CHECK(std::stoll(cluster.GetPod("default/a")->meta.resource_version) > before);
+  CHECK(cluster.resource_version() == 3);
+}
+
+TEST_CASE("binding a bound pod is a conflict and changes nothing", "[cluster]") {
+  EmbeddedCluster cluster;
+  REQUIRE(cluster.Create(PodBuilder("a").Build()).ok());
+  REQUIRE(cluster.Bind("default", "a", "", "n1").ok());
+  auto status = cluster.Bind("default", "a", "", "n2");
+  CHECK(absl::IsAborted(status));
+  CHECK(cluster.GetPod("default/a")->spec.node_name == "n1");
+}
+
+TEST_CASE("binding a missing pod or a pod with another UID fails", "[cluster]") {
+  EmbeddedCluster cluster;
+  CHECK(absl::IsNotFound(cluster.Bind("default", "ghost", "", "n1")));
+  REQUIRE(cluster.Create(PodBuilder("a").Build()).ok());
+  CHECK(absl::IsFailedPrecondition(cluster.Bind("default", "a", "other-uid", "n1")));
+  CHECK(cluster.GetPod("default/a")->spec.node_name.empty());
+}
+
+TEST_CASE("a new watcher gets the current objects first, then changes, each once", "[cluster]") {
+  EmbeddedCluster cluster;
+  REQUIRE(cluster.Create(PodBuilder("p1").Build()).ok());
+  REQUIRE(cluster.Create(NodeBuilder("n1").Build()).ok());
+  Recorder recorder;
+  cluster.Watch(&recorder);
+  REQUIRE(cluster.Bind("default", "p1", "", "n1").ok());
+  cluster.DeliverEvents();
+  CHECK(recorder.log == std::vector<std::string>{"Node ADDED n1", "Pod ADDED default/p1",
+                                                 "Pod MODIFIED default/p1"});
+  CHECK(recorder.last_pod->spec.node_name == "n1");
+  CHECK(cluster.DeliverEvents() == 0);
+}
+
+TEST_CASE("deleting a pod emits DELETED with its last state", "[cluster]") {
+  EmbeddedCluster cluster;
+  Recorder recorder;
+  cluster.Watch(&recorder);
+  REQUIRE(cluster.Create(PodBuilder("p1").Build()).ok());
+  REQUIRE(cluster.DeletePod("default", "p1").ok());
+  cluster.DeliverEvents();
+  CHECK(recorder.log ==
+        std::vector<std::string>{"Pod ADDED default/p1", "Pod DELETED default/p1"});
+  CHECK(absl::IsNotFound(cluster.DeletePod("default", "p1")));
+}
+
+}  // namespace
+}  // namespace kubesched::cluster

@@ -1,0 +1,176 @@
+// NodeInfo bookkeeping (sums, pod lists, ports, generation) and host-port conflicts.
+
+#include "scheduler/framework/node_info.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/testing/builders.h"
+
+namespace kubesched {
+namespace {
+
+using framework::HostPorts;
+using framework::MakePodInfo;
+using framework::NodeInfo;
+using framework::PodInfoPtr;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+constexpr int64_t kMi = 1024 * 1024;
+
+PodInfoPtr Info(const PodBuilder& builder) { return MakePodInfo(builder.Ptr(), 0); }
+
+api::Affinity RequiredAntiAffinity() {
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{};
+  term.topology_key = api::Intern("kubernetes.io/hostname");
+  api::Affinity affinity;
+  affinity.pod_anti_affinity.emplace().required.push_back(term);
+  return affinity;
+}
+
+api::Affinity PreferredAffinity() {
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{};
+  term.topology_key = api::Intern("zone");
+  api::Affinity affinity;
+  affinity.pod_affinity.emplace().preferred.push_back({1, term});
+  return affinity;
+}
+
+TEST_CASE("SetNode takes the name and allocatable from the node", "[core]") {
+  NodeInfo info;
+  info.SetNode(NodeBuilder("n1").Capacity({{"cpu", "4"}, {"pods", "110"}}).Ptr(), 3);
+  CHECK(info.name() == "n1");
+  CHECK(info.allocatable().Get(api::kCpu) == 4000);
+  CHECK(info.allocatable().Get(api::kPods) == 110);
+  CHECK(info.generation() == 3);
+}
+
+TEST_CASE("a node known only from its pods takes its name from the first pod", "[core]") {
+  NodeInfo info;
+  info.AddPod(Info(PodBuilder("p").NodeName("n9")), 1);
+  CHECK(info.name() == "n9");
+  CHECK(info.node() == nullptr);
+}
+
+TEST_CASE("adding pods sums their requests and non-zero requests", "[core]") {
+  NodeInfo info;
+  info.AddPod(Info(PodBuilder("a").NodeName("n").Container({{"cpu", "1"}})), 1);
+  info.AddPod(Info(PodBuilder("b").NodeName("n").Container({{"memory", "1Mi"}})), 2);
+  CHECK(info.pods().size() == 2);
+  CHECK(info.requested().Get(api::kCpu) == 1000);
+  CHECK(info.requested().Get(api::kMemory) == kMi);
+  CHECK(info.requested().Get(api::kPods) == 0);  // the pod count is pods().size()
+  CHECK(info.non_zero_requested().Get(api::kCpu) == 1000 + 100);
+  CHECK(info.non_zero_requested().Get(api::kMemory) == 200 * kMi + kMi);
+}
+
+TEST_CASE("removing every added pod restores an empty node", "[core]") {
+  NodeInfo info;
+  info.SetNode(NodeBuilder("n").Capacity({{"cpu", "4"}}).Ptr(), 1);
+  info.AddPod(Info(PodBuilder("a").NodeName("n").Container({{"cpu", "1"}}).HostPort(80)), 2);
+  info.AddPod(Info(PodBuilder("b").NodeName("n").Affinity(RequiredAntiAffinity())), 3);
+  REQUIRE(info.RemovePod("default/a", 4).ok());
+  REQUIRE(info.RemovePod("default/b", 5).ok());
+  CHECK(info.pods().empty());
+  CHECK(info.pods_with_affinity().empty());
+  CHECK(info.pods_with_required_anti_affinity().empty());
+  CHECK(info.requested().IsZero());
+  CHECK(info.non_zero_requested().IsZero());
+  CHECK(info.used_ports().empty());
+  CHECK(info.allocatable().Get(api::kCpu) == 4000);
+}
+
+TEST_CASE("removing a pod that is not on the node is NotFound", "[core]") {
+  NodeInfo info;
+  info.AddPod(Info(PodBuilder("a").NodeName("n")), 1);
+  CHECK(absl::IsNotFound(info.RemovePod("default/missing", 2)));
+  CHECK(info.pods().size() == 1);
+  CHECK(info.generation() == 1);
+}
+
+TEST_CASE("every change takes the given generation", "[core]") {
+  NodeInfo info;
+  info.SetNode(NodeBuilder("n").Ptr(), 5);
+  CHECK(info.generation() == 5);
+  info.AddPod(Info(PodBuilder("a").NodeName("n")), 6);
+  CHECK(info.generation() == 6);
+  REQUIRE(info.RemovePod("default/a", 7).ok());
+  CHECK(info.generation() == 7);
+  info.ClearNode(8);
+  CHECK(info.generation() == 8);
+  CHECK(info.node() == nullptr);
+  CHECK(info.name() == "n");
+}
+
+TEST_CASE("pods with affinity terms are listed by kind", "[core]") {
+  NodeInfo info;
+  info.AddPod(Info(PodBuilder("plain").NodeName("n")), 1);
+  info.AddPod(Info(PodBuilder("anti").NodeName("n").Affinity(RequiredAntiAffinity())), 2);
+  info.AddPod(Info(PodBuilder("pref").NodeName("n").Affinity(PreferredAffinity())), 3);
+  CHECK(info.pods_with_affinity().size() == 2);
+  REQUIRE(info.pods_with_required_anti_affinity().size() == 1);
+  CHECK(info.pods_with_required_anti_affinity()[0]->key == "default/anti");
+}
+
+TEST_CASE("host ports of containers and init containers are marked used", "[core]") {
+  api::Pod pod = PodBuilder("p").NodeName("n").HostPort(8080).Build();
+  api::Container init;
+  init.ports.push_back({53, 53, "", api::Protocol::kUDP});
+  init.ports.push_back({9, 0, "", api::Protocol::kTCP});  // no host port
+  pod.spec.init_containers.push_back(init);
+  NodeInfo info;
+  info.AddPod(MakePodInfo(std::make_shared<const api::Pod>(pod), 0), 1);
+  CHECK(info.used_ports().Conflicts("", api::Protocol::kTCP, 8080));
+  CHECK(info.used_ports().Conflicts("", api::Protocol::kUDP, 53));
+  CHECK_FALSE(info.used_ports().Conflicts("", api::Protocol::kTCP, 9));
+}
+
+struct PortCase {
+  std::string name;
+  std::string used_ip;
+  api::Protocol used_protocol;
+  std::string wanted_ip;
+  api::Protocol wanted_protocol;
+  int32_t wanted_port;  // the used port is always 80
+  bool conflicts;
+};
+
+TEST_CASE("host ports conflict on protocol, port and overlapping address", "[core]") {
+  using api::Protocol;
+  const std::vector<PortCase> cases = {
+      {"same port, both on all addresses", "", Protocol::kTCP, "", Protocol::kTCP, 80, true},
+      {"different port", "", Protocol::kTCP, "", Protocol::kTCP, 81, false},
+      {"different protocol", "", Protocol::kTCP, "", Protocol::kUDP, 80, false},
+      {"used on all addresses, wanted on one", "0.0.0.0", Protocol::kTCP, "10.0.0.1",
+       Protocol::kTCP, 80, true},
+      {"used on one address, wanted on all", "10.0.0.1", Protocol::kTCP, "0.0.0.0", Protocol::kTCP,
+       80, true},
+      {"used on one address, wanted with empty ip", "10.0.0.1", Protocol::kTCP, "", Protocol::kTCP,
+       80, true},
+      {"same address", "10.0.0.1", Protocol::kSCTP, "10.0.0.1", Protocol::kSCTP, 80, true},
+      {"different addresses", "10.0.0.1", Protocol::kTCP, "10.0.0.2", Protocol::kTCP, 80, false},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    HostPorts ports;
+    ports.Add(c.used_ip, c.used_protocol, 80);
+    CHECK(ports.Conflicts(c.wanted_ip, c.wanted_protocol, c.wanted_port) == c.conflicts);
+  }
+}
+
+TEST_CASE("removing one of two identical host ports keeps the other", "[core]") {
+  HostPorts ports;
+  ports.Add("", api::Protocol::kTCP, 80);
+  ports.Add("0.0.0.0", api::Protocol::kTCP, 80);
+  ports.Remove("", api::Protocol::kTCP, 80);
+  CHECK(ports.Conflicts("", api::Protocol::kTCP, 80));
+  ports.Remove("0.0.0.0", api::Protocol::kTCP, 80);
+  CHECK(ports.empty());
+}
+
+}  // namespace
+}  // namespace kubesched

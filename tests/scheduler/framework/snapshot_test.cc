@@ -1,0 +1,123 @@
+// Snapshot read side and its SnapshotBuilder.
+
+#include "scheduler/framework/snapshot.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/testing/builders.h"
+
+namespace kubesched {
+namespace {
+
+using framework::MakePodInfo;
+using framework::NodeInfo;
+using framework::Snapshot;
+using framework::SnapshotBuilder;
+using testing::Labels;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+void AddNode(SnapshotBuilder& builder, const std::string& name) {
+  builder.Upsert(name)->SetNode(NodeBuilder(name).Ptr(), 1);
+}
+
+std::vector<std::string> Names(const std::vector<const NodeInfo*>& nodes) {
+  std::vector<std::string> names;
+  for (const NodeInfo* node : nodes) names.push_back(node->name());
+  return names;
+}
+
+api::Affinity RequiredAntiAffinity() {
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{};
+  term.topology_key = api::Intern("kubernetes.io/hostname");
+  api::Affinity affinity;
+  affinity.pod_anti_affinity.emplace().required.push_back(term);
+  return affinity;
+}
+
+TEST_CASE("Get finds nodes by name and null for unknown names", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  AddNode(builder, "a");
+  REQUIRE(snapshot.Get("a") != nullptr);
+  CHECK(snapshot.Get("a")->name() == "a");
+  CHECK(snapshot.Get("b") == nullptr);
+}
+
+TEST_CASE("nodes lists only NodeInfos with a node object, in insertion order", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  AddNode(builder, "b");
+  builder.Upsert("ghost")->AddPod(MakePodInfo(PodBuilder("p").NodeName("ghost").Ptr(), 0), 1);
+  AddNode(builder, "a");
+  builder.RebuildLists();
+  CHECK(Names(snapshot.nodes()) == std::vector<std::string>{"b", "a"});
+  CHECK(snapshot.Get("ghost") == nullptr);
+}
+
+TEST_CASE("Upsert returns the existing NodeInfo for a known name", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  NodeInfo* first = builder.Upsert("a");
+  CHECK(builder.Upsert("a") == first);
+  CHECK(builder.size() == 1);
+}
+
+TEST_CASE("removing a node keeps the lookups of the others right", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  for (const char* name : {"a", "b", "c"}) AddNode(builder, name);
+  const NodeInfo* c = snapshot.Get("c");
+  builder.Remove("a");
+  builder.Remove("missing");
+  builder.RebuildLists();
+  CHECK(snapshot.Get("a") == nullptr);
+  CHECK(snapshot.Get("b")->name() == "b");
+  CHECK(snapshot.Get("c") == c);  // NodeInfos do not move in memory
+  CHECK(Names(snapshot.nodes()) == std::vector<std::string>{"b", "c"});
+  AddNode(builder, "d");
+  CHECK(snapshot.Get("d")->name() == "d");
+}
+
+TEST_CASE("RemoveIf drops every matching node in one pass", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  for (const char* name : {"a", "b", "c", "d"}) AddNode(builder, name);
+  builder.RemoveIf([](const NodeInfo& node) { return node.name() == "a" || node.name() == "c"; });
+  builder.RebuildLists();
+  CHECK(Names(snapshot.nodes()) == std::vector<std::string>{"b", "d"});
+  CHECK(snapshot.Get("d")->name() == "d");
+  CHECK(builder.Find("c") == nullptr);
+}
+
+TEST_CASE("the affinity lists hold only nodes with such pods", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  AddNode(builder, "plain");
+  AddNode(builder, "anti");
+  builder.Upsert("plain")->AddPod(MakePodInfo(PodBuilder("p").NodeName("plain").Ptr(), 0), 2);
+  builder.Upsert("anti")->AddPod(
+      MakePodInfo(PodBuilder("q").NodeName("anti").Affinity(RequiredAntiAffinity()).Ptr(), 0), 2);
+  builder.RebuildLists();
+  CHECK(Names(snapshot.nodes_with_affinity_pods()) == std::vector<std::string>{"anti"});
+  CHECK(Names(snapshot.nodes_with_required_anti_affinity_pods()) ==
+        std::vector<std::string>{"anti"});
+}
+
+TEST_CASE("namespace labels are found by namespace symbol until removed", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  const api::Symbol ns = api::Intern("team-a");
+  builder.SetNamespaceLabels(ns, Labels({{"team", "a"}}));
+  REQUIRE(snapshot.NamespaceLabels(ns) != nullptr);
+  CHECK(*snapshot.NamespaceLabels(ns) == Labels({{"team", "a"}}));
+  CHECK(snapshot.NamespaceLabels(api::Intern("team-b")) == nullptr);
+  builder.RemoveNamespace(ns);
+  CHECK(snapshot.NamespaceLabels(ns) == nullptr);
+}
+
+}  // namespace
+}  // namespace kubesched

@@ -1,0 +1,402 @@
+// The scheduling queue: ordering, backoff, the unschedulable set and the events that empty it,
+// move requests during a cycle, deletion, updates and nominations.
+
+#include "scheduler/queue/scheduling_queue.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/testing/builders.h"
+
+namespace kubesched {
+namespace {
+
+using framework::MakePodInfo;
+using framework::PodInfoPtr;
+using queue::ClusterEvent;
+using queue::QueuedPodInfo;
+using queue::SchedulingQueue;
+using testing::PodBuilder;
+
+PodInfoPtr Pod(const std::string& name, int32_t priority = 0) {
+  return MakePodInfo(PodBuilder(name).Ptr(), priority);
+}
+
+struct Fixture {
+  util::FakeClock clock;
+  SchedulingQueue queue{&clock, queue::QueueOptions{}};
+
+  // Adds a pod, pops it and reports it unschedulable (rejected by `plugins`).
+  void MakeUnschedulable(const std::string& name, std::vector<std::string> plugins = {}) {
+    queue.Add(Pod(name));
+    auto popped = queue.Pop();
+    REQUIRE(popped.has_value());
+    popped->unschedulable_plugins = std::move(plugins);
+    queue.AddUnschedulable(std::move(*popped), /*unschedulable=*/true);
+  }
+  std::vector<std::string> PopAll() {
+    std::vector<std::string> keys;
+    while (auto pod = queue.Pop()) keys.push_back(pod->pod_info->key);
+    return keys;
+  }
+};
+
+TEST_CASE("pods pop by priority, then in arrival order", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("low-1", 1));
+  f.clock.Advance(absl::Seconds(1));
+  f.queue.Add(Pod("high", 10));
+  f.queue.Add(Pod("low-2", 1));
+  f.queue.Add(Pod("low-3", 1));  // same timestamp as low-2: insertion order decides
+  CHECK(f.PopAll() == std::vector<std::string>{"default/high", "default/low-1", "default/low-2",
+                                               "default/low-3"});
+}
+
+// Orders by name, descending, to show the plugin replaces the default order.
+class ByNameDescending : public framework::QueueSortPlugin {
+ public:
+  std::string_view Name() const override { return "ByNameDescending"; }
+  bool Less(const framework::PodInfo& a, int64_t, const framework::PodInfo& b,
+            int64_t) const override {
+    return a.key > b.key;
+  }
+};
+
+TEST_CASE("a queue sort plugin replaces the default order", "[core]") {
+  util::FakeClock clock;
+  ByNameDescending order;
+  SchedulingQueue queue(&clock, queue::QueueOptions{}, &order);
+  queue.Add(Pod("a", 100));
+  queue.Add(Pod("c"));
+  queue.Add(Pod("b"));
+  std::vector<std::string> keys;
+  while (auto pod = queue.Pop()) keys.push_back(pod->pod_info->key);
+  CHECK(keys == std::vector<std::string>{"default/c", "default/b", "default/a"});
+}
+
+TEST_CASE("adding a pod that is already queued is ignored", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  f.queue.Add(Pod("p"));
+  CHECK(f.queue.ActiveCount() == 1);
+}
+
+TEST_CASE("Pop counts attempts and records the first attempt", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  f.clock.Advance(absl::Seconds(3));
+  auto first = f.queue.Pop();
+  REQUIRE(first.has_value());
+  CHECK(first->attempts == 1);
+  CHECK(first->initial_attempt_timestamp == absl::UnixEpoch() + absl::Seconds(3));
+  f.queue.AddBackoff(std::move(*first));
+  f.clock.Advance(absl::Seconds(10));
+  f.queue.FlushBackoffCompleted();
+  auto second = f.queue.Pop();
+  REQUIRE(second.has_value());
+  CHECK(second->attempts == 2);
+  CHECK(second->initial_attempt_timestamp == absl::UnixEpoch() + absl::Seconds(3));
+}
+
+TEST_CASE("Pop on an empty queue returns nothing", "[core]") {
+  Fixture f;
+  CHECK_FALSE(f.queue.Pop().has_value());
+}
+
+TEST_CASE("backoff doubles with each attempt up to the maximum", "[core]") {
+  const std::vector<std::pair<int32_t, absl::Duration>> table = {
+      {1, absl::Seconds(1)}, {2, absl::Seconds(2)},  {3, absl::Seconds(4)},
+      {4, absl::Seconds(8)}, {5, absl::Seconds(10)}, {30, absl::Seconds(10)},
+  };
+  for (const auto& [attempts, expected] : table) {
+    INFO("attempts " << attempts);
+    Fixture f;
+    f.queue.Add(Pod("p"));
+    auto pod = f.queue.Pop();
+    REQUIRE(pod.has_value());
+    pod->attempts = attempts;
+    f.queue.AddBackoff(std::move(*pod));
+    REQUIRE(f.queue.NextBackoffExpiry().has_value());
+    CHECK(*f.queue.NextBackoffExpiry() - f.clock.Now() == expected);
+  }
+}
+
+TEST_CASE("a pod leaves backoffQ only when its backoff has expired", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  auto pod = f.queue.Pop();
+  f.queue.AddUnschedulable(std::move(*pod), /*unschedulable=*/false);  // an error
+  CHECK(f.queue.BackoffCount() == 1);
+  f.clock.Advance(absl::Milliseconds(999));
+  f.queue.FlushBackoffCompleted();
+  CHECK(f.queue.BackoffCount() == 1);
+  f.clock.Advance(absl::Milliseconds(1));
+  f.queue.FlushBackoffCompleted();
+  CHECK(f.queue.ActiveCount() == 1);
+  CHECK(f.queue.BackoffCount() == 0);
+}
+
+TEST_CASE("backoffQ releases pods in order of expiry", "[core]") {
+  Fixture f;
+  for (const char* name : {"long", "short"}) {
+    f.queue.Add(Pod(name));
+    auto pod = f.queue.Pop();
+    pod->attempts = std::string(name) == "long" ? 3 : 1;
+    f.queue.AddBackoff(std::move(*pod));
+  }
+  CHECK(*f.queue.NextBackoffExpiry() == f.clock.Now() + absl::Seconds(1));
+  f.clock.Advance(absl::Seconds(2));
+  f.queue.FlushBackoffCompleted();
+  CHECK(f.PopAll() == std::vector<std::string>{"default/short"});
+}
+
+TEST_CASE("an unschedulable pod waits for a cluster event", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("p");
+  CHECK(f.queue.UnschedulableCount() == 1);
+  f.clock.Advance(absl::Minutes(1));
+  f.queue.FlushBackoffCompleted();
+  CHECK(f.queue.ActiveCount() == 0);
+}
+
+TEST_CASE("node and pod-deletion events move every unschedulable pod", "[core]") {
+  for (ClusterEvent event : {ClusterEvent::kNodeAdded, ClusterEvent::kNodeUpdated,
+                             ClusterEvent::kPodDeleted, ClusterEvent::kUnschedulableTimeout}) {
+    INFO("event " << static_cast<int>(event));
+    Fixture f;
+    f.MakeUnschedulable("fit", {"NodeResourcesFit"});
+    f.MakeUnschedulable("affinity", {"InterPodAffinity"});
+    f.clock.Advance(absl::Seconds(5));  // past the first backoff
+    f.queue.MoveAllToActiveOrBackoff(event);
+    CHECK(f.queue.UnschedulableCount() == 0);
+    CHECK(f.queue.ActiveCount() == 2);
+  }
+}
+
+TEST_CASE("an assigned pod moves only pods it could help", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("fit", {"NodeResourcesFit"});
+  f.MakeUnschedulable("affinity", {"NodeResourcesFit", "InterPodAffinity"});
+  f.MakeUnschedulable("unknown", {});
+  f.clock.Advance(absl::Seconds(5));
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kAssignedPodAdded);
+  CHECK(f.queue.UnschedulableCount() == 1);
+  CHECK(f.PopAll() == std::vector<std::string>{"default/affinity", "default/unknown"});
+}
+
+TEST_CASE("a moved pod whose backoff has not expired goes to backoffQ", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("p");
+  f.clock.Advance(absl::Milliseconds(500));
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kNodeAdded);
+  CHECK(f.queue.BackoffCount() == 1);
+  CHECK(*f.queue.NextBackoffExpiry() == absl::UnixEpoch() + absl::Seconds(1));
+}
+
+TEST_CASE("a move request during a scheduling cycle sends the failed pod to backoffQ", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  auto pod = f.queue.Pop();
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kNodeAdded);
+  f.queue.AddUnschedulable(std::move(*pod), /*unschedulable=*/true);
+  CHECK(f.queue.UnschedulableCount() == 0);
+  CHECK(f.queue.BackoffCount() == 1);
+}
+
+TEST_CASE("a move request before the pod was popped does not count", "[core]") {
+  Fixture f;
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kNodeAdded);
+  f.MakeUnschedulable("p");
+  CHECK(f.queue.UnschedulableCount() == 1);
+}
+
+TEST_CASE("an assigned pod during a cycle sends only pods it could help to backoffQ", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("fit"));
+  f.queue.Add(Pod("affinity"));
+  auto fit = f.queue.Pop();
+  auto affinity = f.queue.Pop();
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kAssignedPodAdded);
+  fit->unschedulable_plugins = {"NodeResourcesFit"};
+  affinity->unschedulable_plugins = {"InterPodAffinity"};
+  f.queue.AddUnschedulable(std::move(*fit), true);
+  f.queue.AddUnschedulable(std::move(*affinity), true);
+  CHECK(f.queue.UnschedulableCount() == 1);
+  CHECK(f.queue.BackoffCount() == 1);
+}
+
+TEST_CASE("pods unschedulable for longer than the limit are flushed", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("p");
+  f.clock.Advance(absl::Minutes(4));
+  f.queue.FlushUnschedulableLeftover();
+  CHECK(f.queue.UnschedulableCount() == 1);
+  f.clock.Advance(absl::Minutes(1) + absl::Seconds(1));
+  f.queue.FlushUnschedulableLeftover();
+  CHECK(f.queue.UnschedulableCount() == 0);
+  CHECK(f.queue.ActiveCount() == 1);
+}
+
+TEST_CASE("Delete removes a pod from whichever sub-queue holds it", "[core]") {
+  for (const std::string where : {"active", "backoff", "unschedulable"}) {
+    INFO(where);
+    Fixture f;
+    if (where == "active") {
+      f.queue.Add(Pod("p"));
+    } else if (where == "backoff") {
+      f.queue.Add(Pod("p"));
+      f.queue.AddBackoff(*f.queue.Pop());
+    } else {
+      f.MakeUnschedulable("p");
+    }
+    REQUIRE(f.queue.PendingPods().size() == 1);
+    f.queue.Delete("default/p");
+    CHECK(f.queue.PendingPods().empty());
+    CHECK(f.queue.ActiveCount() + f.queue.BackoffCount() + f.queue.UnschedulableCount() == 0);
+  }
+}
+
+TEST_CASE("Delete keeps the heap order of the remaining pods", "[core]") {
+  Fixture f;
+  for (int i = 0; i < 20; ++i) f.queue.Add(Pod(absl::StrCat("p", i), i));
+  for (int i = 0; i < 20; i += 3) f.queue.Delete(absl::StrCat("default/p", i));
+  std::vector<int32_t> priorities;
+  while (auto pod = f.queue.Pop()) priorities.push_back(pod->pod_info->priority);
+  CHECK(priorities.size() == 13);
+  CHECK(std::is_sorted(priorities.rbegin(), priorities.rend()));
+}
+
+TEST_CASE("a pod deleted while being scheduled is not queued again", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  auto pod = f.queue.Pop();
+  f.queue.Delete("default/p");
+  f.queue.AddUnschedulable(std::move(*pod), true);
+  CHECK(f.queue.PendingPods().empty());
+}
+
+TEST_CASE("a pod being scheduled is not added twice", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  auto pod = f.queue.Pop();
+  f.queue.Add(Pod("p"));
+  CHECK(f.queue.ActiveCount() == 0);
+}
+
+TEST_CASE("Delete drops the pod's nomination", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  f.queue.AddNominatedPod(Pod("p"), "n1");
+  f.queue.Delete("default/p");
+  CHECK(f.queue.NominatedPodsForNode("n1").empty());
+}
+
+TEST_CASE("nominated pods are listed per node and follow renomination", "[core]") {
+  Fixture f;
+  f.queue.AddNominatedPod(Pod("a"), "n1");
+  f.queue.AddNominatedPod(Pod("b"), "n1");
+  f.queue.AddNominatedPod(Pod("a"), "n2");
+  REQUIRE(f.queue.NominatedPodsForNode("n1").size() == 1);
+  CHECK(f.queue.NominatedPodsForNode("n1")[0]->key == "default/b");
+  CHECK(f.queue.NominatedPodsForNode("n2").size() == 1);
+  f.queue.DeleteNominatedPod("default/b");
+  CHECK(f.queue.NominatedPodsForNode("n1").empty());
+}
+
+TEST_CASE("a pod added with status.nominatedNodeName is nominated there", "[core]") {
+  Fixture f;
+  api::Pod pod = PodBuilder("p").Build();
+  pod.status.nominated_node_name = "n3";
+  f.queue.Add(MakePodInfo(std::make_shared<const api::Pod>(pod), 0));
+  CHECK(f.queue.NominatedPodsForNode("n3").size() == 1);
+}
+
+TEST_CASE("an update without a nominated node keeps the nomination in memory", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  f.queue.AddNominatedPod(Pod("p"), "n1");
+  f.queue.Update(Pod("p", 5));
+  REQUIRE(f.queue.NominatedPodsForNode("n1").size() == 1);
+  CHECK(f.queue.NominatedPodsForNode("n1")[0]->priority == 5);
+}
+
+TEST_CASE("an unschedulable pod whose spec changed moves to activeQ", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("p");
+  f.queue.Update(MakePodInfo(PodBuilder("p").Label("fixed", "yes").Ptr(), 0));
+  CHECK(f.queue.UnschedulableCount() == 0);
+  CHECK(f.queue.ActiveCount() == 1);
+}
+
+TEST_CASE("a status-only update leaves an unschedulable pod where it is", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("p");
+  api::Pod pod = PodBuilder("p").Build();
+  pod.status.conditions.push_back({"PodScheduled", "False", "Unschedulable", "0/3 nodes"});
+  pod.meta.resource_version = "42";
+  f.queue.Update(MakePodInfo(std::make_shared<const api::Pod>(pod), 0));
+  CHECK(f.queue.UnschedulableCount() == 1);
+}
+
+TEST_CASE("an update of an active pod re-sorts it by its new priority", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("a", 5));
+  f.queue.Add(Pod("b", 1));
+  f.queue.Update(Pod("b", 10));
+  CHECK(f.PopAll() == std::vector<std::string>{"default/b", "default/a"});
+}
+
+TEST_CASE("a pod updated while being scheduled comes back through backoffQ", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  auto pod = f.queue.Pop();
+  f.queue.Update(MakePodInfo(PodBuilder("p").Label("fixed", "yes").Ptr(), 0));
+  CHECK(f.queue.ActiveCount() == 0);
+  f.queue.AddUnschedulable(std::move(*pod), true);
+  CHECK(f.queue.BackoffCount() == 1);
+  f.clock.Advance(absl::Seconds(1));
+  f.queue.FlushBackoffCompleted();
+  auto again = f.queue.Pop();
+  REQUIRE(again.has_value());
+  CHECK(again->pod_info->get().meta.labels.Has(api::Intern("fixed")));
+}
+
+TEST_CASE("an update of an unknown pod queues it", "[core]") {
+  Fixture f;
+  f.queue.Update(Pod("p"));
+  CHECK(f.queue.ActiveCount() == 1);
+}
+
+TEST_CASE("PopWait returns a pod added by another thread", "[core]") {
+  Fixture f;
+  std::thread producer([&f] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    f.queue.Add(Pod("p"));
+  });
+  auto pod = f.queue.PopWait(absl::Seconds(10));
+  producer.join();
+  REQUIRE(pod.has_value());
+  CHECK(pod->pod_info->key == "default/p");
+}
+
+TEST_CASE("PopWait gives up after its timeout", "[core]") {
+  Fixture f;
+  CHECK_FALSE(f.queue.PopWait(absl::Milliseconds(10)).has_value());
+}
+
+TEST_CASE("PendingPods lists every queued pod", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("parked");
+  f.queue.Add(Pod("active"));
+  f.queue.Add(Pod("active"));
+  CHECK(f.queue.PendingPods().size() == 2);
+}
+
+}  // namespace
+}  // namespace kubesched

@@ -1,0 +1,96 @@
+#include "scheduler/runtime/framework.h"
+
+#include <catch2/catch.hpp>
+
+namespace kubesched::runtime {
+namespace {
+
+template <typename T>
+std::vector<std::string> Names(const std::vector<T*>& plugins) {
+  std::vector<std::string> names;
+  for (auto* p : plugins) names.emplace_back(p->Name());
+  return names;
+}
+
+std::vector<std::pair<std::string, int64_t>> ScoreNames(const Framework& fw) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& s : fw.score_plugins()) out.emplace_back(std::string(s.plugin->Name()), s.weight);
+  return out;
+}
+
+config::Profile DefaultProfile() { return config::DefaultConfiguration().profiles.at(0); }
+
+TEST_CASE("the default profile runs upstream's plugins in upstream's order and weights",
+          "[runtime]") {
+  auto fw = Framework::Create(DefaultProfile(), {});
+  REQUIRE(fw.ok());
+  CHECK((*fw)->profile_name() == "kubesched");
+  CHECK(Names((*fw)->filter_plugins()) ==
+        std::vector<std::string>{"NodeUnschedulable", "NodeName", "TaintToleration",
+                                 "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                                 "InterPodAffinity"});
+  CHECK(ScoreNames(**fw) == std::vector<std::pair<std::string, int64_t>>{
+                                {"TaintToleration", 3},
+                                {"NodeAffinity", 2},
+                                {"NodeResourcesFit", 1},
+                                {"InterPodAffinity", 2},
+                                {"NodeResourcesBalancedAllocation", 1}});
+  CHECK(std::string((*fw)->queue_sort()->Name()) == "PrioritySort");
+}
+
+TEST_CASE("a plugin disabled at filter still scores when enabled at multiPoint", "[runtime]") {
+  auto profile = DefaultProfile();
+  profile.plugins.filter.disabled = {"NodeAffinity"};
+  auto fw = Framework::Create(profile, {});
+  REQUIRE(fw.ok());
+  const auto filters = Names((*fw)->filter_plugins());
+  CHECK(std::find(filters.begin(), filters.end(), "NodeAffinity") == filters.end());
+  const auto scores = ScoreNames(**fw);
+  CHECK(std::find(scores.begin(), scores.end(), std::make_pair(std::string("NodeAffinity"),
+                                                               int64_t{2})) != scores.end());
+}
+
+TEST_CASE("an explicit score entry overrides the multiPoint weight", "[runtime]") {
+  auto profile = DefaultProfile();
+  profile.plugins.score.enabled = {{"NodeResourcesFit", 7}};
+  auto fw = Framework::Create(profile, {});
+  REQUIRE(fw.ok());
+  const auto scores = ScoreNames(**fw);
+  CHECK(std::find(scores.begin(), scores.end(),
+                  std::make_pair(std::string("NodeResourcesFit"), int64_t{7})) != scores.end());
+}
+
+TEST_CASE("'*' disables every multiPoint plugin at that point", "[runtime]") {
+  auto profile = DefaultProfile();
+  profile.plugins.score.disabled = {"*"};
+  auto fw = Framework::Create(profile, {});
+  REQUIRE(fw.ok());
+  CHECK((*fw)->score_plugins().empty());
+  CHECK_FALSE((*fw)->filter_plugins().empty());
+}
+
+TEST_CASE("a plugin enabled at a point it does not implement is an error", "[runtime]") {
+  auto profile = DefaultProfile();
+  profile.plugins.filter.enabled = {{"PrioritySort", 0}};
+  auto fw = Framework::Create(profile, {});
+  REQUIRE_FALSE(fw.ok());
+  CHECK(std::string(fw.status().message()).find("PrioritySort") != std::string::npos);
+  CHECK(std::string(fw.status().message()).find("filter") != std::string::npos);
+}
+
+TEST_CASE("a profile without a queue sort or bind plugin is rejected", "[runtime]") {
+  auto no_sort = DefaultProfile();
+  no_sort.plugins.queue_sort.disabled = {"*"};
+  auto fw = Framework::Create(no_sort, {});
+  REQUIRE_FALSE(fw.ok());
+  CHECK(std::string(fw.status().message()).find("queueSort") != std::string::npos);
+
+  auto no_bind = DefaultProfile();
+  no_bind.plugins.bind.disabled = {"*"};
+  fw = Framework::Create(no_bind, {});
+  REQUIRE_FALSE(fw.ok());
+  CHECK(std::string(fw.status().message()).find("bind") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace kubesched::runtime

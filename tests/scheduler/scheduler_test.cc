@@ -1,0 +1,175 @@
+#include "scheduler/scheduler.h"
+
+#include <catch2/catch.hpp>
+
+#include "scheduler/simulation.h"
+#include "tests/testing/builders.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+// Remembers the last message and bind result per pod.
+class Recorder : public SchedulingObserver {
+ public:
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override {
+    messages[pod.key] = message;
+    attempts_of[pod.key] = attempts;
+  }
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
+    bound[pod.key] = node;
+    attempts_of[pod.key] = attempts;
+  }
+  void OnBindFailed(const framework::PodInfo& pod, const std::string&,
+                    const std::string& message) override {
+    bind_failures[pod.key]++;
+  }
+  std::map<std::string, std::string> messages, bound;
+  std::map<std::string, int> attempts_of, bind_failures;
+};
+
+// A binder that fails the first `failures` binds, then delegates to the cluster.
+class FlakyBinder : public framework::PodBinder {
+ public:
+  FlakyBinder(cluster::EmbeddedCluster* cluster, int failures)
+      : cluster_(cluster), failures_(failures) {}
+  framework::Status BindPod(const api::Pod& pod, std::string_view node) override {
+    if (failures_ > 0) {
+      --failures_;
+      return framework::Status::Error("injected bind failure");
+    }
+    return cluster_->BindPod(pod, node);
+  }
+
+ private:
+  cluster::EmbeddedCluster* cluster_;
+  int failures_;
+};
+
+// An embedded cluster with a scheduler watching it.
+struct Harness {
+  explicit Harness(int bind_failures = 0) : binder(&cluster, bind_failures) {
+    SchedulerDeps deps{&clock, &binder, &binds, &recorder, 1, 2};
+    auto created = Scheduler::Create(config::DefaultConfiguration(), deps);
+    REQUIRE(created.ok());
+    scheduler = std::move(*created);
+    cluster.Watch(scheduler.get());
+  }
+  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
+  std::string NodeOf(const std::string& key) { return cluster.GetPod(key)->spec.node_name; }
+
+  cluster::EmbeddedCluster cluster;
+  util::FakeClock clock;
+  DeferredBindExecutor binds;
+  Recorder recorder;
+  FlakyBinder binder;
+  std::unique_ptr<Scheduler> scheduler;
+};
+
+api::Node CpuNode(const std::string& name, const std::string& cpu) {
+  return NodeBuilder(name).Capacity({{"cpu", cpu}, {"memory", "8Gi"}, {"pods", "110"}}).Build();
+}
+
+TEST_CASE("pods are bound where they fit and the rest get upstream's message", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(CpuNode("n2", "1")).ok());
+  for (const char* name : {"a", "b", "c"}) {
+    REQUIRE(h.cluster.Create(PodBuilder(name).Container({{"cpu", "600m"}}).Build()).ok());
+  }
+  h.Run();
+  CHECK(h.NodeOf("default/a") != h.NodeOf("default/b"));
+  CHECK_FALSE(h.NodeOf("default/a").empty());
+  CHECK_FALSE(h.NodeOf("default/b").empty());
+  CHECK(h.NodeOf("default/c").empty());
+  CHECK(h.recorder.messages["default/c"] == "0/2 nodes are available: 2 Insufficient cpu.");
+  CHECK(h.scheduler->queue().UnschedulableCount() == 1);
+}
+
+TEST_CASE("pods of other schedulers are left alone", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "4")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("theirs").SchedulerName("default-scheduler").Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/theirs").empty());
+  CHECK(h.recorder.attempts_of.count("default/theirs") == 0);
+}
+
+TEST_CASE("higher priority pods are scheduled first", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("low").Container({{"cpu", "800m"}}).Priority(1).Build()).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/high") == "n1");
+  CHECK(h.NodeOf("default/low").empty());
+}
+
+TEST_CASE("a failed bind releases the node and the pod is retried after backoff", "[scheduler]") {
+  Harness h(/*bind_failures=*/2);
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("a").Container({{"cpu", "600m"}}).Build()).ok());
+  const absl::Time start = h.clock.Now();
+  h.Run();
+  CHECK(h.recorder.bind_failures["default/a"] == 2);
+  CHECK(h.NodeOf("default/a") == "n1");
+  CHECK(h.recorder.attempts_of["default/a"] == 3);
+  // Two backoffs (1 s, then 2 s) passed on the virtual clock, not on the wall clock.
+  CHECK(h.clock.Now() - start >= absl::Seconds(3));
+  CHECK_FALSE(h.scheduler->cache().IsAssumed("default/a"));
+}
+
+TEST_CASE("an unschedulable pod is scheduled once a node that fits is added", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("small", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("big").Container({{"cpu", "3"}}).Build()).ok());
+  h.Run();
+  REQUIRE(h.NodeOf("default/big").empty());
+  REQUIRE(h.cluster.Create(CpuNode("large", "4")).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/big") == "large");
+}
+
+TEST_CASE("an unschedulable pod is retried when a pod on its node is deleted", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("old").Container({{"cpu", "800m"}}).NodeName("n1").Build())
+              .ok());
+  REQUIRE(h.cluster.Create(PodBuilder("new").Container({{"cpu", "800m"}}).Build()).ok());
+  h.Run();
+  REQUIRE(h.NodeOf("default/new").empty());
+  REQUIRE(h.cluster.DeletePod("default", "old").ok());
+  h.Run();
+  CHECK(h.NodeOf("default/new") == "n1");
+}
+
+TEST_CASE("finished pods take no room on their node", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("done")
+                               .Container({{"cpu", "1"}})
+                               .NodeName("n1")
+                               .Phase(api::PodPhase::kSucceeded)
+                               .Build())
+              .ok());
+  REQUIRE(h.cluster.Create(PodBuilder("a").Container({{"cpu", "1"}}).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/a") == "n1");
+}
+
+TEST_CASE("a pending pod deleted before its turn is never scheduled", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("a").Build()).ok());
+  h.cluster.DeliverEvents();
+  REQUIRE(h.cluster.DeletePod("default", "a").ok());
+  h.Run();
+  CHECK(h.recorder.attempts_of.count("default/a") == 0);
+  CHECK(h.scheduler->queue().ActiveCount() == 0);
+}
+
+}  // namespace
+}  // namespace kubesched::scheduler
