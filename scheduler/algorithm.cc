@@ -28,7 +28,14 @@ int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
 }
 
 ScheduleAlgorithm::ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed)
-    : pool_(pool), global_percentage_(global_percentage), random_(seed) {}
+    : pool_(pool), global_percentage_(global_percentage), random_state_(seed) {}
+
+uint64_t ScheduleAlgorithm::NextRandom() {
+  uint64_t z = (random_state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
 
 std::vector<const framework::NodeInfo*> ScheduleAlgorithm::CandidateNodes(
     const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot) {
@@ -124,7 +131,7 @@ size_t ScheduleAlgorithm::SelectHost() {
       ties = 1;
     } else if (totals_[i] == best) {
       ++ties;
-      if (std::uniform_int_distribution<uint64_t>(0, ties - 1)(random_) == 0) selected = i;
+      if (NextRandom() % ties == 0) selected = i;
     }
   }
   return selected;

@@ -4,7 +4,6 @@
 // PreScore, Score and NormalizeScore over the feasible ones, weighted sum, selection.
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <variant>
 #include <vector>
@@ -76,10 +75,11 @@ class ScheduleAlgorithm {
                      const framework::PodInfo& pod, const framework::Snapshot& snapshot,
                      framework::Status* error);
   size_t SelectHost();
+  uint64_t NextRandom();
 
   util::WorkerPool* pool_;
   int global_percentage_;
-  std::mt19937_64 random_;
+  uint64_t random_state_;  // splitmix64: tie-breaking needs speed, not statistical quality
   size_t next_start_index_ = 0;
 
   // Reused across cycles to avoid allocation per pod.

@@ -63,6 +63,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
     s->frameworks_.push_back(std::move(*fw));
   }
   if (s->frameworks_.empty()) return absl::InvalidArgumentError("no profiles configured");
+  if (auto status = runtime::CheckQueueSortsAgree(s->frameworks_); !status.ok()) return status;
 
   int threads = deps.threads;
   if (threads <= 0) {

@@ -197,11 +197,13 @@ absl::Status CheckConfiguration(const config::Configuration& config) {
   UnusedBinder binder;
   plugins::PluginHandle handle;
   handle.binder = &binder;
+  std::vector<std::unique_ptr<runtime::Framework>> frameworks;
   for (const auto& profile : config.profiles) {
     auto fw = runtime::Framework::Create(profile, handle);
     if (!fw.ok()) return fw.status();
+    frameworks.push_back(std::move(*fw));
   }
-  return absl::OkStatus();
+  return runtime::CheckQueueSortsAgree(frameworks);
 }
 
 absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,

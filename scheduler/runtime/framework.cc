@@ -318,4 +318,15 @@ void Framework::RunPostBind(framework::CycleState& state, const framework::PodIn
   for (auto* plugin : post_bind_) plugin->PostBind(state, pod, node);
 }
 
+absl::Status CheckQueueSortsAgree(const std::vector<std::unique_ptr<Framework>>& frameworks) {
+  for (const auto& fw : frameworks) {
+    if (fw->queue_sort()->Name() != frameworks.front()->queue_sort()->Name()) {
+      return absl::InvalidArgumentError(absl::StrCat("profile \"", fw->profile_name(),
+                                                     "\": the queueSort plugin must be the same "
+                                                     "in all profiles"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace kubesched::runtime

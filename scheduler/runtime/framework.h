@@ -117,4 +117,8 @@ class Framework {
   std::vector<framework::PostBindPlugin*> post_bind_;
 };
 
+// One queue serves every profile, so all profiles must use the same QueueSort plugin (as upstream
+// requires).
+absl::Status CheckQueueSortsAgree(const std::vector<std::unique_ptr<Framework>>& frameworks);
+
 }  // namespace kubesched::runtime

@@ -41,17 +41,16 @@ void WorkerPool::ParallelFor(size_t n, size_t chunk,
   job_size_ = n;
   job_chunk_ = chunk;
   next_index_.store(0, std::memory_order_relaxed);
-  active_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  open_.store(true, std::memory_order_seq_cst);
   {
     std::lock_guard<std::mutex> lock(mu_);
     job_generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   RunChunks();
-  // Wait until every worker has left the job, so `fn` may be destroyed after return.
-  while (active_workers_.load(std::memory_order_acquire) != 0) {
-    std::this_thread::yield();
-  }
+  // Close the job, then wait for the workers inside it, so `fn` may be destroyed after return.
+  open_.store(false, std::memory_order_seq_cst);
+  while (joined_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   job_ = nullptr;
 }
 
@@ -72,8 +71,9 @@ void WorkerPool::WorkerLoop() {
       if (stopping_) return;
     }
     seen = job_generation_.load(std::memory_order_acquire);
-    RunChunks();
-    active_workers_.fetch_sub(1, std::memory_order_acq_rel);
+    joined_.fetch_add(1, std::memory_order_seq_cst);
+    if (open_.load(std::memory_order_seq_cst)) RunChunks();
+    joined_.fetch_sub(1, std::memory_order_seq_cst);
   }
 }
 

@@ -40,12 +40,16 @@ class WorkerPool {
   std::condition_variable wake_;
   bool stopping_ = false;  // guarded by mu_
 
-  // The current job. Published by incrementing job_generation_ after the fields are set.
+  // The current job. The caller writes the fields, then opens the job (release) and bumps the
+  // generation to wake workers. A worker counts itself in `joined_` before it checks `open_`, and
+  // the caller closes the job and waits only for workers that joined: a worker that was not
+  // running when the job came never delays the caller.
   const std::function<void(size_t, size_t)>* job_ = nullptr;
   size_t job_size_ = 0;
   size_t job_chunk_ = 1;
   std::atomic<size_t> next_index_{0};
-  std::atomic<int> active_workers_{0};
+  std::atomic<bool> open_{false};
+  std::atomic<int> joined_{0};
   std::atomic<uint64_t> job_generation_{0};
 };
 
