@@ -42,8 +42,9 @@ bool ParseArgs(int argc, char** argv, Options* options) {
     } else if (arg == "--keep") {
       options->keep_dir = value();
     } else {
-      std::cerr << "usage: kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]\n"
-                << "workloads:";
+      std::cerr
+          << "usage: kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]\n"
+          << "workloads:";
       for (const auto& w : kubesched::bench::Workloads()) std::cerr << " " << w.name;
       std::cerr << "\n";
       return false;
@@ -64,9 +65,10 @@ int main(int argc, char** argv) {
   Options options;
   if (!ParseArgs(argc, argv, &options)) return 2;
   namespace fs = std::filesystem;
-  const fs::path dir = options.keep_dir.empty()
-                           ? fs::temp_directory_path() / ("kubesched-bench-" + std::to_string(getpid()))
-                           : fs::path(options.keep_dir);
+  const fs::path dir =
+      options.keep_dir.empty()
+          ? fs::temp_directory_path() / ("kubesched-bench-" + std::to_string(getpid()))
+          : fs::path(options.keep_dir);
   fs::create_directories(dir);
   const auto config = kubesched::config::DefaultConfiguration();
 
@@ -93,9 +95,8 @@ int main(int argc, char** argv) {
       }
       reports.push_back(std::move(*report));
     }
-    std::sort(reports.begin(), reports.end(), [](const auto& a, const auto& b) {
-      return a.pods_per_second < b.pods_per_second;
-    });
+    std::sort(reports.begin(), reports.end(),
+              [](const auto& a, const auto& b) { return a.pods_per_second < b.pods_per_second; });
     const auto& median = reports[reports.size() / 2];
     std::printf("%-28s %6d %7d %10.0f %10.1f %10.1f %10.1f %9.0f\n", spec.name.c_str(), spec.nodes,
                 spec.measured_pods, median.pods_per_second, median.attempt_latency.p50 * 1e6,

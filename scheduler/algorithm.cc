@@ -13,7 +13,6 @@ constexpr int kMinFeasibleNodesPercentageToFind = 5;
 // small enough to balance two to sixteen threads.
 constexpr size_t kNodeChunk = 32;
 
-
 }  // namespace
 
 int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
@@ -167,7 +166,8 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
 
   ScheduleSuccess success;
   success.feasible_nodes = static_cast<int>(feasible_.size());
-  success.evaluated_nodes = success.feasible_nodes + static_cast<int>(fit_error.node_statuses.size());
+  success.evaluated_nodes =
+      success.feasible_nodes + static_cast<int>(fit_error.node_statuses.size());
   if (feasible_.size() == 1) {
     success.node = feasible_[0];
     return success;

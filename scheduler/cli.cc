@@ -14,7 +14,8 @@
 namespace kubesched::scheduler {
 namespace {
 
-constexpr std::string_view kMainHelp = R"(kubesched - a Kubernetes scheduler for large, GPU-heavy clusters
+constexpr std::string_view kMainHelp =
+    R"(kubesched - a Kubernetes scheduler for large, GPU-heavy clusters
 
 Usage:
   kubesched <command> [flags]
@@ -35,7 +36,8 @@ Exit codes:
   3  finished, but some input objects were bad and skipped (listed on stderr)
 )";
 
-constexpr std::string_view kSimulateHelp = R"(Schedule every pending pod of a cluster dump and report where each one goes.
+constexpr std::string_view kSimulateHelp =
+    R"(Schedule every pending pod of a cluster dump and report where each one goes.
 
 Usage:
   kubesched simulate --cluster FILE [--workload FILE] [--config FILE] [--output table|json]
@@ -167,8 +169,8 @@ int ReportProblems(const std::vector<api::DecodeProblem>& problems, std::ostream
 }
 
 int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto flags = ParseFlags(args, 1, {"cluster", "workload", "config", "output", "seed", "threads"},
-                          err);
+  auto flags =
+      ParseFlags(args, 1, {"cluster", "workload", "config", "output", "seed", "threads"}, err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kSimulateHelp;
@@ -183,7 +185,8 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   input.cluster_path = *cluster;
   input.workload_path = Get(*flags, "workload");
   uint64_t threads = 0;
-  if (!ParseUint(*flags, "seed", &input.seed, err) || !ParseUint(*flags, "threads", &threads, err)) {
+  if (!ParseUint(*flags, "seed", &input.seed, err) ||
+      !ParseUint(*flags, "threads", &threads, err)) {
     return kExitUsage;
   }
   input.threads = static_cast<int>(threads);
@@ -232,8 +235,7 @@ int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   return ReportProblems(report->problems, err);
 }
 
-int Run(const std::vector<std::string>& args, size_t first, std::ostream& out,
-        std::ostream& err) {
+int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, std::ostream& err) {
   auto flags = ParseFlags(args, first, {"config", "kubeconfig"}, err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {

@@ -26,6 +26,23 @@ void OptionalString(Writer& w, const std::optional<std::string>& s) {
 }
 void Key(Writer& w, std::string_view key) { String(w, key); }
 
+void Field(Writer& w, std::string_view key, int64_t value) {
+  Key(w, key);
+  w.Int64(value);
+}
+void Field(Writer& w, std::string_view key, double value) {
+  Key(w, key);
+  w.Double(value);
+}
+void Field(Writer& w, std::string_view key, std::string_view value) {
+  Key(w, key);
+  String(w, value);
+}
+void Field(Writer& w, std::string_view key, const std::optional<std::string>& value) {
+  Key(w, key);
+  OptionalString(w, value);
+}
+
 void Resources(Writer& w, const api::ResourceList& list) {
   w.StartObject();
   list.ForEachNonZero([&](api::ResourceId id, int64_t amount) {
@@ -38,28 +55,18 @@ void Resources(Writer& w, const api::ResourceList& list) {
 void Summary(Writer& w, const SimulationReport& r) {
   Key(w, "summary");
   w.StartObject();
-  Key(w, "pods");
-  w.Int(r.pods);
-  Key(w, "scheduled");
-  w.Int(r.scheduled);
-  Key(w, "unschedulable");
-  w.Int(r.unschedulable);
-  Key(w, "skipped");
-  w.Int(r.skipped);
-  Key(w, "preempted");
-  w.Int(r.preempted);
-  Key(w, "seconds");
-  w.Double(r.seconds);
-  Key(w, "podsPerSecond");
-  w.Double(r.pods_per_second);
+  Field(w, "pods", int64_t{r.pods});
+  Field(w, "scheduled", int64_t{r.scheduled});
+  Field(w, "unschedulable", int64_t{r.unschedulable});
+  Field(w, "skipped", int64_t{r.skipped});
+  Field(w, "preempted", int64_t{r.preempted});
+  Field(w, "seconds", r.seconds);
+  Field(w, "podsPerSecond", r.pods_per_second);
   Key(w, "attemptLatencySeconds");
   w.StartObject();
-  Key(w, "p50");
-  w.Double(r.attempt_latency.p50);
-  Key(w, "p90");
-  w.Double(r.attempt_latency.p90);
-  Key(w, "p99");
-  w.Double(r.attempt_latency.p99);
+  Field(w, "p50", r.attempt_latency.p50);
+  Field(w, "p90", r.attempt_latency.p90);
+  Field(w, "p99", r.attempt_latency.p99);
   w.EndObject();
   w.EndObject();
 }
@@ -69,22 +76,14 @@ void Pods(Writer& w, const SimulationReport& r) {
   w.StartArray();
   for (const auto& pod : r.pod_results) {
     w.StartObject();
-    Key(w, "namespace");
-    String(w, pod.namespace_name);
-    Key(w, "name");
-    String(w, pod.name);
-    Key(w, "node");
-    OptionalString(w, pod.node);
-    Key(w, "nominatedNode");
-    OptionalString(w, pod.nominated_node);
-    Key(w, "policy");
-    OptionalString(w, pod.policy);
-    Key(w, "queue");
-    OptionalString(w, pod.queue);
-    Key(w, "attempts");
-    w.Int(pod.attempts);
-    Key(w, "message");
-    OptionalString(w, pod.message);
+    Field(w, "namespace", std::string_view(pod.namespace_name));
+    Field(w, "name", std::string_view(pod.name));
+    Field(w, "node", pod.node);
+    Field(w, "nominatedNode", pod.nominated_node);
+    Field(w, "policy", pod.policy);
+    Field(w, "queue", pod.queue);
+    Field(w, "attempts", int64_t{pod.attempts});
+    Field(w, "message", pod.message);
     w.EndObject();
   }
   w.EndArray();
@@ -95,14 +94,12 @@ void Nodes(Writer& w, const SimulationReport& r) {
   w.StartArray();
   for (const auto& node : r.nodes) {
     w.StartObject();
-    Key(w, "name");
-    String(w, node.name);
+    Field(w, "name", std::string_view(node.name));
     Key(w, "allocatable");
     Resources(w, node.allocatable);
     Key(w, "requested");
     Resources(w, node.requested);
-    Key(w, "pods");
-    w.Int(node.pods);
+    Field(w, "pods", int64_t{node.pods});
     w.EndObject();
   }
   w.EndArray();
@@ -155,7 +152,8 @@ std::string SimulationJson(const SimulationReport& report) {
 }
 
 std::string SimulationTable(const SimulationReport& report) {
-  std::vector<std::vector<std::string>> pods = {{"NAMESPACE", "NAME", "NODE", "ATTEMPTS", "MESSAGE"}};
+  std::vector<std::vector<std::string>> pods = {
+      {"NAMESPACE", "NAME", "NODE", "ATTEMPTS", "MESSAGE"}};
   for (const auto& pod : report.pod_results) {
     pods.push_back({pod.namespace_name, pod.name, pod.node.value_or("<none>"),
                     absl::StrCat(pod.attempts), pod.message.value_or("")});
@@ -184,26 +182,21 @@ std::string ExplainJson(const ExplainReport& report) {
   Writer w(buffer);
   w.SetIndent(' ', 2);
   w.StartObject();
-  Key(w, "pod");
-  String(w, report.pod);
-  Key(w, "policy");
-  OptionalString(w, report.policy);
+  Field(w, "pod", std::string_view(report.pod));
+  Field(w, "policy", report.policy);
   Key(w, "nodes");
   w.StartArray();
   for (const auto& node : report.nodes) {
     w.StartObject();
-    Key(w, "name");
-    String(w, node.name);
+    Field(w, "name", std::string_view(node.name));
     Key(w, "feasible");
     w.Bool(node.feasible);
     Key(w, "filters");
     w.StartArray();
     for (const auto& filter : node.filters) {
       w.StartObject();
-      Key(w, "plugin");
-      String(w, filter.plugin);
-      Key(w, "code");
-      String(w, framework::CodeName(filter.code));
+      Field(w, "plugin", std::string_view(filter.plugin));
+      Field(w, "code", std::string_view(framework::CodeName(filter.code)));
       Key(w, "reasons");
       w.StartArray();
       for (const auto& reason : filter.reasons) String(w, reason);
@@ -215,33 +208,27 @@ std::string ExplainJson(const ExplainReport& report) {
     w.StartArray();
     for (const auto& score : node.scores) {
       w.StartObject();
-      Key(w, "plugin");
-      String(w, score.plugin);
-      Key(w, "raw");
-      w.Int64(score.raw);
-      Key(w, "normalized");
-      w.Int64(score.normalized);
-      Key(w, "weight");
-      w.Int64(score.weight);
+      Field(w, "plugin", std::string_view(score.plugin));
+      Field(w, "raw", int64_t{score.raw});
+      Field(w, "normalized", int64_t{score.normalized});
+      Field(w, "weight", int64_t{score.weight});
       w.EndObject();
     }
     w.EndArray();
-    Key(w, "total");
-    w.Int64(node.total);
+    Field(w, "total", int64_t{node.total});
     w.EndObject();
   }
   w.EndArray();
-  Key(w, "selected");
-  OptionalString(w, report.selected);
-  Key(w, "message");
-  OptionalString(w, report.message);
+  Field(w, "selected", report.selected);
+  Field(w, "message", report.message);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
 std::string ExplainTable(const ExplainReport& report) {
   std::string out = absl::StrCat("Pod ", report.pod, "\n\n");
-  std::vector<std::vector<std::string>> rows = {{"", "NODE", "FEASIBLE", "TOTAL", "FILTERS / SCORES"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"", "NODE", "FEASIBLE", "TOTAL", "FILTERS / SCORES"}};
   for (const auto& node : report.nodes) {
     const bool chosen = report.selected.has_value() && *report.selected == node.name;
     std::vector<std::string> details;

@@ -301,8 +301,8 @@ absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
     if (const auto* pod = std::get_if<api::Pod>(&object)) pods.push_back(pod);
   }
   if (pods.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        input.pod_path, ": expected exactly one Pod, found ", pods.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(input.pod_path, ": expected exactly one Pod, found ", pods.size()));
   }
   auto report = ExplainObjects(cluster_objects->objects, *pods[0], config, input.seed);
   if (!report.ok()) return report;

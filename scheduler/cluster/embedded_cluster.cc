@@ -58,8 +58,7 @@ template <typename T>
 absl::Status EmbeddedCluster::Insert(Store<T>& store, T object, std::string_view kind) {
   const std::string key = KeyOf(object);
   if (store.contains(key)) {
-    return absl::AlreadyExistsError(
-        absl::StrCat(util::Absl(kind), " ", key, " already exists"));
+    return absl::AlreadyExistsError(absl::StrCat(util::Absl(kind), " ", key, " already exists"));
   }
   object.meta.resource_version = NextResourceVersion();
   auto stored = std::make_shared<const T>(std::move(object));
@@ -103,8 +102,7 @@ absl::Status EmbeddedCluster::UpdatePod(const api::Pod& pod) {
   api::Pod copy = pod;
   copy.meta.resource_version = NextResourceVersion();
   auto updated = std::make_shared<const api::Pod>(std::move(copy));
-  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second,
-                                                         updated});
+  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second, updated});
   it->second = std::move(updated);
   return absl::OkStatus();
 }
@@ -116,8 +114,7 @@ absl::Status EmbeddedCluster::DeletePod(const std::string& namespace_name,
   auto it = pods_.find(key);
   if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("Pod ", key, " not found"));
   NextResourceVersion();
-  Enqueue(nullptr,
-                        client::Event<api::Pod>{client::EventType::kDeleted, nullptr, it->second});
+  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kDeleted, nullptr, it->second});
   pods_.erase(it);
   return absl::OkStatus();
 }
@@ -127,8 +124,7 @@ absl::Status EmbeddedCluster::DeleteNode(const std::string& name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("Node ", name, " not found"));
   NextResourceVersion();
-  Enqueue(nullptr,
-                        client::Event<api::Node>{client::EventType::kDeleted, nullptr, it->second});
+  Enqueue(nullptr, client::Event<api::Node>{client::EventType::kDeleted, nullptr, it->second});
   nodes_.erase(it);
   return absl::OkStatus();
 }
@@ -155,8 +151,7 @@ absl::Status EmbeddedCluster::Bind(const std::string& namespace_name, const std:
   bound.status.conditions.push_back({"PodScheduled", "True", "", ""});
   bound.meta.resource_version = NextResourceVersion();
   auto updated = std::make_shared<const api::Pod>(std::move(bound));
-  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second,
-                                                         updated});
+  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second, updated});
   it->second = std::move(updated);
   return absl::OkStatus();
 }

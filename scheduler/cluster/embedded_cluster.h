@@ -56,10 +56,9 @@ class EmbeddedCluster : public framework::PodBinder {
 
  private:
   using AnyEvent =
-      std::variant<client::Event<api::Pod>, client::Event<api::Node>,
-                   client::Event<api::Namespace>, client::Event<api::PriorityClass>,
-                   client::Event<api::ConfigMap>, client::Event<api::PodDisruptionBudget>,
-                   client::Event<api::NodeMetrics>>;
+      std::variant<client::Event<api::Pod>, client::Event<api::Node>, client::Event<api::Namespace>,
+                   client::Event<api::PriorityClass>, client::Event<api::ConfigMap>,
+                   client::Event<api::PodDisruptionBudget>, client::Event<api::NodeMetrics>>;
   template <typename T>
   using Store = absl::btree_map<std::string, std::shared_ptr<const T>>;
 

@@ -15,11 +15,15 @@ constexpr std::string_view kAnyAddress = "0.0.0.0";
 // stored whichever spelling the pod used.
 std::string_view NormalizeIp(std::string_view ip) { return ip.empty() ? kAnyAddress : ip; }
 
-// Calls fn(const ContainerPort&) for every port of the pod that claims a host port.
+// Calls fn(const ContainerPort&) for every port of the pod that claims a host port while the pod
+// runs: its containers and its sidecars (restartable init containers), as upstream. Ordinary init
+// containers have exited by then.
 template <typename Fn>
 void ForEachHostPort(const api::Pod& pod, Fn&& fn) {
   for (const auto* containers : {&pod.spec.init_containers, &pod.spec.containers}) {
     for (const auto& container : *containers) {
+      const bool runs = containers == &pod.spec.containers || container.restart_policy == "Always";
+      if (!runs) continue;
       for (const auto& port : container.ports) {
         if (port.host_port > 0) fn(port);
       }

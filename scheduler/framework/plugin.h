@@ -72,8 +72,8 @@ struct NodeStatus {
 };
 
 struct PostFilterOutcome {
-  Status status;                  // Success when a node was nominated
-  std::string nominated_node;     // set on success
+  Status status;                     // Success when a node was nominated
+  std::string nominated_node;        // set on success
   std::vector<std::string> victims;  // pod keys to remove
 };
 

@@ -39,7 +39,7 @@ Status Stamp(Status status, std::string_view plugin) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Profile& profile,
-                                                              const plugins::PluginHandle& handle) {
+                                                             const plugins::PluginHandle& handle) {
   std::unique_ptr<Framework> fw(new Framework());
   if (auto status = fw->Build(profile, handle); !status.ok()) return status;
   return fw;
@@ -63,8 +63,8 @@ absl::StatusOr<framework::Plugin*> Framework::Instantiate(const std::string& nam
   }
   auto plugin = factory->second(args, handle);
   if (!plugin.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("profile \"", profile.scheduler_name,
-                                                   "\": ", plugin.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("profile \"", profile.scheduler_name, "\": ", plugin.status().message()));
   }
   owned_.push_back(std::move(*plugin));
   return owned_.back().get();
@@ -92,9 +92,8 @@ absl::StatusOr<Expanded<Interface>> Expand(const config::Plugins& plugins,
     if (!plugin.ok()) return plugin.status();
     auto* typed = dynamic_cast<Interface*>(*plugin);
     if (typed == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("plugin \"", ref.name,
-                                                     "\" does not implement ",
-                                                     util::Absl(point_name)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("plugin \"", ref.name, "\" does not implement ", util::Absl(point_name)));
     }
     out.plugins.emplace_back(typed, &ref);
   }
@@ -126,8 +125,7 @@ std::vector<int> IndexOfSamePlugin(const std::vector<A*>& targets,
 
 }  // namespace
 
-absl::Status Framework::Build(const config::Profile& profile,
-                              const plugins::PluginHandle& handle) {
+absl::Status Framework::Build(const config::Profile& profile, const plugins::PluginHandle& handle) {
   profile_name_ = profile.scheduler_name;
   percentage_ = profile.percentage_of_nodes_to_score;
   auto instantiate = [&](const std::string& name) { return Instantiate(name, profile, handle); };
@@ -145,11 +143,11 @@ absl::Status Framework::Build(const config::Profile& profile,
   }
   queue_sort_ = queue_sort->plugins[0].first;
 
-#define KUBESCHED_EXPAND(field, Interface, point, name)                      \
-  {                                                                          \
-    auto expanded = Expand<Interface>(p, p.point, name, instantiate);        \
-    if (!expanded.ok()) return wrap(expanded.status());                      \
-    field = Plain(*expanded);                                                \
+#define KUBESCHED_EXPAND(field, Interface, point, name)               \
+  {                                                                   \
+    auto expanded = Expand<Interface>(p, p.point, name, instantiate); \
+    if (!expanded.ok()) return wrap(expanded.status());               \
+    field = Plain(*expanded);                                         \
   }
   KUBESCHED_EXPAND(pre_filter_, framework::PreFilterPlugin, pre_filter, "preFilter");
   KUBESCHED_EXPAND(filter_, framework::FilterPlugin, filter, "filter");
@@ -232,7 +230,8 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
   Status first;
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) {
-      if (all_statuses != nullptr) all_statuses->push_back(Stamp(Status::Skip(), filter_[i]->Name()));
+      if (all_statuses != nullptr)
+        all_statuses->push_back(Stamp(Status::Skip(), filter_[i]->Name()));
       continue;
     }
     Status status = filter_[i]->Filter(state, pod, node);
@@ -245,10 +244,10 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
   return first;
 }
 
-PreScoreSummary Framework::RunPreScore(framework::CycleState& state,
-                                       const framework::PodInfo& pod,
-                                       const framework::Snapshot& snapshot,
-                                       absl::Span<const framework::NodeInfo* const> feasible) const {
+PreScoreSummary Framework::RunPreScore(
+    framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot,
+    absl::Span<const framework::NodeInfo* const> feasible) const {
   PreScoreSummary summary;
   std::vector<bool> skipped(pre_score_.size(), false);
   for (size_t i = 0; i < pre_score_.size(); ++i) {

@@ -49,7 +49,7 @@ class Framework {
   // multiPoint to the points each plugin implements, and checks there is exactly one QueueSort
   // and at least one Bind plugin. Errors name the profile and plugin.
   static absl::StatusOr<std::unique_ptr<Framework>> Create(const config::Profile& profile,
-                                                            const plugins::PluginHandle& handle);
+                                                           const plugins::PluginHandle& handle);
 
   const std::string& profile_name() const { return profile_name_; }
   std::optional<int32_t> percentage_of_nodes_to_score() const { return percentage_; }

@@ -20,7 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 using rapidjson::Value;
 
-fs::path ConformanceDir() { return fs::path(KUBESCHED_SOURCE_DIR) / ".." / "shared" / "conformance"; }
+fs::path ConformanceDir() {
+  return fs::path(KUBESCHED_SOURCE_DIR) / ".." / "shared" / "conformance";
+}
 
 std::string ToJson(const Value& value) {
   rapidjson::StringBuffer buffer;
@@ -107,7 +109,8 @@ void CheckFilters(const Value& expect, const scheduler::ExplainReport& report,
     }
     CHECK(filter->reasons == ExpectedReasons(entry.value));
     if (expect.HasMember("filterCode") && expect["filterCode"].HasMember(node_name.c_str())) {
-      CHECK(framework::CodeName(filter->code) == expect["filterCode"][node_name.c_str()].GetString());
+      CHECK(framework::CodeName(filter->code) ==
+            expect["filterCode"][node_name.c_str()].GetString());
     }
   }
   if (expect.HasMember("preFilterResult")) {
@@ -168,14 +171,14 @@ void RunCase(const std::string& plugin, const Value& c) {
   }
   const Value& expect = c["expect"];
   if (expect.HasMember("filter")) {
-    auto report = scheduler::ExplainObjects(objects, pod,
-                                            SinglePluginConfig(plugin, args, Phase::kFilter));
+    auto report =
+        scheduler::ExplainObjects(objects, pod, SinglePluginConfig(plugin, args, Phase::kFilter));
     REQUIRE(report.ok());
     CheckFilters(expect, *report, plugin);
   }
   if (expect.HasMember("scores") || expect.HasMember("preScoreStatus")) {
-    auto report = scheduler::ExplainObjects(objects, pod,
-                                            SinglePluginConfig(plugin, args, Phase::kScore));
+    auto report =
+        scheduler::ExplainObjects(objects, pod, SinglePluginConfig(plugin, args, Phase::kScore));
     REQUIRE(report.ok());
     CheckScores(expect, *report, plugin);
   }
@@ -203,8 +206,8 @@ TEST_CASE("upstream conformance vectors pass through explain", "[conformance]") 
     REQUIRE_FALSE(doc.HasParseError());
     const std::string plugin = doc["plugin"].GetString();
     for (const auto& c : doc["cases"].GetArray()) {
-      DYNAMIC_SECTION(file.filename().string() << " " << c["id"].GetString() << " \""
-                                               << c["name"].GetString() << "\"") {
+      DYNAMIC_SECTION(file.filename().string()
+                      << " " << c["id"].GetString() << " \"" << c["name"].GetString() << "\"") {
         RunCase(plugin, c);
       }
       ++cases;

@@ -105,8 +105,8 @@ TEST_CASE("skipped input objects give exit code 3 after a full report", "[cli]")
 }
 
 TEST_CASE("simulate's JSON has the documented fields", "[cli]") {
-  const auto r = Cli({"simulate", "--cluster", kCluster, "--workload", kWorkload, "--output",
-                      "json"});
+  const auto r =
+      Cli({"simulate", "--cluster", kCluster, "--workload", kWorkload, "--output", "json"});
   REQUIRE(r.code == kExitOk);
   rapidjson::Document doc;
   doc.Parse(r.out.c_str());

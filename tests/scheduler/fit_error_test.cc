@@ -15,7 +15,8 @@ Status Stamped(Status status, std::string_view plugin) {
 TEST_CASE("the message counts each reason over nodes and sorts the parts as text", "[scheduler]") {
   FitError error;
   error.num_all_nodes = 5;
-  for (int i = 0; i < 3; ++i) error.node_statuses.push_back(Status::Unschedulable("Insufficient cpu"));
+  for (int i = 0; i < 3; ++i)
+    error.node_statuses.push_back(Status::Unschedulable("Insufficient cpu"));
   for (int i = 0; i < 2; ++i) {
     error.node_statuses.push_back(Status::Unresolvable("node(s) had untolerated taint(s)"));
   }
@@ -56,7 +57,8 @@ TEST_CASE("rejecting plugins are listed once each", "[scheduler]") {
   error.node_statuses.push_back(Stamped(Status::Unschedulable("a"), "NodeResourcesFit"));
   error.node_statuses.push_back(Stamped(Status::Unschedulable("b"), "TaintToleration"));
   error.node_statuses.push_back(Stamped(Status::Unschedulable("a"), "NodeResourcesFit"));
-  CHECK(error.RejectingPlugins() == std::vector<std::string>{"NodeResourcesFit", "TaintToleration"});
+  CHECK(error.RejectingPlugins() ==
+        std::vector<std::string>{"NodeResourcesFit", "TaintToleration"});
 }
 
 }  // namespace

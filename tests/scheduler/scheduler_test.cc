@@ -101,8 +101,10 @@ TEST_CASE("pods of other schedulers are left alone", "[scheduler]") {
 TEST_CASE("higher priority pods are scheduled first", "[scheduler]") {
   Harness h;
   REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
-  REQUIRE(h.cluster.Create(PodBuilder("low").Container({{"cpu", "800m"}}).Priority(1).Build()).ok());
-  REQUIRE(h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("low").Container({{"cpu", "800m"}}).Priority(1).Build()).ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
   h.Run();
   CHECK(h.NodeOf("default/high") == "n1");
   CHECK(h.NodeOf("default/low").empty());
@@ -136,8 +138,8 @@ TEST_CASE("an unschedulable pod is scheduled once a node that fits is added", "[
 TEST_CASE("an unschedulable pod is retried when a pod on its node is deleted", "[scheduler]") {
   Harness h;
   REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
-  REQUIRE(h.cluster.Create(PodBuilder("old").Container({{"cpu", "800m"}}).NodeName("n1").Build())
-              .ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("old").Container({{"cpu", "800m"}}).NodeName("n1").Build()).ok());
   REQUIRE(h.cluster.Create(PodBuilder("new").Container({{"cpu", "800m"}}).Build()).ok());
   h.Run();
   REQUIRE(h.NodeOf("default/new").empty());
@@ -149,11 +151,12 @@ TEST_CASE("an unschedulable pod is retried when a pod on its node is deleted", "
 TEST_CASE("finished pods take no room on their node", "[scheduler]") {
   Harness h;
   REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
-  REQUIRE(h.cluster.Create(PodBuilder("done")
-                               .Container({{"cpu", "1"}})
-                               .NodeName("n1")
-                               .Phase(api::PodPhase::kSucceeded)
-                               .Build())
+  REQUIRE(h.cluster
+              .Create(PodBuilder("done")
+                          .Container({{"cpu", "1"}})
+                          .NodeName("n1")
+                          .Phase(api::PodPhase::kSucceeded)
+                          .Build())
               .ok());
   REQUIRE(h.cluster.Create(PodBuilder("a").Container({{"cpu", "1"}}).Build()).ok());
   h.Run();

@@ -101,8 +101,7 @@ TEST_CASE("the same seed gives the same placement", "[simulation]") {
   }
 }
 
-TEST_CASE("bad objects are reported by file and name and the rest is simulated",
-          "[simulation]") {
+TEST_CASE("bad objects are reported by file and name and the rest is simulated", "[simulation]") {
   TempFile cluster(R"(apiVersion: v1
 kind: List
 items:

@@ -141,9 +141,7 @@ class NodeBuilder {
     return *this;
   }
   api::Node Build() const { return node_; }
-  std::shared_ptr<const api::Node> Ptr() const {
-    return std::make_shared<const api::Node>(node_);
-  }
+  std::shared_ptr<const api::Node> Ptr() const { return std::make_shared<const api::Node>(node_); }
 
  private:
   api::Node node_;

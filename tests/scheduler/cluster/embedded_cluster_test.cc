@@ -95,8 +95,7 @@ TEST_CASE("deleting a pod emits DELETED with its last state", "[cluster]") {
   REQUIRE(cluster.Create(PodBuilder("p1").Build()).ok());
   REQUIRE(cluster.DeletePod("default", "p1").ok());
   cluster.DeliverEvents();
-  CHECK(recorder.log ==
-        std::vector<std::string>{"Pod ADDED default/p1", "Pod DELETED default/p1"});
+  CHECK(recorder.log == std::vector<std::string>{"Pod ADDED default/p1", "Pod DELETED default/p1"});
   CHECK(absl::IsNotFound(cluster.DeletePod("default", "p1")));
 }
 

@@ -116,9 +116,10 @@ TEST_CASE("pods with affinity terms are listed by kind", "[core]") {
   CHECK(info.pods_with_required_anti_affinity()[0]->key == "default/anti");
 }
 
-TEST_CASE("host ports of containers and init containers are marked used", "[core]") {
+TEST_CASE("host ports of containers and sidecars are marked used", "[core]") {
   api::Pod pod = PodBuilder("p").NodeName("n").HostPort(8080).Build();
   api::Container init;
+  init.restart_policy = "Always";
   init.ports.push_back({53, 53, "", api::Protocol::kUDP});
   init.ports.push_back({9, 0, "", api::Protocol::kTCP});  // no host port
   pod.spec.init_containers.push_back(init);
@@ -170,6 +171,23 @@ TEST_CASE("removing one of two identical host ports keeps the other", "[core]") 
   CHECK(ports.Conflicts("", api::Protocol::kTCP, 80));
   ports.Remove("0.0.0.0", api::Protocol::kTCP, 80);
   CHECK(ports.empty());
+}
+
+TEST_CASE("host ports of sidecars count while those of ordinary init containers do not",
+          "[core]") {
+  api::Pod pod = PodBuilder("p").Container({}).Build();
+  api::Container init;
+  init.name = "setup";
+  init.ports.push_back({80, 8080, "", api::Protocol::kTCP});
+  api::Container sidecar = init;
+  sidecar.name = "proxy";
+  sidecar.restart_policy = "Always";
+  sidecar.ports[0].host_port = 9090;
+  pod.spec.init_containers = {init, sidecar};
+  NodeInfo info;
+  info.AddPod(MakePodInfo(std::make_shared<const api::Pod>(pod), 0), 1);
+  CHECK_FALSE(info.used_ports().Conflicts("", api::Protocol::kTCP, 8080));
+  CHECK(info.used_ports().Conflicts("", api::Protocol::kTCP, 9090));
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ std::vector<std::string> Names(const std::vector<T*>& plugins) {
 
 std::vector<std::pair<std::string, int64_t>> ScoreNames(const Framework& fw) {
   std::vector<std::pair<std::string, int64_t>> out;
-  for (const auto& s : fw.score_plugins()) out.emplace_back(std::string(s.plugin->Name()), s.weight);
+  for (const auto& s : fw.score_plugins())
+    out.emplace_back(std::string(s.plugin->Name()), s.weight);
   return out;
 }
 
@@ -26,15 +27,14 @@ TEST_CASE("the default profile runs upstream's plugins in upstream's order and w
   REQUIRE(fw.ok());
   CHECK((*fw)->profile_name() == "kubesched");
   CHECK(Names((*fw)->filter_plugins()) ==
-        std::vector<std::string>{"NodeUnschedulable", "NodeName", "TaintToleration",
-                                 "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                                 "InterPodAffinity"});
-  CHECK(ScoreNames(**fw) == std::vector<std::pair<std::string, int64_t>>{
-                                {"TaintToleration", 3},
-                                {"NodeAffinity", 2},
-                                {"NodeResourcesFit", 1},
-                                {"InterPodAffinity", 2},
-                                {"NodeResourcesBalancedAllocation", 1}});
+        std::vector<std::string>{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
+                                 "NodePorts", "NodeResourcesFit", "InterPodAffinity"});
+  CHECK(ScoreNames(**fw) ==
+        std::vector<std::pair<std::string, int64_t>>{{"TaintToleration", 3},
+                                                     {"NodeAffinity", 2},
+                                                     {"NodeResourcesFit", 1},
+                                                     {"InterPodAffinity", 2},
+                                                     {"NodeResourcesBalancedAllocation", 1}});
   CHECK(std::string((*fw)->queue_sort()->Name()) == "PrioritySort");
 }
 
@@ -46,8 +46,8 @@ TEST_CASE("a plugin disabled at filter still scores when enabled at multiPoint",
   const auto filters = Names((*fw)->filter_plugins());
   CHECK(std::find(filters.begin(), filters.end(), "NodeAffinity") == filters.end());
   const auto scores = ScoreNames(**fw);
-  CHECK(std::find(scores.begin(), scores.end(), std::make_pair(std::string("NodeAffinity"),
-                                                               int64_t{2})) != scores.end());
+  CHECK(std::find(scores.begin(), scores.end(),
+                  std::make_pair(std::string("NodeAffinity"), int64_t{2})) != scores.end());
 }
 
 TEST_CASE("an explicit score entry overrides the multiPoint weight", "[runtime]") {
