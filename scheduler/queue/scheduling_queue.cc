@@ -377,12 +377,23 @@ void SchedulingQueue::Done(const std::string& pod_key) {
   impl_->Unnominate(pod_key);
 }
 
+namespace {
+// The unschedulable set is a hash set of pointers; moving in its iteration order would make the
+// queue order (and so a simulation) depend on allocation addresses. Move in the order the pods
+// were last queued instead.
+void SortByQueueOrder(std::vector<Item*>& items) {
+  std::sort(items.begin(), items.end(),
+            [](const Item* a, const Item* b) { return a->sequence < b->sequence; });
+}
+}  // namespace
+
 void SchedulingQueue::MoveAllToActiveOrBackoff(ClusterEvent event) {
   absl::MutexLock lock(&impl_->mu);
   const bool affinity_only = event == ClusterEvent::kAssignedPodAdded;
   const auto& source = affinity_only ? impl_->unschedulable_affinity : impl_->unschedulable;
   // Copied first: moving an item erases it from the set being walked.
-  const std::vector<Item*> moving(source.begin(), source.end());
+  std::vector<Item*> moving(source.begin(), source.end());
+  SortByQueueOrder(moving);
   const absl::Time now = impl_->clock->Now();
   for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
   if (affinity_only) {
@@ -408,6 +419,7 @@ void SchedulingQueue::FlushUnschedulableLeftover() {
     if (now - item->info.timestamp > impl_->options.max_in_unschedulable) moving.push_back(item);
   }
   if (moving.empty()) return;
+  SortByQueueOrder(moving);
   for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
   impl_->move_request_cycle = impl_->scheduling_cycle;
 }
