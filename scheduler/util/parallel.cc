@@ -5,7 +5,17 @@
 namespace kubesched::util {
 namespace {
 constexpr auto kSpinTime = std::chrono::microseconds(200);
+
+// A spin-wait hint: lets a sibling hyperthread (often the scheduling thread itself) run at full
+// speed while this one waits, where yield() would enter the kernel.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
 }
+}  // namespace
 
 WorkerPool::WorkerPool(int threads) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -50,7 +60,7 @@ void WorkerPool::ParallelFor(size_t n, size_t chunk,
   RunChunks();
   // Close the job, then wait for the workers inside it, so `fn` may be destroyed after return.
   open_.store(false, std::memory_order_seq_cst);
-  while (joined_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  while (joined_.load(std::memory_order_seq_cst) != 0) CpuRelax();
   job_ = nullptr;
 }
 
@@ -61,7 +71,7 @@ void WorkerPool::WorkerLoop() {
     const auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
     while (job_generation_.load(std::memory_order_acquire) == seen &&
            std::chrono::steady_clock::now() < spin_until) {
-      std::this_thread::yield();
+      for (int i = 0; i < 16; ++i) CpuRelax();
     }
     if (job_generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mu_);
