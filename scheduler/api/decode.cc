@@ -245,7 +245,7 @@ absl::StatusOr<T> DecodeSingleJson(std::string_view json, std::string_view kind,
                                    absl::StatusOr<T> (*decode)(const Json&)) {
   const std::string source = absl::StrCat(Absl(kind), " JSON");
   ParsedText parsed;
-  KS_API_RETURN_IF_ERROR(ParseJson(json, source, &parsed.buffer, &parsed.doc));
+  KUBESCHED_RETURN_IF_ERROR(ParseJson(json, source, &parsed.buffer, &parsed.doc));
   const Json& root = parsed.doc;
   if (!root.IsObject()) {
     return absl::InvalidArgumentError(
@@ -282,7 +282,7 @@ std::string DecodeProblem::ToString() const {
 
 absl::StatusOr<DecodedObjects> DecodeObjects(std::string_view text, std::string_view source) {
   ParsedText parsed;
-  KS_API_RETURN_IF_ERROR(Parse(text, source, &parsed));
+  KUBESCHED_RETURN_IF_ERROR(Parse(text, source, &parsed));
   Collector collector(source);
   ForEachDocument(parsed, [&](const Json& root) { collector.AddDocument(root); });
   return collector.Take();
@@ -305,7 +305,7 @@ absl::StatusOr<Node> DecodeNodeJson(std::string_view json) {
 absl::StatusOr<NodeAffinity> DecodeNodeAffinity(std::string_view json_or_yaml) {
   constexpr std::string_view kSource = "node affinity";
   ParsedText parsed;
-  KS_API_RETURN_IF_ERROR(Parse(json_or_yaml, kSource, &parsed));
+  KUBESCHED_RETURN_IF_ERROR(Parse(json_or_yaml, kSource, &parsed));
   const Json* root = &parsed.doc;
   if (parsed.documents) {
     if (parsed.doc.Size() > 1) {

@@ -20,12 +20,7 @@
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
 #include "scheduler/api/objects.h"
-
-#define KS_API_RETURN_IF_ERROR(expr)                 \
-  do {                                               \
-    const absl::Status ks_api_status_ = (expr);      \
-    if (!ks_api_status_.ok()) return ks_api_status_; \
-  } while (0)
+#include "scheduler/util/status_macros.h"
 
 namespace kubesched::api::internal {
 
@@ -116,7 +111,7 @@ absl::Status ForEachElement(const Json& object, std::string_view name, const Pat
     return field.Error(std::string("expected array, got ") + std::string(TypeName(*array)));
   }
   for (rapidjson::SizeType i = 0; i < array->Size(); ++i) {
-    KS_API_RETURN_IF_ERROR(fn((*array)[i], field.Index(i)));
+    KUBESCHED_RETURN_IF_ERROR(fn((*array)[i], field.Index(i)));
   }
   return absl::OkStatus();
 }
@@ -144,7 +139,7 @@ absl::Status ReadOptionalEnum(const Json& object, std::string_view name, const P
                               std::optional<E>* out) {
   E e{};
   if (Find(object, name) == nullptr) return absl::OkStatus();
-  KS_API_RETURN_IF_ERROR(ReadEnum(object, name, path, table, &e));
+  KUBESCHED_RETURN_IF_ERROR(ReadEnum(object, name, path, table, &e));
   *out = e;
   return absl::OkStatus();
 }

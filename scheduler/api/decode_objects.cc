@@ -13,13 +13,13 @@ namespace kubesched::api::internal {
 namespace {
 
 absl::StatusOr<OwnerReference> DecodeOwnerReference(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   OwnerReference ref;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "apiVersion", path, &ref.api_version));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "kind", path, &ref.kind));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "name", path, &ref.name));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "uid", path, &ref.uid));
-  KS_API_RETURN_IF_ERROR(ReadBool(value, "controller", path, &ref.controller));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "apiVersion", path, &ref.api_version));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "kind", path, &ref.kind));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "name", path, &ref.name));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "uid", path, &ref.uid));
+  KUBESCHED_RETURN_IF_ERROR(ReadBool(value, "controller", path, &ref.controller));
   return ref;
 }
 
@@ -29,18 +29,18 @@ absl::Status DecodeNamespaceName(const Json& metadata, bool namespaced, const Pa
   // one is in "default"; an explicit "" is kept, as some test vectors depend on it.
   if (namespaced) {
     meta->namespace_name = kDefaultNamespace;
-    KS_API_RETURN_IF_ERROR(ReadString(metadata, "namespace", path, &meta->namespace_name));
+    KUBESCHED_RETURN_IF_ERROR(ReadString(metadata, "namespace", path, &meta->namespace_name));
   }
   meta->namespace_symbol = Intern(meta->namespace_name);
   return absl::OkStatus();
 }
 
 absl::StatusOr<Taint> DecodeTaint(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   Taint taint;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "key", path, &taint.key));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "value", path, &taint.value));
-  KS_API_RETURN_IF_ERROR(ReadEnum(value, "effect", path,
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "key", path, &taint.key));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "value", path, &taint.value));
+  KUBESCHED_RETURN_IF_ERROR(ReadEnum(value, "effect", path,
                                   {{"", TaintEffect::kNone},
                                    {"NoSchedule", TaintEffect::kNoSchedule},
                                    {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
@@ -50,17 +50,17 @@ absl::StatusOr<Taint> DecodeTaint(const Json& value, const Path& path) {
 }
 
 absl::StatusOr<NodeCondition> DecodeNodeCondition(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   NodeCondition condition;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "type", path, &condition.type));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "status", path, &condition.status));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "type", path, &condition.type));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "status", path, &condition.status));
   return condition;
 }
 
 // The top-level object member `name` ("spec", "status"), or nullptr when absent or null.
 absl::StatusOr<const Json*> Section(const Json& object, std::string_view name) {
   const Json* section = Find(object, name);
-  if (section != nullptr) KS_API_RETURN_IF_ERROR(ExpectObject(*section, Path(name)));
+  if (section != nullptr) KUBESCHED_RETURN_IF_ERROR(ExpectObject(*section, Path(name)));
   return section;
 }
 
@@ -68,7 +68,7 @@ absl::Status DecodeNodeSpec(const Json& object, NodeSpec* out) {
   absl::StatusOr<const Json*> spec = Section(object, "spec");
   if (!spec.ok() || *spec == nullptr) return spec.status();
   const Path path("spec");
-  KS_API_RETURN_IF_ERROR(ReadBool(**spec, "unschedulable", path, &out->unschedulable));
+  KUBESCHED_RETURN_IF_ERROR(ReadBool(**spec, "unschedulable", path, &out->unschedulable));
   return ForEachElement(**spec, "taints", path, [&](const Json& element, const Path& at) {
     absl::StatusOr<Taint> taint = DecodeTaint(element, at);
     if (!taint.ok()) return taint.status();
@@ -81,12 +81,12 @@ absl::Status DecodeNodeStatus(const Json& object, NodeStatus* out) {
   absl::StatusOr<const Json*> status = Section(object, "status");
   if (!status.ok() || *status == nullptr) return status.status();
   const Path path("status");
-  KS_API_RETURN_IF_ERROR(ReadResources(**status, "capacity", path, &out->capacity));
+  KUBESCHED_RETURN_IF_ERROR(ReadResources(**status, "capacity", path, &out->capacity));
   // Nodes from hand-written dumps often list only capacity; the kubelet would report the same.
   if (Find(**status, "allocatable") == nullptr) {
     out->allocatable = out->capacity;
   } else {
-    KS_API_RETURN_IF_ERROR(ReadResources(**status, "allocatable", path, &out->allocatable));
+    KUBESCHED_RETURN_IF_ERROR(ReadResources(**status, "allocatable", path, &out->allocatable));
   }
   return ForEachElement(**status, "conditions", path, [&](const Json& element, const Path& at) {
     absl::StatusOr<NodeCondition> condition = DecodeNodeCondition(element, at);
@@ -132,8 +132,8 @@ absl::Status DecodePdbSpec(const Json& object, PodDisruptionBudget* out) {
   absl::StatusOr<const Json*> spec = Section(object, "spec");
   if (!spec.ok() || *spec == nullptr) return spec.status();
   const Path path("spec");
-  KS_API_RETURN_IF_ERROR(ReadIntOrPercent(**spec, "minAvailable", path, &out->min_available));
-  KS_API_RETURN_IF_ERROR(ReadIntOrPercent(**spec, "maxUnavailable", path, &out->max_unavailable));
+  KUBESCHED_RETURN_IF_ERROR(ReadIntOrPercent(**spec, "minAvailable", path, &out->min_available));
+  KUBESCHED_RETURN_IF_ERROR(ReadIntOrPercent(**spec, "maxUnavailable", path, &out->max_unavailable));
   return ReadOptionalLabelSelector(**spec, "selector", path, &out->selector);
 }
 
@@ -141,15 +141,15 @@ absl::Status DecodePdbStatus(const Json& object, PodDisruptionBudget* out) {
   absl::StatusOr<const Json*> status = Section(object, "status");
   if (!status.ok() || *status == nullptr) return status.status();
   const Path path("status");
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadInt32(**status, "disruptionsAllowed", path, &out->disruptions_allowed));
-  KS_API_RETURN_IF_ERROR(ReadInt32(**status, "currentHealthy", path, &out->current_healthy));
-  KS_API_RETURN_IF_ERROR(ReadInt32(**status, "desiredHealthy", path, &out->desired_healthy));
-  KS_API_RETURN_IF_ERROR(ReadInt32(**status, "expectedPods", path, &out->expected_pods));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(**status, "currentHealthy", path, &out->current_healthy));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(**status, "desiredHealthy", path, &out->desired_healthy));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(**status, "expectedPods", path, &out->expected_pods));
   // disruptedPods maps pod name to the time of its eviction; only the names matter here.
   const Json* disrupted = Find(**status, "disruptedPods");
   if (disrupted == nullptr) return absl::OkStatus();
-  KS_API_RETURN_IF_ERROR(ExpectObject(*disrupted, path.Field("disruptedPods")));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(*disrupted, path.Field("disruptedPods")));
   for (const auto& member : disrupted->GetObject())
     out->disrupted_pods.emplace_back(View(member.name));
   std::sort(out->disrupted_pods.begin(), out->disrupted_pods.end());
@@ -162,75 +162,75 @@ absl::Status DecodeMeta(const Json& object, bool namespaced, ObjectMeta* meta) {
   const Path path("metadata");
   const Json* metadata = Find(object, "metadata");
   if (metadata == nullptr) return path.Error("missing");
-  KS_API_RETURN_IF_ERROR(ExpectObject(*metadata, path));
-  KS_API_RETURN_IF_ERROR(ReadString(*metadata, "name", path, &meta->name));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(*metadata, path));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(*metadata, "name", path, &meta->name));
   if (meta->name.empty()) return path.Field("name").Error("missing or empty");
-  KS_API_RETURN_IF_ERROR(DecodeNamespaceName(*metadata, namespaced, path, meta));
-  KS_API_RETURN_IF_ERROR(ReadString(*metadata, "uid", path, &meta->uid));
-  KS_API_RETURN_IF_ERROR(ReadString(*metadata, "resourceVersion", path, &meta->resource_version));
-  KS_API_RETURN_IF_ERROR(ReadLabelSet(*metadata, "labels", path, &meta->labels));
-  KS_API_RETURN_IF_ERROR(ReadStringMap(*metadata, "annotations", path, &meta->annotations));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(DecodeNamespaceName(*metadata, namespaced, path, meta));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(*metadata, "uid", path, &meta->uid));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(*metadata, "resourceVersion", path, &meta->resource_version));
+  KUBESCHED_RETURN_IF_ERROR(ReadLabelSet(*metadata, "labels", path, &meta->labels));
+  KUBESCHED_RETURN_IF_ERROR(ReadStringMap(*metadata, "annotations", path, &meta->annotations));
+  KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(*metadata, "ownerReferences", path, [&](const Json& element, const Path& at) {
         absl::StatusOr<OwnerReference> ref = DecodeOwnerReference(element, at);
         if (!ref.ok()) return ref.status();
         meta->owner_references.push_back(*std::move(ref));
         return absl::OkStatus();
       }));
-  KS_API_RETURN_IF_ERROR(ReadTime(*metadata, "creationTimestamp", path, &meta->creation_timestamp));
+  KUBESCHED_RETURN_IF_ERROR(ReadTime(*metadata, "creationTimestamp", path, &meta->creation_timestamp));
   return ReadTime(*metadata, "deletionTimestamp", path, &meta->deletion_timestamp);
 }
 
 absl::StatusOr<Node> DecodeNode(const Json& object) {
   Node node;
-  KS_API_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &node.meta));
-  KS_API_RETURN_IF_ERROR(DecodeNodeSpec(object, &node.spec));
-  KS_API_RETURN_IF_ERROR(DecodeNodeStatus(object, &node.status));
+  KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &node.meta));
+  KUBESCHED_RETURN_IF_ERROR(DecodeNodeSpec(object, &node.spec));
+  KUBESCHED_RETURN_IF_ERROR(DecodeNodeStatus(object, &node.status));
   return node;
 }
 
 absl::StatusOr<Namespace> DecodeNamespace(const Json& object) {
   Namespace ns;
-  KS_API_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &ns.meta));
+  KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &ns.meta));
   return ns;
 }
 
 absl::StatusOr<PriorityClass> DecodePriorityClass(const Json& object) {
   PriorityClass pc;
   const Path root;
-  KS_API_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &pc.meta));
-  KS_API_RETURN_IF_ERROR(ReadInt32(object, "value", root, &pc.value));
-  KS_API_RETURN_IF_ERROR(ReadBool(object, "globalDefault", root, &pc.global_default));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &pc.meta));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(object, "value", root, &pc.value));
+  KUBESCHED_RETURN_IF_ERROR(ReadBool(object, "globalDefault", root, &pc.global_default));
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalEnum(object, "preemptionPolicy", root,
                        {{"PreemptLowerPriority", PreemptionPolicy::kPreemptLowerPriority},
                         {"Never", PreemptionPolicy::kNever}},
                        &pc.preemption_policy));
-  KS_API_RETURN_IF_ERROR(ReadString(object, "description", root, &pc.description));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(object, "description", root, &pc.description));
   return pc;
 }
 
 absl::StatusOr<ConfigMap> DecodeConfigMap(const Json& object) {
   ConfigMap cm;
-  KS_API_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/true, &cm.meta));
-  KS_API_RETURN_IF_ERROR(ReadStringMap(object, "data", Path(), &cm.data));
+  KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/true, &cm.meta));
+  KUBESCHED_RETURN_IF_ERROR(ReadStringMap(object, "data", Path(), &cm.data));
   return cm;
 }
 
 absl::StatusOr<PodDisruptionBudget> DecodePodDisruptionBudget(const Json& object) {
   PodDisruptionBudget pdb;
-  KS_API_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/true, &pdb.meta));
-  KS_API_RETURN_IF_ERROR(DecodePdbSpec(object, &pdb));
-  KS_API_RETURN_IF_ERROR(DecodePdbStatus(object, &pdb));
+  KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/true, &pdb.meta));
+  KUBESCHED_RETURN_IF_ERROR(DecodePdbSpec(object, &pdb));
+  KUBESCHED_RETURN_IF_ERROR(DecodePdbStatus(object, &pdb));
   return pdb;
 }
 
 absl::StatusOr<NodeMetrics> DecodeNodeMetrics(const Json& object) {
   NodeMetrics metrics;
   const Path root;
-  KS_API_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &metrics.meta));
-  KS_API_RETURN_IF_ERROR(ReadTime(object, "timestamp", root, &metrics.timestamp));
-  KS_API_RETURN_IF_ERROR(ReadResources(object, "usage", root, &metrics.usage));
+  KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &metrics.meta));
+  KUBESCHED_RETURN_IF_ERROR(ReadTime(object, "timestamp", root, &metrics.timestamp));
+  KUBESCHED_RETURN_IF_ERROR(ReadResources(object, "usage", root, &metrics.usage));
   return metrics;
 }
 

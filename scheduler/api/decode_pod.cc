@@ -14,14 +14,14 @@ absl::Status CheckPort(std::string_view name, const Path& path, int32_t port) {
 }
 
 absl::StatusOr<ContainerPort> DecodeContainerPort(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   ContainerPort port;
-  KS_API_RETURN_IF_ERROR(ReadInt32(value, "containerPort", path, &port.container_port));
-  KS_API_RETURN_IF_ERROR(CheckPort("containerPort", path, port.container_port));
-  KS_API_RETURN_IF_ERROR(ReadInt32(value, "hostPort", path, &port.host_port));
-  KS_API_RETURN_IF_ERROR(CheckPort("hostPort", path, port.host_port));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "hostIP", path, &port.host_ip));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(value, "containerPort", path, &port.container_port));
+  KUBESCHED_RETURN_IF_ERROR(CheckPort("containerPort", path, port.container_port));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(value, "hostPort", path, &port.host_port));
+  KUBESCHED_RETURN_IF_ERROR(CheckPort("hostPort", path, port.host_port));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "hostIP", path, &port.host_ip));
+  KUBESCHED_RETURN_IF_ERROR(
       ReadEnum(value, "protocol", path,
                {{"TCP", Protocol::kTCP}, {"UDP", Protocol::kUDP}, {"SCTP", Protocol::kSCTP}},
                &port.protocol));
@@ -32,9 +32,9 @@ absl::Status DecodeContainerResources(const Json& container, const Path& path, C
   const Json* resources = Find(container, "resources");
   if (resources == nullptr) return absl::OkStatus();
   const Path at = path.Field("resources");
-  KS_API_RETURN_IF_ERROR(ExpectObject(*resources, at));
-  KS_API_RETURN_IF_ERROR(ReadResources(*resources, "requests", at, &out->requests));
-  KS_API_RETURN_IF_ERROR(ReadResources(*resources, "limits", at, &out->limits));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(*resources, at));
+  KUBESCHED_RETURN_IF_ERROR(ReadResources(*resources, "requests", at, &out->requests));
+  KUBESCHED_RETURN_IF_ERROR(ReadResources(*resources, "limits", at, &out->limits));
   // Listed-ness matters apart from the amount: upstream's non-zero defaults apply only to a
   // container that does not list cpu / memory at all.
   if (const Json* requests = Find(*resources, "requests")) {
@@ -45,18 +45,18 @@ absl::Status DecodeContainerResources(const Json& container, const Path& path, C
 }
 
 absl::StatusOr<Container> DecodeContainer(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   Container container;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "name", path, &container.name));
-  KS_API_RETURN_IF_ERROR(DecodeContainerResources(value, path, &container));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "name", path, &container.name));
+  KUBESCHED_RETURN_IF_ERROR(DecodeContainerResources(value, path, &container));
+  KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(value, "ports", path, [&](const Json& element, const Path& at) {
         absl::StatusOr<ContainerPort> port = DecodeContainerPort(element, at);
         if (!port.ok()) return port.status();
         container.ports.push_back(*std::move(port));
         return absl::OkStatus();
       }));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "restartPolicy", path, &container.restart_policy));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "restartPolicy", path, &container.restart_policy));
   return container;
 }
 
@@ -71,48 +71,48 @@ absl::Status DecodeContainers(const Json& spec, std::string_view name, const Pat
 }
 
 absl::StatusOr<Toleration> DecodeToleration(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   Toleration t;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "key", path, &t.key));
-  KS_API_RETURN_IF_ERROR(ReadEnum(value, "operator", path,
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "key", path, &t.key));
+  KUBESCHED_RETURN_IF_ERROR(ReadEnum(value, "operator", path,
                                   {{"", TolerationOperator::kEqual},
                                    {"Equal", TolerationOperator::kEqual},
                                    {"Exists", TolerationOperator::kExists}},
                                   &t.op));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "value", path, &t.value));
-  KS_API_RETURN_IF_ERROR(ReadEnum(value, "effect", path,
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "value", path, &t.value));
+  KUBESCHED_RETURN_IF_ERROR(ReadEnum(value, "effect", path,
                                   {{"", TaintEffect::kNone},
                                    {"NoSchedule", TaintEffect::kNoSchedule},
                                    {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
                                    {"NoExecute", TaintEffect::kNoExecute}},
                                   &t.effect));
-  KS_API_RETURN_IF_ERROR(ReadInt64(value, "tolerationSeconds", path, &t.toleration_seconds));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt64(value, "tolerationSeconds", path, &t.toleration_seconds));
   return t;
 }
 
 absl::StatusOr<TopologySpreadConstraint> DecodeSpreadConstraint(const Json& value,
                                                                 const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   TopologySpreadConstraint c;
-  KS_API_RETURN_IF_ERROR(ReadInt32(value, "maxSkew", path, &c.max_skew));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(value, "maxSkew", path, &c.max_skew));
   std::string topology_key;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "topologyKey", path, &topology_key));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "topologyKey", path, &topology_key));
   c.topology_key = Intern(topology_key);
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadEnum(value, "whenUnsatisfiable", path,
                {{"DoNotSchedule", UnsatisfiableConstraintAction::kDoNotSchedule},
                 {"ScheduleAnyway", UnsatisfiableConstraintAction::kScheduleAnyway}},
                &c.when_unsatisfiable));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalLabelSelector(value, "labelSelector", path, &c.label_selector));
-  KS_API_RETURN_IF_ERROR(ReadInt32(value, "minDomains", path, &c.min_domains));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(value, "minDomains", path, &c.min_domains));
   const auto policies = {std::pair{std::string_view("Honor"), NodeInclusionPolicy::kHonor},
                          std::pair{std::string_view("Ignore"), NodeInclusionPolicy::kIgnore}};
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalEnum(value, "nodeAffinityPolicy", path, policies, &c.node_affinity_policy));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalEnum(value, "nodeTaintsPolicy", path, policies, &c.node_taints_policy));
-  KS_API_RETURN_IF_ERROR(ReadSymbols(value, "matchLabelKeys", path, &c.match_label_keys));
+  KUBESCHED_RETURN_IF_ERROR(ReadSymbols(value, "matchLabelKeys", path, &c.match_label_keys));
   return c;
 }
 
@@ -130,29 +130,29 @@ absl::Status ReadArray(const Json& object, std::string_view name, const Path& pa
 
 // Fields that say where and how the pod may run.
 absl::Status DecodePlacement(const Json& spec, const Path& path, PodSpec* out) {
-  KS_API_RETURN_IF_ERROR(ReadLabelSet(spec, "nodeSelector", path, &out->node_selector));
+  KUBESCHED_RETURN_IF_ERROR(ReadLabelSet(spec, "nodeSelector", path, &out->node_selector));
   if (const Json* affinity = Find(spec, "affinity")) {
     absl::StatusOr<Affinity> decoded = DecodeAffinity(*affinity, path.Field("affinity"));
     if (!decoded.ok()) return decoded.status();
     out->affinity = *std::move(decoded);
   }
-  KS_API_RETURN_IF_ERROR(ReadArray(spec, "tolerations", path, DecodeToleration, &out->tolerations));
-  KS_API_RETURN_IF_ERROR(ReadArray(spec, "topologySpreadConstraints", path, DecodeSpreadConstraint,
+  KUBESCHED_RETURN_IF_ERROR(ReadArray(spec, "tolerations", path, DecodeToleration, &out->tolerations));
+  KUBESCHED_RETURN_IF_ERROR(ReadArray(spec, "topologySpreadConstraints", path, DecodeSpreadConstraint,
                                    &out->topology_spread_constraints));
-  KS_API_RETURN_IF_ERROR(ReadString(spec, "nodeName", path, &out->node_name));
-  KS_API_RETURN_IF_ERROR(ReadBool(spec, "hostNetwork", path, &out->host_network));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(spec, "nodeName", path, &out->node_name));
+  KUBESCHED_RETURN_IF_ERROR(ReadBool(spec, "hostNetwork", path, &out->host_network));
   return absl::OkStatus();
 }
 
 absl::Status DecodePriorityFields(const Json& spec, const Path& path, PodSpec* out) {
-  KS_API_RETURN_IF_ERROR(ReadInt32(spec, "priority", path, &out->priority));
-  KS_API_RETURN_IF_ERROR(ReadString(spec, "priorityClassName", path, &out->priority_class_name));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(spec, "priority", path, &out->priority));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(spec, "priorityClassName", path, &out->priority_class_name));
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalEnum(spec, "preemptionPolicy", path,
                        {{"PreemptLowerPriority", PreemptionPolicy::kPreemptLowerPriority},
                         {"Never", PreemptionPolicy::kNever}},
                        &out->preemption_policy));
-  KS_API_RETURN_IF_ERROR(ReadString(spec, "schedulerName", path, &out->scheduler_name));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(spec, "schedulerName", path, &out->scheduler_name));
   // The API server defaults an empty schedulerName; dumps made without it must agree.
   if (out->scheduler_name.empty()) out->scheduler_name = kDefaultSchedulerName;
   return absl::OkStatus();
@@ -165,21 +165,21 @@ absl::Status DecodePodSpec(const Json& pod, PodSpec* out) {
     out->scheduler_name = kDefaultSchedulerName;
     return absl::OkStatus();
   }
-  KS_API_RETURN_IF_ERROR(ExpectObject(*spec, path));
-  KS_API_RETURN_IF_ERROR(DecodeContainers(*spec, "containers", path, &out->containers));
-  KS_API_RETURN_IF_ERROR(DecodeContainers(*spec, "initContainers", path, &out->init_containers));
-  KS_API_RETURN_IF_ERROR(ReadResources(*spec, "overhead", path, &out->overhead));
-  KS_API_RETURN_IF_ERROR(DecodePlacement(*spec, path, out));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(*spec, path));
+  KUBESCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "containers", path, &out->containers));
+  KUBESCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "initContainers", path, &out->init_containers));
+  KUBESCHED_RETURN_IF_ERROR(ReadResources(*spec, "overhead", path, &out->overhead));
+  KUBESCHED_RETURN_IF_ERROR(DecodePlacement(*spec, path, out));
   return DecodePriorityFields(*spec, path, out);
 }
 
 absl::StatusOr<PodCondition> DecodePodCondition(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   PodCondition condition;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "type", path, &condition.type));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "status", path, &condition.status));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "reason", path, &condition.reason));
-  KS_API_RETURN_IF_ERROR(ReadString(value, "message", path, &condition.message));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "type", path, &condition.type));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "status", path, &condition.status));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "reason", path, &condition.reason));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "message", path, &condition.message));
   return condition;
 }
 
@@ -187,17 +187,17 @@ absl::Status DecodePodStatus(const Json& pod, PodStatus* out) {
   const Path path("status");
   const Json* status = Find(pod, "status");
   if (status == nullptr) return absl::OkStatus();
-  KS_API_RETURN_IF_ERROR(ExpectObject(*status, path));
-  KS_API_RETURN_IF_ERROR(ReadEnum(*status, "phase", path,
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(*status, path));
+  KUBESCHED_RETURN_IF_ERROR(ReadEnum(*status, "phase", path,
                                   {{"Pending", PodPhase::kPending},
                                    {"Running", PodPhase::kRunning},
                                    {"Succeeded", PodPhase::kSucceeded},
                                    {"Failed", PodPhase::kFailed},
                                    {"Unknown", PodPhase::kUnknown}},
                                   &out->phase));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadArray(*status, "conditions", path, DecodePodCondition, &out->conditions));
-  KS_API_RETURN_IF_ERROR(ReadString(*status, "nominatedNodeName", path, &out->nominated_node_name));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(*status, "nominatedNodeName", path, &out->nominated_node_name));
   return ReadTime(*status, "startTime", path, &out->start_time);
 }
 
@@ -205,9 +205,9 @@ absl::Status DecodePodStatus(const Json& pod, PodStatus* out) {
 
 absl::StatusOr<Pod> DecodePod(const Json& object) {
   Pod pod;
-  KS_API_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/true, &pod.meta));
-  KS_API_RETURN_IF_ERROR(DecodePodSpec(object, &pod.spec));
-  KS_API_RETURN_IF_ERROR(DecodePodStatus(object, &pod.status));
+  KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/true, &pod.meta));
+  KUBESCHED_RETURN_IF_ERROR(DecodePodSpec(object, &pod.spec));
+  KUBESCHED_RETURN_IF_ERROR(DecodePodStatus(object, &pod.status));
   return pod;
 }
 

@@ -22,7 +22,7 @@ struct RawRequirement {
 };
 
 absl::StatusOr<RawRequirement> ReadRawRequirement(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   RawRequirement raw;
   for (auto [name, out] : {std::pair{"key", &raw.key}, std::pair{"operator", &raw.op}}) {
     const Json* field = Find(value, name);
@@ -31,7 +31,7 @@ absl::StatusOr<RawRequirement> ReadRawRequirement(const Json& value, const Path&
     if (!text.ok()) return text.status();
     *out = *text;
   }
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(value, "values", path, [&](const Json& element, const Path& at) {
         absl::StatusOr<std::string_view> text = AsString(element, at);
         if (!text.ok()) return text.status();
@@ -98,7 +98,7 @@ absl::Status ReadMatchLabels(const Json& object, const Path& path, LabelSelector
   const Json* labels = Find(object, "matchLabels");
   if (labels == nullptr) return absl::OkStatus();
   const Path field = path.Field("matchLabels");
-  KS_API_RETURN_IF_ERROR(ExpectObject(*labels, field));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(*labels, field));
   for (const auto& member : labels->GetObject()) {
     const std::string_view key = View(member.name);
     absl::StatusOr<std::string_view> value = AsString(member.value, field.Field(key));
@@ -113,26 +113,26 @@ absl::Status ReadMatchLabels(const Json& object, const Path& path, LabelSelector
 }
 
 absl::StatusOr<PodAffinityTerm> DecodePodAffinityTerm(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   PodAffinityTerm term;
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalLabelSelector(value, "labelSelector", path, &term.label_selector));
-  KS_API_RETURN_IF_ERROR(ReadSymbols(value, "namespaces", path, &term.namespaces));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(ReadSymbols(value, "namespaces", path, &term.namespaces));
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalLabelSelector(value, "namespaceSelector", path, &term.namespace_selector));
   std::string topology_key;
-  KS_API_RETURN_IF_ERROR(ReadString(value, "topologyKey", path, &topology_key));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "topologyKey", path, &topology_key));
   term.topology_key = Intern(topology_key);
-  KS_API_RETURN_IF_ERROR(ReadSymbols(value, "matchLabelKeys", path, &term.match_label_keys));
-  KS_API_RETURN_IF_ERROR(ReadSymbols(value, "mismatchLabelKeys", path, &term.mismatch_label_keys));
+  KUBESCHED_RETURN_IF_ERROR(ReadSymbols(value, "matchLabelKeys", path, &term.match_label_keys));
+  KUBESCHED_RETURN_IF_ERROR(ReadSymbols(value, "mismatchLabelKeys", path, &term.mismatch_label_keys));
   return term;
 }
 
 absl::StatusOr<WeightedPodAffinityTerm> DecodeWeightedPodAffinityTerm(const Json& value,
                                                                       const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   WeightedPodAffinityTerm weighted;
-  KS_API_RETURN_IF_ERROR(ReadInt32(value, "weight", path, &weighted.weight));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(value, "weight", path, &weighted.weight));
   const Json* term = Find(value, "podAffinityTerm");
   if (term != nullptr) {
     absl::StatusOr<PodAffinityTerm> decoded =
@@ -144,9 +144,9 @@ absl::StatusOr<WeightedPodAffinityTerm> DecodeWeightedPodAffinityTerm(const Json
 }
 
 absl::StatusOr<PodAffinity> DecodePodAffinity(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   PodAffinity affinity;
-  KS_API_RETURN_IF_ERROR(ForEachElement(value, "requiredDuringSchedulingIgnoredDuringExecution",
+  KUBESCHED_RETURN_IF_ERROR(ForEachElement(value, "requiredDuringSchedulingIgnoredDuringExecution",
                                         path, [&](const Json& element, const Path& at) {
                                           absl::StatusOr<PodAffinityTerm> term =
                                               DecodePodAffinityTerm(element, at);
@@ -154,7 +154,7 @@ absl::StatusOr<PodAffinity> DecodePodAffinity(const Json& value, const Path& pat
                                           affinity.required.push_back(*std::move(term));
                                           return absl::OkStatus();
                                         }));
-  KS_API_RETURN_IF_ERROR(ForEachElement(value, "preferredDuringSchedulingIgnoredDuringExecution",
+  KUBESCHED_RETURN_IF_ERROR(ForEachElement(value, "preferredDuringSchedulingIgnoredDuringExecution",
                                         path, [&](const Json& element, const Path& at) {
                                           absl::StatusOr<WeightedPodAffinityTerm> term =
                                               DecodeWeightedPodAffinityTerm(element, at);
@@ -166,9 +166,9 @@ absl::StatusOr<PodAffinity> DecodePodAffinity(const Json& value, const Path& pat
 }
 
 absl::StatusOr<NodeSelector> DecodeNodeSelector(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   NodeSelector selector;
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(value, "nodeSelectorTerms", path, [&](const Json& element, const Path& at) {
         absl::StatusOr<NodeSelectorTerm> term = DecodeNodeSelectorTerm(element, at);
         if (!term.ok()) return term.status();
@@ -180,9 +180,9 @@ absl::StatusOr<NodeSelector> DecodeNodeSelector(const Json& value, const Path& p
 
 absl::StatusOr<PreferredSchedulingTerm> DecodePreferredSchedulingTerm(const Json& value,
                                                                       const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   PreferredSchedulingTerm preferred;
-  KS_API_RETURN_IF_ERROR(ReadInt32(value, "weight", path, &preferred.weight));
+  KUBESCHED_RETURN_IF_ERROR(ReadInt32(value, "weight", path, &preferred.weight));
   const Json* preference = Find(value, "preference");
   if (preference != nullptr) {
     absl::StatusOr<NodeSelectorTerm> term =
@@ -208,10 +208,10 @@ absl::Status ReadOptional(const Json& object, std::string_view name, const Path&
 }  // namespace
 
 absl::StatusOr<LabelSelector> DecodeLabelSelector(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   LabelSelector selector;
-  KS_API_RETURN_IF_ERROR(ReadMatchLabels(value, path, &selector));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(ReadMatchLabels(value, path, &selector));
+  KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(value, "matchExpressions", path, [&](const Json& element, const Path& at) {
         absl::StatusOr<RawRequirement> raw = ReadRawRequirement(element, at);
         if (!raw.ok()) return raw.status();
@@ -227,16 +227,16 @@ absl::Status ReadOptionalLabelSelector(const Json& object, std::string_view name
 }
 
 absl::StatusOr<NodeSelectorTerm> DecodeNodeSelectorTerm(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   NodeSelectorTerm term;
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(value, "matchExpressions", path, [&](const Json& element, const Path& at) {
         absl::StatusOr<RawRequirement> raw = ReadRawRequirement(element, at);
         if (!raw.ok()) return raw.status();
         term.match_expressions.push_back(CompileRequirement(*raw, /*allow_numeric=*/true));
         return absl::OkStatus();
       }));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(value, "matchFields", path, [&](const Json& element, const Path& at) {
         absl::StatusOr<RawRequirement> raw = ReadRawRequirement(element, at);
         if (!raw.ok()) return raw.status();
@@ -247,11 +247,11 @@ absl::StatusOr<NodeSelectorTerm> DecodeNodeSelectorTerm(const Json& value, const
 }
 
 absl::StatusOr<NodeAffinity> DecodeNodeAffinityValue(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   NodeAffinity affinity;
-  KS_API_RETURN_IF_ERROR(ReadOptional(value, "requiredDuringSchedulingIgnoredDuringExecution", path,
+  KUBESCHED_RETURN_IF_ERROR(ReadOptional(value, "requiredDuringSchedulingIgnoredDuringExecution", path,
                                       DecodeNodeSelector, &affinity.required));
-  KS_API_RETURN_IF_ERROR(ForEachElement(value, "preferredDuringSchedulingIgnoredDuringExecution",
+  KUBESCHED_RETURN_IF_ERROR(ForEachElement(value, "preferredDuringSchedulingIgnoredDuringExecution",
                                         path, [&](const Json& element, const Path& at) {
                                           absl::StatusOr<PreferredSchedulingTerm> term =
                                               DecodePreferredSchedulingTerm(element, at);
@@ -263,13 +263,13 @@ absl::StatusOr<NodeAffinity> DecodeNodeAffinityValue(const Json& value, const Pa
 }
 
 absl::StatusOr<Affinity> DecodeAffinity(const Json& value, const Path& path) {
-  KS_API_RETURN_IF_ERROR(ExpectObject(value, path));
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   Affinity affinity;
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptional(value, "nodeAffinity", path, DecodeNodeAffinityValue, &affinity.node_affinity));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptional(value, "podAffinity", path, DecodePodAffinity, &affinity.pod_affinity));
-  KS_API_RETURN_IF_ERROR(
+  KUBESCHED_RETURN_IF_ERROR(
       ReadOptional(value, "podAntiAffinity", path, DecodePodAffinity, &affinity.pod_anti_affinity));
   return affinity;
 }
