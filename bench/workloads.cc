@@ -55,6 +55,7 @@ GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) 
     cluster.push_back(Pod(absl::StrCat("init-pod-", i), absl::StrCat("node-", i % spec.nodes)));
   }
   std::vector<std::string> workload;
+  workload.reserve(spec.measured_pods);
   for (int i = 0; i < spec.measured_pods; ++i) workload.push_back(Pod(absl::StrCat("pod-", i), ""));
   GeneratedFiles files{absl::StrCat(directory, "/", spec.name, "-cluster.json"),
                        absl::StrCat(directory, "/", spec.name, "-workload.json")};

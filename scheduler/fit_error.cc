@@ -19,6 +19,7 @@ std::string FitError::Message() const {
     }
     // Upstream formats "<count> <reason>" and sorts those strings as text.
     std::vector<std::string> parts;
+    parts.reserve(histogram.size());
     for (const auto& [reason, count] : histogram) {
       parts.push_back(absl::StrCat(count, " ", util::Absl(reason)));
     }

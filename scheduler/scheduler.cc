@@ -324,15 +324,14 @@ void Scheduler::AssumeAndBind(const runtime::Framework& fw,
   std::shared_ptr<framework::CycleState> shared_state(std::move(state));
   deps_.bind_executor->Submit(
       [this, &fw, shared_state, queued = std::move(queued), assumed, node]() mutable {
-        RunBindingCycle(fw, std::move(shared_state), std::move(queued), std::move(assumed),
-                        std::move(node));
+        RunBindingCycle(fw, shared_state, std::move(queued), assumed, node);
       });
 }
 
 void Scheduler::RunBindingCycle(const runtime::Framework& fw,
-                                std::shared_ptr<framework::CycleState> state,
-                                queue::QueuedPodInfo queued, framework::PodInfoPtr assumed,
-                                std::string node) {
+                                const std::shared_ptr<framework::CycleState>& state,
+                                queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,
+                                const std::string& node) {
   framework::Status status = fw.RunPreBind(*state, *assumed, node);
   if (status.IsSuccess()) status = fw.RunBind(*state, *assumed, node);
   if (status.IsSuccess()) {

@@ -118,9 +118,10 @@ class Scheduler : public client::ClusterEventHandler {
                      const framework::Status& status);
   void AssumeAndBind(const runtime::Framework& fw, std::unique_ptr<framework::CycleState> state,
                      queue::QueuedPodInfo queued, const std::string& node);
-  void RunBindingCycle(const runtime::Framework& fw, std::shared_ptr<framework::CycleState> state,
-                       queue::QueuedPodInfo queued, framework::PodInfoPtr assumed,
-                       std::string node);
+  void RunBindingCycle(const runtime::Framework& fw,
+                       const std::shared_ptr<framework::CycleState>& state,
+                       queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,
+                       const std::string& node);
   // Requeues a pod after a failure unless it was bound or deleted meanwhile.
   void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
 

@@ -130,7 +130,7 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
   percentage_ = profile.percentage_of_nodes_to_score;
   auto instantiate = [&](const std::string& name) { return Instantiate(name, profile, handle); };
   const auto& p = profile.plugins;
-  auto wrap = [&](absl::Status s) {
+  auto wrap = [&](const absl::Status& s) {
     return absl::InvalidArgumentError(
         absl::StrCat("profile \"", profile_name_, "\": ", s.message()));
   };
