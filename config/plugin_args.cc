@@ -222,7 +222,7 @@ absl::StatusOr<PluginArgs> DecodeInterPodAffinityArgs(const YAML::Node& node,
          Field(path, "ignorePreferredTermsOfExistingPods"),
          &args.ignore_preferred_terms_of_existing_pods);
   if (!r.ok()) return r.status();
-  return PluginArgs(std::move(args));
+  return PluginArgs(args);
 }
 
 // ---------------------------------------------------------------------------------------------

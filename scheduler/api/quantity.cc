@@ -238,7 +238,7 @@ absl::StatusOr<Quantity> Quantity::Parse(std::string_view text) {
   const auto milli = static_cast<int64_t>(magnitude);
   Format format = suffix.format;
   // Like upstream, a binary quantity under 1Ki prints in decimal (no fractional Ki).
-  if (format == Format::kBinarySI && milli < 1024 * 1000) format = Format::kDecimalSI;
+  if (format == Format::kBinarySI && milli < int64_t{1024} * 1000) format = Format::kDecimalSI;
   return FromMilli(negative ? -milli : milli, format);
 }
 
@@ -266,7 +266,7 @@ int64_t Quantity::ValueCeil() const {
 std::string Quantity::ToString() const {
   if (milli_ == 0) return "0";
   if (format_ == Format::kBinarySI && milli_ % 1000 == 0 &&
-      (milli_ >= 1024 * 1000 || milli_ <= -1024 * 1000)) {
+      (milli_ >= int64_t{1024} * 1000 || milli_ <= -int64_t{1024} * 1000)) {
     static constexpr std::array<std::string_view, 7> kBinary = {"",   "Ki", "Mi", "Gi",
                                                                 "Ti", "Pi", "Ei"};
     int64_t value = milli_ / 1000;

@@ -201,6 +201,7 @@ struct SchedulingQueue::Impl {
 
   void PushUnschedulable(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     item->where = Where::kUnschedulable;
+    item->sequence = next_sequence++;  // moves back out in the order pods were parked
     unschedulable.insert(item);
     if (HelpedByAssignedPod(item->info)) unschedulable_affinity.insert(item);
   }

@@ -6,6 +6,6 @@
 // the enclosing function if it is not OK.
 #define KUBESCHED_RETURN_IF_ERROR(expr)                    \
   do {                                                     \
-    const absl::Status kubesched_status_ = (expr);         \
+    absl::Status kubesched_status_ = (expr);               \
     if (!kubesched_status_.ok()) return kubesched_status_; \
   } while (0)
