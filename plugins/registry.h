@@ -24,6 +24,9 @@ struct PluginHandle {
 using PluginFactory = std::function<absl::StatusOr<std::unique_ptr<framework::Plugin>>(
     const config::PluginArgs& args, const PluginHandle& handle)>;
 
-const absl::flat_hash_map<std::string_view, PluginFactory>& Registry();
+using RegistryMap = absl::flat_hash_map<std::string_view, PluginFactory>;
+
+// Every plugin in the binary.
+const RegistryMap& Registry();
 
 }  // namespace kubesched::plugins

@@ -78,7 +78,8 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
       if (round_statuses_[used].IsSuccess()) {
         feasible_.push_back(candidates[(start + processed + used) % n]);
       } else {
-        fit_error->node_statuses.push_back(std::move(round_statuses_[used]));
+        fit_error->node_statuses.push_back(
+            {candidates[(start + processed + used) % n], std::move(round_statuses_[used])});
       }
     }
     processed += used;
@@ -153,14 +154,15 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   const auto candidates = CandidateNodes(pre, snapshot);
   if (candidates.size() < snapshot.nodes().size()) {
     const Status excluded = runtime::ExcludedByPreFilter(pre);
-    fit_error.node_statuses.insert(fit_error.node_statuses.end(),
-                                   snapshot.nodes().size() - candidates.size(), excluded);
+    for (const auto* node : snapshot.nodes()) {
+      if (!pre.node_names->contains(node->name())) fit_error.node_statuses.push_back({node, excluded});
+    }
   }
   const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
   const int to_find = NumFeasibleNodesToFind(percentage, static_cast<int>(candidates.size()));
   FindFeasible(fw, state, pod, pre.skip_filter, candidates, to_find, &fit_error);
-  for (const auto& status : fit_error.node_statuses) {
-    if (status.code() == framework::Code::kError) return status;
+  for (const auto& node_status : fit_error.node_statuses) {
+    if (node_status.status.code() == framework::Code::kError) return node_status.status;
   }
   if (feasible_.empty()) return fit_error;
 
@@ -208,7 +210,7 @@ Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::
     if (explained.feasible) {
       feasible_.push_back(node);
     } else {
-      fit_error.node_statuses.push_back(first);
+      fit_error.node_statuses.push_back({node, first});
     }
     out.nodes.push_back(std::move(explained));
   }

@@ -14,8 +14,8 @@ std::string FitError::Message() const {
     absl::StrAppend(&message, ": ", pre_filter_status.Message(), ".");
   } else {
     std::map<std::string_view, int> histogram;
-    for (const auto& status : node_statuses) {
-      for (std::string_view reason : status.reasons()) ++histogram[reason];
+    for (const auto& node_status : node_statuses) {
+      for (std::string_view reason : node_status.status.reasons()) ++histogram[reason];
     }
     // Upstream formats "<count> <reason>" and sorts those strings as text.
     std::vector<std::string> parts;
@@ -39,7 +39,7 @@ std::vector<std::string> FitError::RejectingPlugins() const {
     }
   };
   add(pre_filter_status.plugin());
-  for (const auto& status : node_statuses) add(status.plugin());
+  for (const auto& node_status : node_statuses) add(node_status.status.plugin());
   return plugins;
 }
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/framework/status.h"
+#include "scheduler/framework/plugin.h"
 
 namespace kubesched::scheduler {
 
@@ -14,8 +14,8 @@ struct FitError {
   int num_all_nodes = 0;
   // Set when a PreFilter plugin rejected the pod: then no per-node reasons are listed.
   framework::Status pre_filter_status;
-  // Reasons of every node that was filtered out (one entry per node and reason).
-  std::vector<framework::Status> node_statuses;
+  // Every node that was filtered out, with its verdict (PostFilter plugins read these).
+  std::vector<framework::NodeStatus> node_statuses;
   // Appended as " <message>." (preemption's own diagnosis).
   std::string post_filter_message;
 

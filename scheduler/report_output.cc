@@ -142,6 +142,16 @@ std::string SimulationJson(const SimulationReport& report) {
   Pods(w, report);
   Key(w, "preemptions");
   w.StartArray();
+  for (const auto& preemption : report.preemptions) {
+    w.StartObject();
+    Field(w, "preemptor", std::string_view(preemption.preemptor));
+    Field(w, "node", std::string_view(preemption.node));
+    Key(w, "victims");
+    w.StartArray();
+    for (const auto& victim : preemption.victims) String(w, victim);
+    w.EndArray();
+    w.EndObject();
+  }
   w.EndArray();
   Nodes(w, report);
   Key(w, "queues");

@@ -58,7 +58,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   plugins::PluginHandle handle;
   handle.binder = deps.binder;
   for (const auto& profile : config.profiles) {
-    auto fw = runtime::Framework::Create(profile, handle);
+    auto fw = runtime::Framework::Create(
+        profile, handle, deps.registry != nullptr ? *deps.registry : plugins::Registry());
     if (!fw.ok()) return fw.status();
     s->frameworks_.push_back(std::move(*fw));
   }
@@ -250,12 +251,42 @@ bool Scheduler::ScheduleOne() {
   if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
     AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
+    RunPostFilter(*fw, *state, pod_info, fit_error);
     HandleFailure(std::move(*popped), fit_error, framework::Status());
   } else {
     HandleFailure(std::move(*popped), nullptr, std::get<framework::Status>(outcome));
   }
   if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
   return true;
+}
+
+void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
+                              const framework::PodInfoPtr& pod, FitError* fit_error) {
+  if (fw.post_filter_plugins().empty()) return;
+  auto outcome = fw.RunPostFilter(state, *pod, snapshot_, fit_error->node_statuses);
+  if (!outcome.status.IsSuccess()) {
+    fit_error->post_filter_message = outcome.status.Message();
+    return;
+  }
+  for (const auto& victim : outcome.victims) {
+    if (auto status = Evict(victim); !status.ok()) {
+      fit_error->post_filter_message =
+          absl::StrCat("preemption: evicting ", victim, " failed: ", status.message());
+      return;
+    }
+  }
+  queue_->AddNominatedPod(pod, outcome.nominated_node);
+  if (deps_.observer != nullptr) {
+    deps_.observer->OnPreempted(*pod, outcome.nominated_node, outcome.victims);
+  }
+}
+
+absl::Status Scheduler::Evict(const std::string& pod_key) {
+  if (deps_.deleter == nullptr) return absl::FailedPreconditionError("no pod deleter configured");
+  const framework::PodInfoPtr victim = cache_->GetPod(pod_key);
+  if (victim == nullptr) return absl::NotFoundError(absl::StrCat("pod ", pod_key, " not cached"));
+  const api::Pod& pod = victim->get();
+  return deps_.deleter->DeletePod(pod.meta.namespace_name, pod.meta.name, pod.meta.uid);
 }
 
 void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,

@@ -14,6 +14,7 @@
 #include "scheduler/algorithm.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/client/event_handler.h"
+#include "scheduler/client/pod_deleter.h"
 #include "scheduler/queue/scheduling_queue.h"
 #include "scheduler/runtime/framework.h"
 #include "scheduler/util/clock.h"
@@ -35,6 +36,10 @@ class SchedulingObserver {
   virtual void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) {}
   virtual void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
                             const std::string& message) {}
+  // A PostFilter plugin (preemption) nominated `node` for the pod and evicted `victims`
+  // ("namespace/name").
+  virtual void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                           const std::vector<std::string>& victims) {}
 };
 
 // Runs binding cycles off the scheduling thread. simulate queues them and runs them between
@@ -64,9 +69,11 @@ struct SchedulerDeps {
   const util::Clock* clock = nullptr;
   framework::PodBinder* binder = nullptr;
   BindExecutor* bind_executor = nullptr;
-  SchedulingObserver* observer = nullptr;  // optional
-  uint64_t seed = 1;                       // tie-breaking between equal scores
-  int threads = 0;                         // filter/score threads; 0 = hardware concurrency
+  SchedulingObserver* observer = nullptr;          // optional
+  uint64_t seed = 1;                               // tie-breaking between equal scores
+  int threads = 0;                                 // filter/score threads; 0 = hardware concurrency
+  client::PodDeleter* deleter = nullptr;           // evicts preemption victims; optional
+  const plugins::RegistryMap* registry = nullptr;  // plugin factories; null = the built-in ones
 };
 
 // The scheduler: consumes cluster events into the cache and the queue, and schedules one pod at a
@@ -116,6 +123,11 @@ class Scheduler : public client::ClusterEventHandler {
 
   void HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
                      const framework::Status& status);
+  // After a FitError: lets PostFilter plugins nominate a node and evict victims; a rejection's
+  // message joins the FailedScheduling message.
+  void RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
+                     const framework::PodInfoPtr& pod, FitError* fit_error);
+  absl::Status Evict(const std::string& pod_key);
   void AssumeAndBind(const runtime::Framework& fw, std::unique_ptr<framework::CycleState> state,
                      queue::QueuedPodInfo queued, const std::string& node);
   void RunBindingCycle(const runtime::Framework& fw,

@@ -65,6 +65,7 @@ class SimulationObserver : public SchedulingObserver {
     int attempts = 0;
     std::optional<std::string> node;
     std::optional<std::string> message;
+    std::optional<std::string> nominated_node;
   };
 
   void OnAttempt(const framework::PodInfo&, double seconds) override {
@@ -81,6 +82,12 @@ class SimulationObserver : public SchedulingObserver {
   void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
     Record(pod.key, attempts, node, std::nullopt);
   }
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override {
+    absl::MutexLock lock(&mu_);
+    outcomes_[pod.key].nominated_node = node;
+    preemptions_.push_back({pod.key, node, victims});
+  }
   void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
                     const std::string& message) override {
     absl::MutexLock lock(&mu_);
@@ -91,6 +98,7 @@ class SimulationObserver : public SchedulingObserver {
     auto it = outcomes_.find(key);
     return it == outcomes_.end() ? nullptr : &it->second;
   }
+  const std::vector<PreemptionResult>& preemptions() const { return preemptions_; }
   LatencySummary Latency() {
     LatencySummary summary;
     if (latencies_.empty()) return summary;
@@ -118,6 +126,7 @@ class SimulationObserver : public SchedulingObserver {
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, Outcome> outcomes_;
   std::vector<double> latencies_;
+  std::vector<PreemptionResult> preemptions_;
 };
 
 std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
@@ -153,6 +162,7 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
       result.attempts = outcome->attempts;
       result.node = outcome->node;
       result.message = outcome->message;
+      if (!result.node.has_value()) result.nominated_node = outcome->nominated_node;
       if (!pod->spec.node_name.empty()) result.node = pod->spec.node_name;
     }
     if (!result.skipped && !loaded.workload_bound.contains(key)) {
@@ -218,6 +228,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   DeferredBindExecutor binds;
   SimulationObserver observer;
   SchedulerDeps deps{&clock, &cluster, &binds, &observer, input.seed, input.threads};
+  deps.deleter = &cluster;
   auto scheduler = Scheduler::Create(config, deps);
   if (!scheduler.ok()) return scheduler.status();
   cluster.Watch(scheduler->get());
@@ -234,6 +245,10 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   report.seconds = seconds;
   report.pods_per_second = seconds > 0 ? report.scheduled / seconds : 0;
   report.attempt_latency = observer.Latency();
+  report.preemptions = observer.preemptions();
+  for (const auto& preemption : report.preemptions) {
+    report.preempted += static_cast<int>(preemption.victims.size());
+  }
   report.nodes = NodeResults(**scheduler);
   return report;
 }

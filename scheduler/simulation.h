@@ -37,6 +37,12 @@ struct NodeResult {
   int pods = 0;
 };
 
+struct PreemptionResult {
+  std::string preemptor;  // "namespace/name"
+  std::string node;
+  std::vector<std::string> victims;
+};
+
 struct LatencySummary {
   double p50 = 0;
   double p90 = 0;
@@ -53,6 +59,7 @@ struct SimulationReport {
   double pods_per_second = 0;
   LatencySummary attempt_latency;
   std::vector<PodResult> pod_results;
+  std::vector<PreemptionResult> preemptions;
   std::vector<NodeResult> nodes;
   // Input objects that were bad and skipped (the CLI's exit code reflects them).
   std::vector<api::DecodeProblem> problems;

@@ -109,10 +109,20 @@ absl::Status EmbeddedCluster::UpdatePod(const api::Pod& pod) {
 
 absl::Status EmbeddedCluster::DeletePod(const std::string& namespace_name,
                                         const std::string& name) {
+  return DeletePod(namespace_name, name, "");
+}
+
+absl::Status EmbeddedCluster::DeletePod(const std::string& namespace_name, const std::string& name,
+                                        const std::string& uid) {
   absl::MutexLock lock(&mu_);
   const std::string key = PodKey(namespace_name, name);
   auto it = pods_.find(key);
   if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("Pod ", key, " not found"));
+  if (!uid.empty() && it->second->meta.uid != uid) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Precondition failed: UID in precondition: ", uid,
+                     ", UID in object meta: ", it->second->meta.uid));
+  }
   NextResourceVersion();
   Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kDeleted, nullptr, it->second});
   pods_.erase(it);

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "scheduler/api/decode.h"
 #include "scheduler/client/event_handler.h"
+#include "scheduler/client/pod_deleter.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::cluster {
@@ -25,7 +26,7 @@ namespace kubesched::cluster {
 //
 // Threads: every method is thread-safe; one mutex guards the store and the event queue.
 // Watchers are called without the lock held.
-class EmbeddedCluster : public framework::PodBinder {
+class EmbeddedCluster : public framework::PodBinder, public client::PodDeleter {
  public:
   EmbeddedCluster() = default;
 
@@ -34,6 +35,9 @@ class EmbeddedCluster : public framework::PodBinder {
   // Replaces a pod. NotFound if absent.
   absl::Status UpdatePod(const api::Pod& pod);
   absl::Status DeletePod(const std::string& namespace_name, const std::string& name);
+  // With a UID precondition: FailedPrecondition if the pod now has another UID.
+  absl::Status DeletePod(const std::string& namespace_name, const std::string& name,
+                         const std::string& uid) override;
   absl::Status DeleteNode(const std::string& name);
 
   // POST pods/{name}/binding: NotFound if the pod is gone, FailedPrecondition if the UID does not

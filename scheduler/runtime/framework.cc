@@ -39,19 +39,20 @@ Status Stamp(Status status, std::string_view plugin) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Profile& profile,
-                                                             const plugins::PluginHandle& handle) {
+                                                             const plugins::PluginHandle& handle,
+                                                             const plugins::RegistryMap& registry) {
   std::unique_ptr<Framework> fw(new Framework());
-  if (auto status = fw->Build(profile, handle); !status.ok()) return status;
+  if (auto status = fw->Build(profile, handle, registry); !status.ok()) return status;
   return fw;
 }
 
 absl::StatusOr<framework::Plugin*> Framework::Instantiate(const std::string& name,
                                                           const config::Profile& profile,
-                                                          const plugins::PluginHandle& handle) {
+                                                          const plugins::PluginHandle& handle,
+                                                          const plugins::RegistryMap& registry) {
   for (const auto& plugin : owned_) {
     if (plugin->Name() == name) return plugin.get();
   }
-  const auto& registry = plugins::Registry();
   auto factory = registry.find(name);
   if (factory == registry.end()) {
     return absl::InvalidArgumentError(
@@ -125,10 +126,13 @@ std::vector<int> IndexOfSamePlugin(const std::vector<A*>& targets,
 
 }  // namespace
 
-absl::Status Framework::Build(const config::Profile& profile, const plugins::PluginHandle& handle) {
+absl::Status Framework::Build(const config::Profile& profile, const plugins::PluginHandle& handle,
+                              const plugins::RegistryMap& registry) {
   profile_name_ = profile.scheduler_name;
   percentage_ = profile.percentage_of_nodes_to_score;
-  auto instantiate = [&](const std::string& name) { return Instantiate(name, profile, handle); };
+  auto instantiate = [&](const std::string& name) {
+    return Instantiate(name, profile, handle, registry);
+  };
   const auto& p = profile.plugins;
   auto wrap = [&](const absl::Status& s) {
     return absl::InvalidArgumentError(
@@ -242,6 +246,20 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
     }
   }
   return first;
+}
+
+framework::PostFilterOutcome Framework::RunPostFilter(
+    framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered) const {
+  framework::PostFilterOutcome last;
+  last.status = Status::Unschedulable("no PostFilter plugin could help");
+  for (auto* plugin : post_filter_) {
+    auto outcome = plugin->PostFilter(state, pod, snapshot, filtered);
+    outcome.status.set_plugin(plugin->Name());
+    if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
+    last = std::move(outcome);
+  }
+  return last;
 }
 
 PreScoreSummary Framework::RunPreScore(

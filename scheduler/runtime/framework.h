@@ -48,8 +48,10 @@ class Framework {
   // Instantiates the profile's plugins (each once, shared by all its extension points), expands
   // multiPoint to the points each plugin implements, and checks there is exactly one QueueSort
   // and at least one Bind plugin. Errors name the profile and plugin.
-  static absl::StatusOr<std::unique_ptr<Framework>> Create(const config::Profile& profile,
-                                                           const plugins::PluginHandle& handle);
+  // `registry` is the map of plugin factories (the binary's own by default; tests add theirs).
+  static absl::StatusOr<std::unique_ptr<Framework>> Create(
+      const config::Profile& profile, const plugins::PluginHandle& handle,
+      const plugins::RegistryMap& registry = plugins::Registry());
 
   const std::string& profile_name() const { return profile_name_; }
   std::optional<int32_t> percentage_of_nodes_to_score() const { return percentage_; }
@@ -72,6 +74,12 @@ class Framework {
                               const framework::NodeInfo& node, const std::vector<bool>& skip,
                               std::vector<framework::Status>* all_statuses = nullptr) const;
 
+  // Runs PostFilter plugins in order until one succeeds (nominates a node) or errs; otherwise
+  // returns the last rejection, whose message joins the FailedScheduling message.
+  framework::PostFilterOutcome RunPostFilter(
+      framework::CycleState& state, const framework::PodInfo& pod,
+      const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered) const;
+
   PreScoreSummary RunPreScore(framework::CycleState& state, const framework::PodInfo& pod,
                               const framework::Snapshot& snapshot,
                               absl::Span<const framework::NodeInfo* const> feasible) const;
@@ -93,10 +101,12 @@ class Framework {
 
  private:
   Framework() = default;
-  absl::Status Build(const config::Profile& profile, const plugins::PluginHandle& handle);
+  absl::Status Build(const config::Profile& profile, const plugins::PluginHandle& handle,
+                     const plugins::RegistryMap& registry);
   absl::StatusOr<framework::Plugin*> Instantiate(const std::string& name,
                                                  const config::Profile& profile,
-                                                 const plugins::PluginHandle& handle);
+                                                 const plugins::PluginHandle& handle,
+                                                 const plugins::RegistryMap& registry);
 
   std::string profile_name_;
   std::optional<int32_t> percentage_;

@@ -16,9 +16,9 @@ TEST_CASE("the message counts each reason over nodes and sorts the parts as text
   FitError error;
   error.num_all_nodes = 5;
   for (int i = 0; i < 3; ++i)
-    error.node_statuses.push_back(Status::Unschedulable("Insufficient cpu"));
+    error.node_statuses.push_back({nullptr, Status::Unschedulable("Insufficient cpu")});
   for (int i = 0; i < 2; ++i) {
-    error.node_statuses.push_back(Status::Unresolvable("node(s) had untolerated taint(s)"));
+    error.node_statuses.push_back({nullptr, Status::Unresolvable("node(s) had untolerated taint(s)")});
   }
   CHECK(error.Message() ==
         "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu.");
@@ -29,7 +29,7 @@ TEST_CASE("a node with several reasons counts once per reason", "[scheduler]") {
   error.num_all_nodes = 1;
   Status status = Status::Unschedulable("Insufficient cpu");
   status.AddReason("Insufficient memory");
-  error.node_statuses.push_back(status);
+  error.node_statuses.push_back({nullptr, status});
   CHECK(error.Message() == "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.");
 }
 
@@ -37,14 +37,14 @@ TEST_CASE("a PreFilter rejection replaces the per-node reasons", "[scheduler]") 
   FitError error;
   error.num_all_nodes = 3;
   error.pre_filter_status = Stamped(Status::Unresolvable("pod affinity terms conflict"), "X");
-  error.node_statuses.push_back(Status::Unschedulable("Insufficient cpu"));
+  error.node_statuses.push_back({nullptr, Status::Unschedulable("Insufficient cpu")});
   CHECK(error.Message() == "0/3 nodes are available: pod affinity terms conflict.");
 }
 
 TEST_CASE("the post-filter message follows with its own period", "[scheduler]") {
   FitError error;
   error.num_all_nodes = 1;
-  error.node_statuses.push_back(Status::Unschedulable("Insufficient cpu"));
+  error.node_statuses.push_back({nullptr, Status::Unschedulable("Insufficient cpu")});
   error.post_filter_message =
       "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.";
   CHECK(error.Message() ==
@@ -54,9 +54,9 @@ TEST_CASE("the post-filter message follows with its own period", "[scheduler]") 
 
 TEST_CASE("rejecting plugins are listed once each", "[scheduler]") {
   FitError error;
-  error.node_statuses.push_back(Stamped(Status::Unschedulable("a"), "NodeResourcesFit"));
-  error.node_statuses.push_back(Stamped(Status::Unschedulable("b"), "TaintToleration"));
-  error.node_statuses.push_back(Stamped(Status::Unschedulable("a"), "NodeResourcesFit"));
+  error.node_statuses.push_back({nullptr, Stamped(Status::Unschedulable("a"), "NodeResourcesFit")});
+  error.node_statuses.push_back({nullptr, Stamped(Status::Unschedulable("b"), "TaintToleration")});
+  error.node_statuses.push_back({nullptr, Stamped(Status::Unschedulable("a"), "NodeResourcesFit")});
   CHECK(error.RejectingPlugins() ==
         std::vector<std::string>{"NodeResourcesFit", "TaintToleration"});
 }

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "plugins/registry.h"
 #include "scheduler/simulation.h"
 #include "tests/testing/builders.h"
 
@@ -27,6 +28,11 @@ class Recorder : public SchedulingObserver {
                     const std::string& message) override {
     bind_failures[pod.key]++;
   }
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override {
+    preemptions.push_back(pod.key + " on " + node + " evicts " + victims.at(0));
+  }
+  std::vector<std::string> preemptions;
   std::map<std::string, std::string> messages, bound;
   std::map<std::string, int> attempts_of, bind_failures;
 };
@@ -49,11 +55,56 @@ class FlakyBinder : public framework::PodBinder {
   int failures_;
 };
 
+// A PostFilter plugin for tests: on the first rejected node, evicts every pod of lower priority
+// than the incoming one and nominates that node. (DefaultPreemption proper chooses with care.)
+class EvictLowerPriority : public framework::PostFilterPlugin {
+ public:
+  static constexpr std::string_view kName = "EvictLowerPriority";
+  std::string_view Name() const override { return kName; }
+  framework::PostFilterOutcome PostFilter(
+      framework::CycleState&, const framework::PodInfo& pod, const framework::Snapshot&,
+      absl::Span<const framework::NodeStatus> filtered) override {
+    framework::PostFilterOutcome outcome;
+    for (const auto& node_status : filtered) {
+      if (node_status.node == nullptr) continue;
+      for (const auto& victim : node_status.node->pods()) {
+        if (victim->priority < pod.priority) outcome.victims.push_back(victim->key);
+      }
+      if (outcome.victims.empty()) continue;
+      outcome.nominated_node = node_status.node->name();
+      return outcome;
+    }
+    outcome.status = framework::Status::Unschedulable("preemption: no lower-priority pods");
+    return outcome;
+  }
+};
+
+plugins::RegistryMap RegistryWithEviction() {
+  plugins::RegistryMap registry = plugins::Registry();
+  registry[EvictLowerPriority::kName] =
+      [](const config::PluginArgs&,
+         const plugins::PluginHandle&) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+    return std::make_unique<EvictLowerPriority>();
+  };
+  return registry;
+}
+
+config::Configuration ConfigWithEviction() {
+  auto configuration = config::DefaultConfiguration();
+  configuration.profiles[0].plugins.post_filter.enabled = {
+      {std::string(EvictLowerPriority::kName), 0}};
+  return configuration;
+}
+
 // An embedded cluster with a scheduler watching it.
 struct Harness {
-  explicit Harness(int bind_failures = 0) : binder(&cluster, bind_failures) {
+  explicit Harness(int bind_failures = 0, bool with_eviction = false)
+      : binder(&cluster, bind_failures) {
     SchedulerDeps deps{&clock, &binder, &binds, &recorder, 1, 2};
-    auto created = Scheduler::Create(config::DefaultConfiguration(), deps);
+    deps.deleter = &cluster;
+    deps.registry = &registry;
+    auto created = Scheduler::Create(
+        with_eviction ? ConfigWithEviction() : config::DefaultConfiguration(), deps);
     REQUIRE(created.ok());
     scheduler = std::move(*created);
     cluster.Watch(scheduler.get());
@@ -66,6 +117,7 @@ struct Harness {
   DeferredBindExecutor binds;
   Recorder recorder;
   FlakyBinder binder;
+  plugins::RegistryMap registry = RegistryWithEviction();
   std::unique_ptr<Scheduler> scheduler;
 };
 
@@ -172,6 +224,39 @@ TEST_CASE("a pending pod deleted before its turn is never scheduled", "[schedule
   h.Run();
   CHECK(h.recorder.attempts_of.count("default/a") == 0);
   CHECK(h.scheduler->queue().ActiveCount() == 0);
+}
+
+TEST_CASE("a PostFilter plugin's victims are deleted and the pod gets their room", "[scheduler]") {
+  Harness h(0, /*with_eviction=*/true);
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(
+      h.cluster
+          .Create(PodBuilder("low").Container({{"cpu", "800m"}}).Priority(1).NodeName("n1").Build())
+          .ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  h.Run();
+  CHECK(h.cluster.GetPod("default/low") == nullptr);
+  CHECK(h.NodeOf("default/high") == "n1");
+  CHECK(h.recorder.preemptions ==
+        std::vector<std::string>{"default/high on n1 evicts default/low"});
+}
+
+TEST_CASE("a PostFilter rejection joins the FailedScheduling message", "[scheduler]") {
+  Harness h(0, /*with_eviction=*/true);
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(
+      h.cluster
+          .Create(
+              PodBuilder("peer").Container({{"cpu", "800m"}}).Priority(9).NodeName("n1").Build())
+          .ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/high").empty());
+  CHECK(h.recorder.messages["default/high"] ==
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: no lower-priority pods.");
+  CHECK(h.cluster.GetPod("default/peer") != nullptr);
 }
 
 }  // namespace
