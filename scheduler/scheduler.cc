@@ -27,11 +27,6 @@ void DeferredBindExecutor::Submit(std::function<void()> task) {
   tasks_.push_back(std::move(task));
 }
 
-size_t DeferredBindExecutor::InFlight() const {
-  absl::MutexLock lock(&mu_);
-  return tasks_.size();
-}
-
 size_t DeferredBindExecutor::RunPending() {
   size_t ran = 0;
   for (;;) {
@@ -152,11 +147,8 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
   const bool was_assigned = old_pod != nullptr && IsAssigned(*old_pod);
   if (IsAssigned(*pod)) {
     if (!was_assigned) {
-      // Newly bound (by us or anyone): it leaves the queue and joins the cache.
-      {
-        absl::MutexLock lock(&mu_);
-        if (in_flight_.contains(key)) gone_while_in_flight_.insert(key);
-      }
+      // Newly bound (by us or anyone): it leaves the queue (which also keeps a pod that is being
+      // scheduled from being requeued) and joins the cache.
       queue_->Delete(key);
       if (!pod->IsTerminal()) {
         (void)cache_->AddPod(MakeInfo(pod));
@@ -183,10 +175,6 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
 
 void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
   const std::string key = pod->Key();
-  {
-    absl::MutexLock lock(&mu_);
-    if (in_flight_.contains(key)) gone_while_in_flight_.insert(key);
-  }
   if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
     (void)cache_->RemovePod(key);
     queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
@@ -240,10 +228,6 @@ bool Scheduler::ScheduleOne() {
   if (fw == nullptr) {
     queue_->Done(pod_info->key);
     return true;
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    in_flight_.insert(pod_info->key);
   }
   cache_->UpdateSnapshot(&snapshot_);
   auto state = std::make_unique<framework::CycleState>();
@@ -317,15 +301,7 @@ void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_e
 }
 
 void Scheduler::Requeue(queue::QueuedPodInfo queued, bool unschedulable) {
-  const std::string key = queued.pod_info->key;
-  {
-    absl::MutexLock lock(&mu_);
-    in_flight_.erase(key);
-    if (gone_while_in_flight_.erase(key) > 0) {
-      queue_->Done(key);
-      return;
-    }
-  }
+  // The queue drops a pod that was deleted or bound while it was being scheduled.
   queue_->AddUnschedulable(std::move(queued), unschedulable);
 }
 
@@ -369,11 +345,6 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
     (void)cache_->FinishBinding(assumed->key);
     queue_->Done(assumed->key);
     fw.RunPostBind(*state, *assumed, node);
-    {
-      absl::MutexLock lock(&mu_);
-      in_flight_.erase(assumed->key);
-      gone_while_in_flight_.erase(assumed->key);
-    }
     if (deps_.observer != nullptr) deps_.observer->OnBound(*assumed, node, queued.attempts);
     return;
   }

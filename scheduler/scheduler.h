@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "config/config.h"
@@ -48,15 +47,12 @@ class BindExecutor {
  public:
   virtual ~BindExecutor() = default;
   virtual void Submit(std::function<void()> task) = 0;
-  // Bindings submitted and not finished yet.
-  virtual size_t InFlight() const = 0;
 };
 
 // A BindExecutor that runs tasks only when asked, on the caller's thread (simulate).
 class DeferredBindExecutor : public BindExecutor {
  public:
   void Submit(std::function<void()> task) override;
-  size_t InFlight() const override;
   // Runs every queued task (and tasks they queue); returns how many ran.
   size_t RunPending();
 
@@ -81,8 +77,8 @@ struct SchedulerDeps {
 // simulate drives it with a virtual clock, run drives it from a thread.
 //
 // Threads: event handlers may be called from an informer thread while ScheduleOne runs on the
-// scheduling thread; the cache and queue do their own locking, and the few fields here that both
-// touch (priority classes, in-flight pods) are guarded by mu_.
+// scheduling thread; the cache and queue do their own locking, and the one field here that both
+// touch (the priority classes) is guarded by mu_.
 class Scheduler : public client::ClusterEventHandler {
  public:
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const config::Configuration& config,
@@ -101,7 +97,7 @@ class Scheduler : public client::ClusterEventHandler {
   bool Responsible(const api::Pod& pod) const;
   // The profile for a pod; null if none serves it.
   const runtime::Framework* FrameworkFor(const api::Pod& pod) const;
-  const runtime::Framework& DefaultFramework() const { return *frameworks_.front(); }
+
   // The pod's effective priority (spec.priority, else its class, else the global default).
   int32_t ResolvePriority(const api::Pod& pod) const;
 
@@ -134,7 +130,7 @@ class Scheduler : public client::ClusterEventHandler {
                        const std::shared_ptr<framework::CycleState>& state,
                        queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,
                        const std::string& node);
-  // Requeues a pod after a failure unless it was bound or deleted meanwhile.
+  // Requeues a pod after a failure (the queue drops it if it was bound or deleted meanwhile).
   void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
 
   SchedulerDeps deps_;
@@ -147,10 +143,6 @@ class Scheduler : public client::ClusterEventHandler {
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);
-  // Pods popped and not yet back in the queue or bound; those that the informer reported bound
-  // or deleted meanwhile must not be requeued.
-  absl::flat_hash_set<std::string> in_flight_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<std::string> gone_while_in_flight_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubesched::scheduler

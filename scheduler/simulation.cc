@@ -216,32 +216,52 @@ absl::Status CheckConfiguration(const config::Configuration& config) {
   return runtime::CheckQueueSortsAgree(frameworks);
 }
 
+namespace {
+
+// An embedded cluster with a scheduler watching it on a virtual clock: what simulate and explain
+// both run on. Fill `cluster`, then Start.
+struct Simulation {
+  cluster::EmbeddedCluster cluster;
+  util::FakeClock clock{absl::Now()};
+  DeferredBindExecutor binds;
+  std::unique_ptr<Scheduler> scheduler;
+
+  // Builds the scheduler and delivers the initial list of objects to it.
+  absl::Status Start(const config::Configuration& config, SchedulingObserver* observer,
+                     uint64_t seed, int threads) {
+    SchedulerDeps deps{&clock, &cluster, &binds, observer, seed, threads};
+    deps.deleter = &cluster;
+    auto created = Scheduler::Create(config, deps);
+    if (!created.ok()) return created.status();
+    scheduler = std::move(*created);
+    cluster.Watch(scheduler.get());
+    cluster.DeliverEvents();
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
 absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
                                                const config::Configuration& config) {
-  cluster::EmbeddedCluster cluster;
+  Simulation sim;
   LoadedInput loaded;
-  if (auto s = LoadFile(input.cluster_path, false, &cluster, &loaded); !s.ok()) return s;
+  if (auto s = LoadFile(input.cluster_path, false, &sim.cluster, &loaded); !s.ok()) return s;
   if (input.workload_path.has_value()) {
-    if (auto s = LoadFile(*input.workload_path, true, &cluster, &loaded); !s.ok()) return s;
+    if (auto s = LoadFile(*input.workload_path, true, &sim.cluster, &loaded); !s.ok()) return s;
   }
-  util::FakeClock clock(absl::Now());
-  DeferredBindExecutor binds;
   SimulationObserver observer;
-  SchedulerDeps deps{&clock, &cluster, &binds, &observer, input.seed, input.threads};
-  deps.deleter = &cluster;
-  auto scheduler = Scheduler::Create(config, deps);
-  if (!scheduler.ok()) return scheduler.status();
-  cluster.Watch(scheduler->get());
-  cluster.DeliverEvents();  // the initial list is not part of the timed run
+  // The initial list is delivered by Start, outside the timed run.
+  if (auto s = sim.Start(config, &observer, input.seed, input.threads); !s.ok()) return s;
 
   const auto start = std::chrono::steady_clock::now();
-  DriveToQuiescence(cluster, **scheduler, binds, clock);
+  DriveToQuiescence(sim.cluster, *sim.scheduler, sim.binds, sim.clock);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   SimulationReport report;
   report.problems = std::move(loaded.problems);
-  FillPodResults(loaded, cluster, **scheduler, observer, &report);
+  FillPodResults(loaded, sim.cluster, *sim.scheduler, observer, &report);
   report.seconds = seconds;
   report.pods_per_second = seconds > 0 ? report.scheduled / seconds : 0;
   report.attempt_latency = observer.Latency();
@@ -249,7 +269,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   for (const auto& preemption : report.preemptions) {
     report.preempted += static_cast<int>(preemption.victims.size());
   }
-  report.nodes = NodeResults(**scheduler);
+  report.nodes = NodeResults(*sim.scheduler);
   return report;
 }
 
@@ -274,18 +294,12 @@ ExplainedNode ToExplainedNode(const NodeExplanation& explained) {
 absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& cluster_objects,
                                              const api::Pod& pod,
                                              const config::Configuration& config, uint64_t seed) {
-  cluster::EmbeddedCluster cluster;
+  Simulation sim;
   LoadedInput loaded;
-  CreateAll(cluster_objects, "cluster", false, &cluster, &loaded);
-  util::FakeClock clock(absl::Now());
-  DeferredBindExecutor binds;
-  SchedulerDeps deps{&clock, &cluster, &binds, nullptr, seed, 1};
-  auto scheduler = Scheduler::Create(config, deps);
-  if (!scheduler.ok()) return scheduler.status();
-  cluster.Watch(scheduler->get());
-  cluster.DeliverEvents();
+  CreateAll(cluster_objects, "cluster", false, &sim.cluster, &loaded);
+  if (auto s = sim.Start(config, nullptr, seed, 1); !s.ok()) return s;
 
-  const Explanation explanation = (*scheduler)->Explain(pod);
+  const Explanation explanation = sim.scheduler->Explain(pod);
   ExplainReport report;
   report.problems = std::move(loaded.problems);
   report.pod = pod.Key();

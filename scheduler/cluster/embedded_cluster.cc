@@ -231,20 +231,6 @@ std::shared_ptr<const api::Pod> EmbeddedCluster::GetPod(const std::string& key) 
   return it == pods_.end() ? nullptr : it->second;
 }
 
-std::vector<std::shared_ptr<const api::Pod>> EmbeddedCluster::ListPods() const {
-  absl::MutexLock lock(&mu_);
-  std::vector<std::shared_ptr<const api::Pod>> out;
-  for (const auto& [key, pod] : pods_) out.push_back(pod);
-  return out;
-}
-
-std::vector<std::shared_ptr<const api::Node>> EmbeddedCluster::ListNodes() const {
-  absl::MutexLock lock(&mu_);
-  std::vector<std::shared_ptr<const api::Node>> out;
-  for (const auto& [key, node] : nodes_) out.push_back(node);
-  return out;
-}
-
 int64_t EmbeddedCluster::resource_version() const {
   absl::MutexLock lock(&mu_);
   return resource_version_;

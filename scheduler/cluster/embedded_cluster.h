@@ -54,8 +54,7 @@ class EmbeddedCluster : public framework::PodBinder, public client::PodDeleter {
   bool HasPendingEvents() const;
 
   std::shared_ptr<const api::Pod> GetPod(const std::string& key) const;
-  std::vector<std::shared_ptr<const api::Pod>> ListPods() const;
-  std::vector<std::shared_ptr<const api::Node>> ListNodes() const;
+
   int64_t resource_version() const;
 
  private:

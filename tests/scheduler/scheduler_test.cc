@@ -200,6 +200,18 @@ TEST_CASE("an unschedulable pod is retried when a pod on its node is deleted", "
   CHECK(h.NodeOf("default/new") == "n1");
 }
 
+TEST_CASE("a deleted node takes no more pods and leaves the count", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("small", "1")).ok());
+  REQUIRE(h.cluster.Create(CpuNode("large", "4")).ok());
+  h.cluster.DeliverEvents();
+  REQUIRE(h.cluster.DeleteNode("large").ok());
+  REQUIRE(h.cluster.Create(PodBuilder("big").Container({{"cpu", "2"}}).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/big").empty());
+  CHECK(h.recorder.messages["default/big"] == "0/1 nodes are available: 1 Insufficient cpu.");
+}
+
 TEST_CASE("finished pods take no room on their node", "[scheduler]") {
   Harness h;
   REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
