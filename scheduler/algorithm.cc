@@ -36,10 +36,11 @@ uint64_t ScheduleAlgorithm::NextRandom() {
   return z ^ (z >> 31);
 }
 
-std::vector<const framework::NodeInfo*> ScheduleAlgorithm::CandidateNodes(
+const std::vector<const framework::NodeInfo*>& ScheduleAlgorithm::CandidateNodes(
     const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot) {
   if (!summary.node_names.has_value()) return snapshot.nodes();
-  std::vector<const framework::NodeInfo*> candidates;
+  auto& candidates = restricted_candidates_;
+  candidates.clear();
   for (const auto& name : *summary.node_names) {
     if (const auto* node = snapshot.Get(name); node != nullptr && node->node() != nullptr) {
       candidates.push_back(node);
@@ -151,7 +152,7 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
     fit_error.pre_filter_status = pre.status;
     return fit_error;
   }
-  const auto candidates = CandidateNodes(pre, snapshot);
+  const auto& candidates = CandidateNodes(pre, snapshot);
   if (candidates.size() < snapshot.nodes().size()) {
     const Status excluded = runtime::ExcludedByPreFilter(pre);
     for (const auto* node : snapshot.nodes()) {

@@ -64,7 +64,8 @@ class ScheduleAlgorithm {
                       const framework::PodInfo& pod, const framework::Snapshot& snapshot);
 
  private:
-  std::vector<const framework::NodeInfo*> CandidateNodes(const runtime::PreFilterSummary& summary,
+  // The snapshot's nodes, or those PreFilter allowed (kept in restricted_candidates_).
+  const std::vector<const framework::NodeInfo*>& CandidateNodes(const runtime::PreFilterSummary& summary,
                                                          const framework::Snapshot& snapshot);
   void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
                     const framework::PodInfo& pod, const std::vector<bool>& skip,
@@ -85,6 +86,7 @@ class ScheduleAlgorithm {
   // Reused across cycles to avoid allocation per pod.
   std::vector<framework::Status> round_statuses_;
   std::vector<const framework::NodeInfo*> feasible_;
+  std::vector<const framework::NodeInfo*> restricted_candidates_;
   std::vector<std::vector<int64_t>> plugin_scores_;
   std::vector<int64_t> totals_;
   std::vector<bool> skip_score_;
