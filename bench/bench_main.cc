@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 
 #include "bench/workloads.h"
 #include "config/config.h"
+#include "scheduler/api/decode.h"
 #include "scheduler/simulation.h"
 
 namespace {
@@ -53,6 +55,15 @@ bool ParseArgs(int argc, char** argv, Options* options) {
   return true;
 }
 
+// Wall time to read and decode both files, as simulate does before it starts scheduling.
+double DecodeSeconds(const kubesched::bench::GeneratedFiles& files) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& path : {files.cluster_path, files.workload_path}) {
+    if (!kubesched::api::DecodeFile(path).ok()) return -1;
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 double PeakRssMiB() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
@@ -72,8 +83,8 @@ int main(int argc, char** argv) {
   fs::create_directories(dir);
   const auto config = kubesched::config::DefaultConfiguration();
 
-  std::printf("%-28s %6s %7s %10s %10s %10s %10s %9s\n", "workload", "nodes", "pods", "pods/s",
-              "p50 (us)", "p90 (us)", "p99 (us)", "RSS MiB");
+  std::printf("%-28s %6s %7s %10s %10s %10s %10s %9s %9s\n", "workload", "nodes", "pods", "pods/s",
+              "p50 (us)", "p90 (us)", "p99 (us)", "decode s", "RSS MiB");
   bool any = false;
   for (const auto& spec : kubesched::bench::Workloads()) {
     if (!options.workload.empty() && spec.name != options.workload) continue;
@@ -98,9 +109,10 @@ int main(int argc, char** argv) {
     std::sort(reports.begin(), reports.end(),
               [](const auto& a, const auto& b) { return a.pods_per_second < b.pods_per_second; });
     const auto& median = reports[reports.size() / 2];
-    std::printf("%-28s %6d %7d %10.0f %10.1f %10.1f %10.1f %9.0f\n", spec.name.c_str(), spec.nodes,
-                spec.measured_pods, median.pods_per_second, median.attempt_latency.p50 * 1e6,
-                median.attempt_latency.p90 * 1e6, median.attempt_latency.p99 * 1e6, PeakRssMiB());
+    std::printf("%-28s %6d %7d %10.0f %10.1f %10.1f %10.1f %9.3f %9.0f\n", spec.name.c_str(),
+                spec.nodes, spec.measured_pods, median.pods_per_second,
+                median.attempt_latency.p50 * 1e6, median.attempt_latency.p90 * 1e6,
+                median.attempt_latency.p99 * 1e6, DecodeSeconds(files), PeakRssMiB());
     std::fflush(stdout);
   }
   if (options.keep_dir.empty()) fs::remove_all(dir);

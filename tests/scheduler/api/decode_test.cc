@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -1258,18 +1257,11 @@ std::string LargeClusterJson(int nodes, int pods) {
   return out;
 }
 
-TEST_CASE("a 15k-object JSON list decodes quickly", "[api]") {
-  const std::string json = LargeClusterJson(5000, 10000);
-  const auto start = std::chrono::steady_clock::now();
-  const DecodedObjects decoded = MustDecode(json, "large.json");
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// Decode speed is measured by kubesched_bench (its "decode s" column), not here.
+TEST_CASE("a 15k-object JSON list decodes completely", "[api]") {
+  const DecodedObjects decoded = MustDecode(LargeClusterJson(5000, 10000), "large.json");
   CHECK(decoded.objects.size() == 15000);
   CHECK(decoded.problems.empty());
-  INFO("decoded " << json.size() / 1000000.0 << " MB, 15000 objects in " << seconds << " s");
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-  CHECK(seconds < 1.0);
-#endif
 }
 
 }  // namespace
