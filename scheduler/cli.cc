@@ -161,11 +161,38 @@ bool ParseUint(const ParsedFlags& flags, const std::string& name, uint64_t* valu
   return true;
 }
 
+// What every command that prints a report reads from its flags: --output and --config.
+struct ReportSettings {
+  bool json = false;
+  config::Configuration config;
+};
+
+std::optional<ReportSettings> ReadReportSettings(const ParsedFlags& flags, std::ostream& err) {
+  const auto json = WantsJson(flags, err);
+  if (!json.has_value()) return std::nullopt;
+  auto config = LoadConfig(flags, err);
+  if (!config.has_value()) return std::nullopt;
+  return ReportSettings{*json, std::move(*config)};
+}
+
 int ReportProblems(const std::vector<api::DecodeProblem>& problems, std::ostream& err) {
   for (const auto& problem : problems) err << "warning: skipped " << problem.ToString() << "\n";
   if (problems.empty()) return kExitOk;
   err << problems.size() << " input object(s) were skipped\n";
   return kExitSkippedInput;
+}
+
+// Prints a command's report (or its error) and returns the exit code.
+template <typename Report>
+int PrintReport(const absl::StatusOr<Report>& report, bool json,
+                std::string (*to_json)(const Report&), std::string (*to_table)(const Report&),
+                std::ostream& out, std::ostream& err) {
+  if (!report.ok()) {
+    err << "error: " << report.status().message() << "\n";
+    return kExitFailure;
+  }
+  out << (json ? to_json(*report) : to_table(*report));
+  return ReportProblems(report->problems, err);
 }
 
 int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -190,18 +217,10 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return kExitUsage;
   }
   input.threads = static_cast<int>(threads);
-  const auto json = WantsJson(*flags, err);
-  if (!json.has_value()) return kExitUsage;
-  const auto config = LoadConfig(*flags, err);
-  if (!config.has_value()) return kExitUsage;
-
-  auto report = RunSimulation(input, *config);
-  if (!report.ok()) {
-    err << "error: " << report.status().message() << "\n";
-    return kExitFailure;
-  }
-  out << (*json ? SimulationJson(*report) : SimulationTable(*report));
-  return ReportProblems(report->problems, err);
+  const auto settings = ReadReportSettings(*flags, err);
+  if (!settings.has_value()) return kExitUsage;
+  return PrintReport(RunSimulation(input, settings->config), settings->json, SimulationJson,
+                     SimulationTable, out, err);
 }
 
 int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -221,18 +240,10 @@ int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   input.cluster_path = *cluster;
   input.pod_path = *pod;
   if (!ParseUint(*flags, "seed", &input.seed, err)) return kExitUsage;
-  const auto json = WantsJson(*flags, err);
-  if (!json.has_value()) return kExitUsage;
-  const auto config = LoadConfig(*flags, err);
-  if (!config.has_value()) return kExitUsage;
-
-  auto report = RunExplain(input, *config);
-  if (!report.ok()) {
-    err << "error: " << report.status().message() << "\n";
-    return kExitFailure;
-  }
-  out << (*json ? ExplainJson(*report) : ExplainTable(*report));
-  return ReportProblems(report->problems, err);
+  const auto settings = ReadReportSettings(*flags, err);
+  if (!settings.has_value()) return kExitUsage;
+  return PrintReport(RunExplain(input, settings->config), settings->json, ExplainJson, ExplainTable,
+                     out, err);
 }
 
 int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, std::ostream& err) {
