@@ -90,7 +90,8 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
 
 bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
                                       const framework::PodInfo& pod,
-                                      const framework::Snapshot& snapshot, Status* error) {
+                                      const framework::Snapshot& snapshot, Status* error,
+                                      bool keep_raw) {
   auto pre = fw.RunPreScore(state, pod, snapshot, feasible_);
   if (!pre.status.IsSuccess()) {
     *error = pre.status;
@@ -109,6 +110,7 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
       }
     }
   });
+  if (keep_raw) raw_scores_ = plugin_scores_;
   totals_.assign(m, 0);
   for (size_t k = 0; k < plugins.size(); ++k) {
     if (skip_score_[k]) continue;
@@ -156,7 +158,8 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   if (candidates.size() < snapshot.nodes().size()) {
     const Status excluded = runtime::ExcludedByPreFilter(pre);
     for (const auto* node : snapshot.nodes()) {
-      if (!pre.node_names->contains(node->name())) fit_error.node_statuses.push_back({node, excluded});
+      if (!pre.node_names->contains(node->name()))
+        fit_error.node_statuses.push_back({node, excluded});
     }
   }
   const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
@@ -220,11 +223,10 @@ Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::
     return out;
   }
   Status error;
-  if (!ScoreFeasible(fw, state, pod, snapshot, &error)) {
+  if (!ScoreFeasible(fw, state, pod, snapshot, &error, /*keep_raw=*/true)) {
     out.message = error.Message();
     return out;
   }
-  // Raw scores are re-computed for display, since normalization overwrote them in place.
   const auto& plugins = fw.score_plugins();
   size_t f = 0;
   for (auto& explained : out.nodes) {
@@ -233,7 +235,7 @@ Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::
       if (skip_score_[k]) continue;  // PreScore said Skip: the plugin does not score this pod
       ScoreDetail detail;
       detail.plugin = std::string(plugins[k].plugin->Name());
-      detail.raw = plugins[k].plugin->Score(state, pod, *explained.node);
+      detail.raw = raw_scores_[k][f];
       detail.normalized = plugin_scores_[k][f];
       detail.weight = plugins[k].weight;
       explained.scores.push_back(std::move(detail));

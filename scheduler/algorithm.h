@@ -65,16 +65,17 @@ class ScheduleAlgorithm {
 
  private:
   // The snapshot's nodes, or those PreFilter allowed (kept in restricted_candidates_).
-  const std::vector<const framework::NodeInfo*>& CandidateNodes(const runtime::PreFilterSummary& summary,
-                                                         const framework::Snapshot& snapshot);
+  const std::vector<const framework::NodeInfo*>& CandidateNodes(
+      const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot);
   void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
                     const framework::PodInfo& pod, const std::vector<bool>& skip,
                     const std::vector<const framework::NodeInfo*>& candidates, int to_find,
                     FitError* fit_error);
-  // Scores feasible_ into totals_; false (with `error`) if PreScore failed.
+  // Scores feasible_ into totals_; false (with `error`) if PreScore failed. With `keep_raw`
+  // (explain), raw_scores_ keeps each plugin's scores from before normalization.
   bool ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
                      const framework::PodInfo& pod, const framework::Snapshot& snapshot,
-                     framework::Status* error);
+                     framework::Status* error, bool keep_raw = false);
   size_t SelectHost();
   uint64_t NextRandom();
 
@@ -88,6 +89,7 @@ class ScheduleAlgorithm {
   std::vector<const framework::NodeInfo*> feasible_;
   std::vector<const framework::NodeInfo*> restricted_candidates_;
   std::vector<std::vector<int64_t>> plugin_scores_;
+  std::vector<std::vector<int64_t>> raw_scores_;
   std::vector<int64_t> totals_;
   std::vector<bool> skip_score_;
 };
