@@ -17,6 +17,7 @@
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
 #include "scheduler/api/decode_internal.h"
+#include "scheduler/api/decode_value.h"
 #include "scheduler/api/yaml_to_json_internal.h"
 #include "scheduler/util/strings.h"
 
@@ -300,6 +301,28 @@ absl::StatusOr<Pod> DecodePodJson(std::string_view json) {
 
 absl::StatusOr<Node> DecodeNodeJson(std::string_view json) {
   return DecodeSingleJson<Node>(json, "Node", internal::DecodeNode);
+}
+
+absl::StatusOr<Object> DecodeObjectValue(const rapidjson::Value& json, std::string_view kind) {
+  const KindDecoder* decoder = FindDecoder(kind);
+  if (decoder == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown kind \"", Absl(kind), "\""));
+  }
+  if (!json.IsObject()) {
+    return absl::InvalidArgumentError(absl::StrCat(Absl(kind), ": expected an object, got ",
+                                                   Absl(internal::TypeName(json))));
+  }
+  const Json* actual_kind = Find(json, "kind");
+  if (actual_kind != nullptr && !(actual_kind->IsString() && View(*actual_kind) == kind)) {
+    return absl::InvalidArgumentError(absl::StrCat(Absl(kind), ": object has another kind"));
+  }
+  absl::StatusOr<Object> decoded = decoder->decode(json);
+  if (decoded.ok()) return decoded;
+  const Json* metadata = Find(json, "metadata");
+  const std::string_view ns = metadata ? StringMember(*metadata, "namespace") : std::string_view();
+  const std::string_view name = metadata ? StringMember(*metadata, "name") : std::string_view();
+  return absl::InvalidArgumentError(
+      absl::StrCat(Describe(kind, decoder->namespaced, ns, name), ": ", decoded.status().message()));
 }
 
 absl::StatusOr<NodeAffinity> DecodeNodeAffinity(std::string_view json_or_yaml) {
