@@ -33,8 +33,7 @@ using yaml::Reader;
 constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
 // The fields kubesched reads, then upstream's others: accepted so that kube-scheduler configs
-// load unchanged (later work reads leaderElection and clientConnection). Anything else is an
-// error, as upstream's strict decoding makes it.
+// load unchanged. Anything else is an error, as upstream's strict decoding makes it.
 constexpr std::array<std::string_view, 16> kTopLevelFields = {
     "apiVersion",
     "kind",
@@ -43,9 +42,9 @@ constexpr std::array<std::string_view, 16> kTopLevelFields = {
     "podInitialBackoffSeconds",
     "podMaxBackoffSeconds",
     "parallelism",
-    // Upstream's other fields, accepted and ignored here.
     "leaderElection",
     "clientConnection",
+    // Upstream's other fields, accepted and ignored here.
     "healthzBindAddress",
     "metricsBindAddress",
     "enableProfiling",
@@ -239,6 +238,64 @@ void DecodeSettings(Reader& r, const YAML::Node& root, Configuration* config) {
   }
 }
 
+constexpr std::array<std::string_view, 5> kClientConnectionFields = {
+    "kubeconfig", "qps", "burst", "contentType", "acceptContentTypes"};
+
+void DecodeClientConnection(Reader& r, const YAML::Node& node, ClientConnection* out) {
+  constexpr std::string_view kPath = "clientConnection";
+  if (!r.Map(node, kPath, kClientConnectionFields) || !HasValue(node)) return;
+  r.String(Get(node, "kubeconfig"), Field(kPath, "kubeconfig"), &out->kubeconfig);
+  r.Double(Get(node, "qps"), Field(kPath, "qps"), &out->qps);
+  if (r.ok() && out->qps < 0) {
+    r.Fail(Field(kPath, "qps"), absl::StrCat("must not be negative, got ", out->qps));
+  }
+  r.Int32(Get(node, "burst"), Field(kPath, "burst"), &out->burst);
+  if (r.ok() && out->qps > 0 && out->burst <= 0) {
+    r.Fail(Field(kPath, "burst"), absl::StrCat("must be greater than 0, got ", out->burst));
+  }
+  r.String(Get(node, "contentType"), Field(kPath, "contentType"), &out->content_type);
+  r.String(Get(node, "acceptContentTypes"), Field(kPath, "acceptContentTypes"),
+           &out->accept_content_types);
+}
+
+constexpr std::array<std::string_view, 7> kLeaderElectionFields = {
+    "leaderElect",  "leaseDuration", "renewDeadline",    "retryPeriod",
+    "resourceLock", "resourceName",  "resourceNamespace"};
+
+void DecodeLeaderElection(Reader& r, const YAML::Node& node, LeaderElection* out) {
+  constexpr std::string_view kPath = "leaderElection";
+  if (!r.Map(node, kPath, kLeaderElectionFields) || !HasValue(node)) return;
+  r.Bool(Get(node, "leaderElect"), Field(kPath, "leaderElect"), &out->leader_elect);
+  r.Duration(Get(node, "leaseDuration"), Field(kPath, "leaseDuration"), &out->lease_duration);
+  r.Duration(Get(node, "renewDeadline"), Field(kPath, "renewDeadline"), &out->renew_deadline);
+  r.Duration(Get(node, "retryPeriod"), Field(kPath, "retryPeriod"), &out->retry_period);
+  r.String(Get(node, "resourceLock"), Field(kPath, "resourceLock"), &out->resource_lock);
+  r.String(Get(node, "resourceName"), Field(kPath, "resourceName"), &out->resource_name);
+  r.String(Get(node, "resourceNamespace"), Field(kPath, "resourceNamespace"),
+           &out->resource_namespace);
+  if (!r.ok() || !out->leader_elect) return;
+  // Upstream's validation: the lease outlives the renew deadline, which outlives a retry.
+  if (out->retry_period <= absl::ZeroDuration()) {
+    r.Fail(Field(kPath, "retryPeriod"), "must be greater than 0");
+  } else if (out->renew_deadline <= out->retry_period * 1.2) {
+    r.Fail(Field(kPath, "renewDeadline"),
+           absl::StrCat("must be greater than retryPeriod*1.2 (",
+                        absl::FormatDuration(out->retry_period * 1.2), "), got ",
+                        absl::FormatDuration(out->renew_deadline)));
+  } else if (out->lease_duration <= out->renew_deadline) {
+    r.Fail(Field(kPath, "leaseDuration"),
+           absl::StrCat("must be greater than renewDeadline (",
+                        absl::FormatDuration(out->renew_deadline), "), got ",
+                        absl::FormatDuration(out->lease_duration)));
+  } else if (out->resource_lock != "leases") {
+    r.Fail(Field(kPath, "resourceLock"),
+           absl::StrCat("only \"leases\" is supported, got ", Quote(out->resource_lock)));
+  } else if (out->resource_name.empty() || out->resource_namespace.empty()) {
+    r.Fail(Field(kPath, out->resource_name.empty() ? "resourceName" : "resourceNamespace"),
+           "must not be empty");
+  }
+}
+
 absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
   if (!HasValue(root)) {
     return absl::InvalidArgumentError("empty document; want a KubeSchedulerConfiguration");
@@ -248,6 +305,8 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
   if (!r.Map(root, "", kTopLevelFields)) return r.status();
   CheckTypeMeta(r, root, "", kKind, /*required=*/true);
   DecodeSettings(r, root, &config);
+  DecodeClientConnection(r, Get(root, "clientConnection"), &config.client_connection);
+  DecodeLeaderElection(r, Get(root, "leaderElection"), &config.leader_election);
   DecodeProfiles(r, Get(root, "profiles"), &config.profiles);
   if (!r.ok()) return r.status();
   if (config.profiles.empty()) config.profiles.emplace_back();

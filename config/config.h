@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "config/plugin_args.h"
 
 namespace kubesched::config {
@@ -58,8 +59,31 @@ struct Profile {
   std::optional<int32_t> percentage_of_nodes_to_score;  // overrides the top-level value
 };
 
+// clientConnection: how `run` talks to the API server.
+struct ClientConnection {
+  std::string kubeconfig;  // used when --kubeconfig is not given
+  double qps = 50;         // upstream's defaults for the scheduler
+  int32_t burst = 100;
+  // Upstream defaults to protobuf; kubesched speaks JSON only and says so when asked for protobuf.
+  std::string content_type = "application/vnd.kubernetes.protobuf";
+  std::string accept_content_types;
+};
+
+// leaderElection: a coordination.k8s.io/v1 Lease, with upstream's defaults except the name.
+struct LeaderElection {
+  bool leader_elect = true;
+  absl::Duration lease_duration = absl::Seconds(15);
+  absl::Duration renew_deadline = absl::Seconds(10);
+  absl::Duration retry_period = absl::Seconds(2);
+  std::string resource_lock = "leases";  // the only lock kubesched supports
+  std::string resource_name = "kubesched";
+  std::string resource_namespace = "kube-system";
+};
+
 struct Configuration {
   std::vector<Profile> profiles;
+  ClientConnection client_connection;
+  LeaderElection leader_election;
   int32_t percentage_of_nodes_to_score = 0;  // 0 = adaptive
   int64_t pod_initial_backoff_seconds = 1;
   int64_t pod_max_backoff_seconds = 10;

@@ -1,12 +1,14 @@
 #include "config/yaml_reader.h"
 
 #include <charconv>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <string>
 #include <system_error>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "scheduler/util/strings.h"
@@ -206,6 +208,28 @@ void Reader::Bool(const YAML::Node& node, std::string_view path, bool* out) {
   bool value = false;
   if (!IsPlainScalar(node) || !YAML::convert<bool>::decode(node, value)) {
     Fail(path, "must be true or false, got " + Describe(node));
+    return;
+  }
+  *out = value;
+}
+
+void Reader::Double(const YAML::Node& node, std::string_view path, double* out) {
+  if (!ok() || !HasValue(node)) return;
+  double value = 0;
+  if (!IsPlainScalar(node) || !absl::SimpleAtod(node.Scalar(), &value) || !std::isfinite(value)) {
+    Fail(path, "must be a number, got " + Describe(node));
+    return;
+  }
+  *out = value;
+}
+
+void Reader::Duration(const YAML::Node& node, std::string_view path, absl::Duration* out) {
+  if (!ok() || !HasValue(node)) return;
+  absl::Duration value;
+  // absl::ParseDuration reads Go's syntax; a bare number is not a duration in Go either.
+  if (!node.IsScalar() || node.Scalar().empty() || !absl::ParseDuration(node.Scalar(), &value) ||
+      value == absl::InfiniteDuration() || value == -absl::InfiniteDuration()) {
+    Fail(path, "must be a duration such as \"15s\" or \"1m30s\", got " + Describe(node));
     return;
   }
   *out = value;

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 
 namespace kubesched::config::yaml {
@@ -70,6 +71,10 @@ class Reader {
   void Int32(const YAML::Node& node, std::string_view path, int32_t* out);
   void Int64(const YAML::Node& node, std::string_view path, int64_t* out);
   void Bool(const YAML::Node& node, std::string_view path, bool* out);
+  // A plain number (integer or decimal), finite.
+  void Double(const YAML::Node& node, std::string_view path, double* out);
+  // A Go duration string as metav1.Duration takes it: "15s", "1m30s", "250ms", "1h".
+  void Duration(const YAML::Node& node, std::string_view path, absl::Duration* out);
   void StringList(const YAML::Node& node, std::string_view path, std::vector<std::string>* out);
 
   // Range check on a value already read: "must be in lo..hi, got v".

@@ -1,13 +1,16 @@
 #include "scheduler/cli.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "config/config.h"
 #include "scheduler/report_output.h"
+#include "scheduler/run.h"
 #include "scheduler/simulation.h"
 #include "scheduler/util/strings.h"
 
@@ -73,12 +76,36 @@ Flags:
   --output FORMAT    table (default) or json
 )";
 
-constexpr std::string_view kRunHelp = R"(Run against a Kubernetes API server.
+constexpr std::string_view kRunHelp =
+    R"(Run against a Kubernetes API server: watch the cluster and bind every pending pod
+whose spec.schedulerName is one of the configuration's profiles.
 
 Usage:
-  kubesched run [--config FILE]
+  kubesched run [--config FILE] [--kubeconfig FILE] [flags]
+  kubesched [flags]            (run is the default command)
 
-Connecting to an API server is not available in this build yet; use simulate or explain.
+Connection: --kubeconfig, else clientConnection.kubeconfig in the config, else $KUBECONFIG, else
+in-cluster (service account), else ~/.kube/config. With leader election on (the default), a
+replica that does not hold the lease keeps its cache warm but binds nothing; losing the lease
+exits with code 1. SIGTERM or SIGINT: stop taking pods, let in-flight binds finish (up to
+--shutdown-grace), release the lease, exit 0.
+
+Flags:
+  --config FILE                KubeSchedulerConfiguration (clientConnection and leaderElection
+                               are honoured; default: upstream defaults, profile "kubesched")
+  --kubeconfig FILE            kubeconfig to connect with
+  --context NAME               kubeconfig context (default: its current-context)
+  --health-bind-address ADDR   /healthz, /livez, /readyz over HTTP (default 0.0.0.0:10259)
+  --leader-elect true|false    override leaderElection.leaderElect
+  --identity ID                lease holder identity (default: <hostname>_<random uuid>)
+  --kube-api-qps N             override clientConnection.qps (0 = unlimited)
+  --kube-api-burst N           override clientConnection.burst
+  --bind-workers N             concurrent binds (default 16)
+  --threads N                  filter/score threads (default: CPU count)
+  --shutdown-grace DURATION    how long to wait for in-flight binds on exit (default 10s)
+
+Exit codes: 0 stopped by a signal; 1 cannot connect (no kubeconfig, TLS or credentials
+rejected) or lost the lease; 2 bad flags or configuration.
 )";
 
 struct ParsedFlags {
@@ -246,16 +273,82 @@ int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                      out, err);
 }
 
+// --name true|false; nullopt when absent; false (after printing) when malformed.
+bool ParseBool(const ParsedFlags& flags, const std::string& name, std::optional<bool>* value,
+               std::ostream& err) {
+  const auto text = Get(flags, name);
+  if (!text.has_value()) return true;
+  if (*text != "true" && *text != "false") {
+    err << "error: --" << name << " must be true or false, got \"" << *text << "\"\n";
+    return false;
+  }
+  *value = *text == "true";
+  return true;
+}
+
+bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream& err) {
+  uint64_t bind_workers = static_cast<uint64_t>(options->bind_workers);
+  uint64_t threads = 0;
+  if (!ParseUint(flags, "bind-workers", &bind_workers, err) ||
+      !ParseUint(flags, "threads", &threads, err)) {
+    return false;
+  }
+  if (bind_workers == 0 || bind_workers > 1024) {
+    err << "error: --bind-workers must be in 1..1024, got " << bind_workers << "\n";
+    return false;
+  }
+  options->bind_workers = static_cast<int>(bind_workers);
+  options->threads = static_cast<int>(std::min<uint64_t>(threads, 1024));
+  if (const auto qps = Get(flags, "kube-api-qps"); qps.has_value()) {
+    double value = 0;
+    if (!absl::SimpleAtod(*qps, &value) || value < 0) {
+      err << "error: --kube-api-qps must be a non-negative number, got \"" << *qps << "\"\n";
+      return false;
+    }
+    options->qps = value;
+  }
+  if (const auto burst = Get(flags, "kube-api-burst"); burst.has_value()) {
+    int value = 0;
+    if (!absl::SimpleAtoi(*burst, &value) || value <= 0) {
+      err << "error: --kube-api-burst must be a positive integer, got \"" << *burst << "\"\n";
+      return false;
+    }
+    options->burst = value;
+  }
+  if (const auto grace = Get(flags, "shutdown-grace"); grace.has_value()) {
+    if (!absl::ParseDuration(*grace, &options->shutdown_grace) ||
+        options->shutdown_grace < absl::ZeroDuration() ||
+        options->shutdown_grace == absl::InfiniteDuration()) {
+      err << "error: --shutdown-grace must be a duration such as 10s, got \"" << *grace << "\"\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, std::ostream& err) {
-  auto flags = ParseFlags(args, first, {"config", "kubeconfig"}, err);
+  auto flags = ParseFlags(
+      args, first,
+      {"config", "kubeconfig", "context", "health-bind-address", "leader-elect", "identity",
+       "kube-api-qps", "kube-api-burst", "bind-workers", "threads", "shutdown-grace"},
+      err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kRunHelp;
     return kExitOk;
   }
-  err << "error: connecting to an API server is not available in this build yet; "
-         "use `kubesched simulate` or `kubesched explain`\n";
-  return kExitFailure;
+  RunOptions options;
+  options.config_path = Get(*flags, "config");
+  options.kubeconfig = Get(*flags, "kubeconfig").value_or("");
+  options.context = Get(*flags, "context").value_or("");
+  options.identity = Get(*flags, "identity").value_or("");
+  options.health_bind_address =
+      Get(*flags, "health-bind-address").value_or(options.health_bind_address);
+  if (!ParseBool(*flags, "leader-elect", &options.leader_elect, err) ||
+      !ParseRunNumbers(*flags, &options, err)) {
+    return kExitUsage;
+  }
+  return RunScheduler(options, err);
 }
 
 }  // namespace

@@ -219,8 +219,17 @@ void Scheduler::OnPriorityClass(const client::Event<api::PriorityClass>& event) 
 // ---------------------------------------------------------------------------------------------
 // The scheduling cycle
 
-bool Scheduler::ScheduleOne() {
-  auto popped = queue_->Pop();
+void Scheduler::Housekeep() {
+  queue_->FlushBackoffCompleted();
+  queue_->FlushUnschedulableLeftover();
+  if (!cache_->CleanupExpiredAssumedPods().empty()) {
+    // Room held by a pod whose binding was never confirmed is free again.
+    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  }
+}
+
+bool Scheduler::ScheduleOne(absl::Duration wait) {
+  auto popped = wait > absl::ZeroDuration() ? queue_->PopWait(wait) : queue_->Pop();
   if (!popped.has_value()) return false;
   const auto start = std::chrono::steady_clock::now();
   const framework::PodInfoPtr pod_info = popped->pod_info;
@@ -352,6 +361,12 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
   fw.RunUnreserve(*state, *assumed, node);
   (void)cache_->ForgetPod(assumed->key);
   if (deps_.observer != nullptr) deps_.observer->OnBindFailed(*assumed, node, status.Message());
+  if (status.code() == framework::Code::kUnschedulableAndUnresolvable) {
+    // The pod is gone or was bound by someone else: retrying cannot help, and the watch brings
+    // the truth (a delete, or the pod on its node).
+    queue_->Done(assumed->key);
+    return;
+  }
   queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
   Requeue(std::move(queued), /*unschedulable=*/false);
 }

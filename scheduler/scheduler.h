@@ -90,8 +90,13 @@ class Scheduler : public client::ClusterEventHandler {
   void OnNamespace(const client::Event<api::Namespace>& event) override;
   void OnPriorityClass(const client::Event<api::PriorityClass>& event) override;
 
-  // Pops and schedules one pod. Returns false if activeQ was empty.
-  bool ScheduleOne();
+  // Pops and schedules one pod, waiting up to `wait` for one (run mode; simulate never waits).
+  // Returns false if activeQ stayed empty.
+  bool ScheduleOne(absl::Duration wait = absl::ZeroDuration());
+
+  // Time-driven queue and cache upkeep for run mode, called about once a second by the scheduling
+  // thread: backoff expiry, the unschedulable leftover flush, expired assumed pods.
+  void Housekeep();
 
   // Whether one of our profiles serves this pod's schedulerName.
   bool Responsible(const api::Pod& pod) const;

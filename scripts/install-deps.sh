@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages kubesched builds with. Idempotent: does nothing when they are
 # all present. Uses sudo when not run as root.
+#   --test  also the clients the end-to-end tests drive the test API server with: kubectl (from
+#           Debian's kubernetes-client when no kubectl is on PATH) and the official Python client.
 set -euo pipefail
 packages=(build-essential cmake libboost-dev libssl-dev rapidjson-dev libabsl-dev
           prometheus-cpp-dev catch2 libyaml-cpp-dev)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(python3 python3-kubernetes procps)
+  command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

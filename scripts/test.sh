@@ -3,7 +3,7 @@
 # every test through ctest. Used by the README and by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --test
 build=build-test
 rm -rf "$build"
 # -O1 -g1: sanitizer builds compile much faster than at -O2 -g and still report file:line.

@@ -137,7 +137,9 @@ class PreBindPlugin : public virtual Plugin {
 class PodBinder {
  public:
   virtual ~PodBinder() = default;
-  // Binds; returns Error with the reason on failure (conflict, not found, transport).
+  // Binds. On failure: Unresolvable when retrying cannot help (the pod is gone, or already bound
+  // elsewhere: HTTP 404/409), Error otherwise (transport, 429/5xx after retries); both carry
+  // the reason.
   virtual Status BindPod(const api::Pod& pod, std::string_view node_name) = 0;
 };
 

@@ -120,18 +120,49 @@ TEST_CASE("apiVersion v1beta3 is read like v1", "[config]") {
 }
 
 TEST_CASE("upstream's other top-level fields are accepted and ignored", "[config]") {
-  const absl::StatusOr<Configuration> config = ParseConfiguration(
-      Doc("leaderElection: {leaderElect: true, resourceName: kubesched}\n"
-          "clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf, qps: 100}\n"
-          "healthzBindAddress: 0.0.0.0:10251\n"
-          "metricsBindAddress: 0.0.0.0:10251\n"
-          "enableProfiling: true\n"
-          "enableContentionProfiling: false\n"
-          "extenders: []\n"
-          "delayCacheUntilActive: false\n"
-          "featureGates: {SchedulerQueueingHints: true}\n"));
+  const absl::StatusOr<Configuration> config =
+      ParseConfiguration(Doc("healthzBindAddress: 0.0.0.0:10251\n"
+                             "metricsBindAddress: 0.0.0.0:10251\n"
+                             "enableProfiling: true\n"
+                             "enableContentionProfiling: false\n"
+                             "extenders: []\n"
+                             "delayCacheUntilActive: false\n"
+                             "featureGates: {SchedulerQueueingHints: true}\n"));
   REQUIRE(config.ok());
   CHECK(Dump(*config) == Dump(DefaultConfiguration()));
+}
+
+TEST_CASE("clientConnection and leaderElection default to upstream's values", "[config]") {
+  const Configuration config = DefaultConfiguration();
+  CHECK(config.client_connection.qps == 50);
+  CHECK(config.client_connection.burst == 100);
+  CHECK(config.client_connection.kubeconfig.empty());
+  CHECK(config.leader_election.leader_elect);
+  CHECK(config.leader_election.lease_duration == absl::Seconds(15));
+  CHECK(config.leader_election.renew_deadline == absl::Seconds(10));
+  CHECK(config.leader_election.retry_period == absl::Seconds(2));
+  CHECK(config.leader_election.resource_lock == "leases");
+  CHECK(config.leader_election.resource_name == "kubesched");
+  CHECK(config.leader_election.resource_namespace == "kube-system");
+}
+
+TEST_CASE("clientConnection and leaderElection are read", "[config]") {
+  const absl::StatusOr<Configuration> config = ParseConfiguration(
+      Doc("clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf, qps: 2.5e3, burst: 5000,"
+          " contentType: application/json}\n"
+          "leaderElection: {leaderElect: false, leaseDuration: 1m, renewDeadline: 45s,"
+          " retryPeriod: 500ms, resourceName: ks, resourceNamespace: sched}\n"));
+  REQUIRE(config.ok());
+  CHECK(config->client_connection.kubeconfig == "/etc/kubernetes/scheduler.conf");
+  CHECK(config->client_connection.qps == 2500);
+  CHECK(config->client_connection.burst == 5000);
+  CHECK(config->client_connection.content_type == "application/json");
+  CHECK_FALSE(config->leader_election.leader_elect);
+  CHECK(config->leader_election.lease_duration == absl::Minutes(1));
+  CHECK(config->leader_election.renew_deadline == absl::Seconds(45));
+  CHECK(config->leader_election.retry_period == absl::Milliseconds(500));
+  CHECK(config->leader_election.resource_name == "ks");
+  CHECK(config->leader_election.resource_namespace == "sched");
 }
 
 TEST_CASE("a null field reads like a missing one", "[config]") {
@@ -376,6 +407,23 @@ TEST_CASE("every configuration error names its field", "[config]") {
       {"unknown args field",
        Doc("profiles: [{pluginConfig: [{name: InterPodAffinity, args: {hardWeight: 1}}]}]\n"),
        "profiles[0].pluginConfig[0].args: unknown field \"hardWeight\" (InterPodAffinity args)"},
+      {"negative qps", Doc("clientConnection: {qps: -1}\n"),
+       "clientConnection.qps: must not be negative, got -1"},
+      {"qps not a number", Doc("clientConnection: {qps: fast}\n"),
+       "clientConnection.qps: must be a number, got \"fast\""},
+      {"zero burst", Doc("clientConnection: {burst: 0}\n"),
+       "clientConnection.burst: must be greater than 0, got 0"},
+      {"unknown clientConnection field", Doc("clientConnection: {qsp: 1}\n"),
+       "clientConnection: unknown field \"qsp\""},
+      {"duration without a unit", Doc("leaderElection: {leaseDuration: 15}\n"),
+       "leaderElection.leaseDuration: must be a duration such as \"15s\" or \"1m30s\", got \"15\""},
+      {"renew deadline not above the retry period",
+       Doc("leaderElection: {renewDeadline: 2s, retryPeriod: 2s}\n"),
+       "leaderElection.renewDeadline: must be greater than retryPeriod*1.2 (2.4s), got 2s"},
+      {"lease not above the renew deadline", Doc("leaderElection: {leaseDuration: 10s}\n"),
+       "leaderElection.leaseDuration: must be greater than renewDeadline (10s), got 10s"},
+      {"unsupported lock", Doc("leaderElection: {resourceLock: endpoints}\n"),
+       "leaderElection.resourceLock: only \"leases\" is supported, got \"endpoints\""},
       {"args for a plugin that takes none",
        Doc("profiles: [{pluginConfig: [{name: NodeName, args: {foo: 1}}]}]\n"),
        "profiles[0].pluginConfig[0].args: must be empty; the plugin takes no args (NodeName args)"},

@@ -104,6 +104,15 @@ inline std::string Dump(const Configuration& config) {
       absl::StrCat("percentage=", config.percentage_of_nodes_to_score,
                    " backoff=", config.pod_initial_backoff_seconds, "..",
                    config.pod_max_backoff_seconds, " parallelism=", config.parallelism, "\n");
+  const config::ClientConnection& client = config.client_connection;
+  absl::StrAppend(&out, "client kubeconfig=", client.kubeconfig, " qps=", client.qps,
+                  " burst=", client.burst, " contentType=", client.content_type, "\n");
+  const config::LeaderElection& election = config.leader_election;
+  absl::StrAppend(&out, "leaderElection elect=", election.leader_elect,
+                  " lease=", absl::FormatDuration(election.lease_duration),
+                  " renew=", absl::FormatDuration(election.renew_deadline),
+                  " retry=", absl::FormatDuration(election.retry_period),
+                  " lock=", election.resource_namespace, "/", election.resource_name, "\n");
   for (const Profile& profile : config.profiles) absl::StrAppend(&out, Dump(profile));
   return out;
 }

@@ -11,12 +11,12 @@
 namespace kubesched::testing {
 
 struct TestCertificates {
-  std::string ca_cert_pem;
-  std::string server_cert_pem;  // SAN: IP 127.0.0.1, DNS localhost
-  std::string server_key_pem;
-  std::string client_cert_pem;  // CN kubesched-test-client
-  std::string client_key_pem;
-  std::string other_ca_cert_pem;  // a CA that signed nothing here
+  std::string ca_cert_pem{};
+  std::string server_cert_pem{};  // SAN: IP 127.0.0.1, DNS localhost
+  std::string server_key_pem{};
+  std::string client_cert_pem{};  // CN kubesched-test-client
+  std::string client_key_pem{};
+  std::string other_ca_cert_pem{};  // a CA that signed nothing here
 };
 
 // Generates a fresh set (EC P-256 keys, valid from one hour ago for one day).

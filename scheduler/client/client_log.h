@@ -1,0 +1,38 @@
+#pragma once
+
+// Interim logging for the API client: one line per message on stderr, with a UTC timestamp and a
+// level. Structured logging will replace it; until then every client component logs through these
+// two functions so that the replacement is one file.
+//
+// Thread-safe: lines from concurrent threads never interleave.
+
+#include <concepts>
+#include <functional>
+#include <string_view>
+
+#include "absl/strings/string_view.h"
+
+namespace kubesched::client {
+
+void LogWarning(std::string_view message);
+void LogInfo(std::string_view message);
+
+// Debian's absl::string_view is not std::string_view, and absl::Status::message() is the commonest
+// thing to log. Templates constrained to exactly absl::string_view, so that std::string and string
+// literals still pick the overloads above without ambiguity.
+template <std::same_as<absl::string_view> View>
+void LogWarning(View message) {
+  LogWarning(std::string_view(message.data(), message.size()));
+}
+template <std::same_as<absl::string_view> View>
+void LogInfo(View message) {
+  LogInfo(std::string_view(message.data(), message.size()));
+}
+
+// Receives every line instead of stderr (level is "W" or "I", message without the timestamp) while
+// installed; an empty function restores stderr. For tests that assert what was logged. The sink is
+// called under the logging lock, so it must not log itself.
+using LogSink = std::function<void(std::string_view level, std::string_view message)>;
+void SetLogSinkForTesting(LogSink sink);
+
+}  // namespace kubesched::client

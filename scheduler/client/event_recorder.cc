@@ -1,0 +1,218 @@
+#include "scheduler/client/event_recorder.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "scheduler/client/client_log.h"
+#include "scheduler/client/json_encode.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::client {
+
+namespace {
+
+using util::Absl;
+
+constexpr std::string_view kTruncationSuffix = " ...";
+
+bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+std::string_view KindName(EventKind kind) {
+  return kind == EventKind::kWarning ? "Warning" : "Normal";
+}
+
+}  // namespace
+
+std::string TruncateEventNote(std::string_view note) {
+  if (note.size() <= kEventNoteLimit) return std::string(note);
+  size_t cut = kEventNoteLimit - kTruncationSuffix.size();
+  // Back up to the first byte of the character at `cut`, so that no sequence is split.
+  while (cut > 0 && IsUtf8Continuation(note[cut])) --cut;
+  std::string truncated(note.substr(0, cut));
+  truncated.append(kTruncationSuffix);
+  return truncated;
+}
+
+EventRecorder::EventRecorder(HttpTransport* transport, const util::Clock* clock,
+                             EventRecorderOptions options)
+    : transport_(transport),
+      clock_(clock),
+      options_(std::move(options)),
+      writer_(options_.queue_capacity) {}
+
+EventRecorder::~EventRecorder() { writer_.Stop(absl::ZeroDuration()); }
+
+void EventRecorder::Start() { writer_.Start(); }
+
+void EventRecorder::Stop(absl::Duration timeout) { writer_.Stop(timeout); }
+
+bool EventRecorder::Record(const api::Pod& regarding, const api::Pod* related, EventKind kind,
+                           std::string_view reason, std::string_view action,
+                           std::string_view note) {
+  const absl::Time now = clock_->Now();
+  const std::string& key = regarding.meta.uid.empty() ? regarding.Key() : regarding.meta.uid;
+  if (!Admit(key, now)) {
+    rate_limited_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+
+  auto event = std::make_shared<PendingEvent>();
+  event->regarding = {regarding.meta.namespace_name, regarding.meta.name, regarding.meta.uid};
+  if (related != nullptr) {
+    event->related = ObjectRef{related->meta.namespace_name, related->meta.name, related->meta.uid};
+  }
+  const int64_t nanos = UniqueEventNanos(now);
+  event->name = absl::StrFormat("%s.%016x", regarding.meta.name, static_cast<uint64_t>(nanos));
+  event->time = absl::FromUnixNanos(nanos);
+  event->kind = kind;
+  event->reason = std::string(reason);
+  event->action = std::string(action);
+  // Truncating here bounds the copy; encoding waits for the worker, off the caller's thread.
+  event->note = TruncateEventNote(note);
+  return writer_.Enqueue([this, event] { Send(*event); });
+}
+
+bool EventRecorder::Scheduled(const api::Pod& pod, std::string_view node_name) {
+  return Record(pod, nullptr, EventKind::kNormal, "Scheduled", "Binding",
+                absl::StrCat("Successfully assigned ", pod.meta.namespace_name, "/", pod.meta.name,
+                             " to ", Absl(node_name)));
+}
+
+bool EventRecorder::FailedScheduling(const api::Pod& pod, std::string_view message) {
+  return Record(pod, nullptr, EventKind::kWarning, "FailedScheduling", "Scheduling", message);
+}
+
+bool EventRecorder::Preempted(const api::Pod& victim, const api::Pod& preemptor,
+                              std::string_view node_name) {
+  return Record(
+      victim, &preemptor, EventKind::kNormal, "Preempted", "Preempting",
+      absl::StrCat("Preempted by pod ", preemptor.meta.uid, " on node ", Absl(node_name)));
+}
+
+size_t EventRecorder::tracked_objects() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buckets_.size();
+}
+
+double EventRecorder::TokensAt(const TokenBucket& bucket, absl::Time now) const {
+  const double refilled =
+      options_.refill_interval > absl::ZeroDuration()
+          ? absl::FDivDuration(std::max(now - bucket.updated, absl::ZeroDuration()),
+                               options_.refill_interval)
+          : static_cast<double>(options_.burst);
+  return std::min<double>(options_.burst, bucket.tokens + refilled);
+}
+
+bool EventRecorder::Admit(const std::string& key, absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buckets_.find(key);
+  if (it == buckets_.end()) {
+    if (buckets_.size() >= options_.max_tracked_objects) EvictBuckets(now);
+    it = buckets_.emplace(key, TokenBucket{static_cast<double>(options_.burst), now}).first;
+  }
+  TokenBucket& bucket = it->second;
+  bucket.tokens = TokensAt(bucket, now);
+  bucket.updated = now;
+  if (bucket.tokens < 1) return false;
+  bucket.tokens -= 1;
+  return true;
+}
+
+void EventRecorder::EvictBuckets(absl::Time now) {
+  // A bucket that has refilled completely behaves exactly like a new one: forgetting it loses
+  // nothing.
+  absl::erase_if(buckets_,
+                 [&](const auto& entry) { return TokensAt(entry.second, now) >= options_.burst; });
+  // Every object is busy: forget the least recently used down to 7/8 of the cap, so that this
+  // scan runs at most once per max_tracked_objects/8 new objects. They get a fresh burst: memory
+  // stays bounded at the price of a few extra events.
+  const size_t target = options_.max_tracked_objects - options_.max_tracked_objects / 8;
+  if (buckets_.size() < options_.max_tracked_objects || buckets_.empty()) return;
+  std::vector<std::pair<absl::Time, std::string>> by_age;
+  by_age.reserve(buckets_.size());
+  for (const auto& [key, bucket] : buckets_) by_age.emplace_back(bucket.updated, key);
+  const size_t evict = std::min(by_age.size(), std::max<size_t>(by_age.size() - target, 1));
+  std::nth_element(by_age.begin(), by_age.begin() + static_cast<ptrdiff_t>(evict - 1),
+                   by_age.end());
+  for (size_t i = 0; i < evict; ++i) buckets_.erase(by_age[i].second);
+}
+
+int64_t EventRecorder::UniqueEventNanos(absl::Time now) {
+  int64_t nanos = absl::ToUnixNanos(now);
+  int64_t last = last_event_nanos_.load(std::memory_order_relaxed);
+  while (true) {
+    const int64_t next = std::max(nanos, last + 1);
+    if (last_event_nanos_.compare_exchange_weak(last, next, std::memory_order_relaxed)) {
+      return next;
+    }
+  }
+}
+
+std::string EventRecorder::EventBody(const PendingEvent& event) const {
+  auto write_ref = [](JsonWriter& json, const ObjectRef& ref) {
+    json.BeginObject()
+        .Field("apiVersion", "v1")
+        .Field("kind", "Pod")
+        .Field("namespace", ref.namespace_name)
+        .Field("name", ref.name)
+        .Field("uid", ref.uid)
+        .EndObject();
+  };
+  JsonWriter json;
+  json.BeginObject()
+      .Field("apiVersion", "events.k8s.io/v1")
+      .Field("kind", "Event")
+      .Key("metadata")
+      .BeginObject()
+      .Field("name", event.name)
+      .Field("namespace", event.regarding.namespace_name)
+      .EndObject()
+      .Field("eventTime", FormatMicroTime(event.time))
+      .Field("reportingController", options_.reporting_controller)
+      .Field("reportingInstance", options_.reporting_instance)
+      .Field("action", event.action)
+      .Field("reason", event.reason)
+      .Key("regarding");
+  write_ref(json, event.regarding);
+  if (event.related.has_value()) {
+    json.Key("related");
+    write_ref(json, *event.related);
+  }
+  json.Field("note", event.note).Field("type", KindName(event.kind)).EndObject();
+  return json.str();
+}
+
+void EventRecorder::Send(const PendingEvent& event) {
+  if (!ValidatePathSegment("event namespace", event.regarding.namespace_name).ok()) {
+    send_failures_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  HttpRequest request;
+  request.method = "POST";
+  request.target =
+      absl::StrCat("/apis/events.k8s.io/v1/namespaces/", event.regarding.namespace_name, "/events");
+  request.body = EventBody(event);
+  request.content_type = "application/json";
+  request.timeout = options_.request_timeout;
+  absl::StatusOr<HttpResponse> response = transport_->Do(request);
+  if (response.ok() && response->status >= 200 && response->status < 300) {
+    sent_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const uint64_t failures = send_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Events are best-effort and fail together when the server is down: log the 1st, 2nd, 4th...
+  // failure so that the log shows the problem without one line per event.
+  if ((failures & (failures - 1)) == 0) {
+    const absl::Status error =
+        response.ok() ? StatusFromResponse(*response, "recording event") : response.status();
+    LogWarning(absl::StrCat("dropped event ", event.reason, " about pod ",
+                            event.regarding.namespace_name, "/", event.regarding.name, ": ",
+                            error.message(), " (", failures, " failed so far)"));
+  }
+}
+
+}  // namespace kubesched::client

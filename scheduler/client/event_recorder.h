@@ -1,0 +1,136 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "scheduler/api/objects.h"
+#include "scheduler/client/async_writer.h"
+#include "scheduler/client/http_transport.h"
+#include "scheduler/util/clock.h"
+
+namespace kubesched::client {
+
+// Longest note the API server accepts (events.k8s.io/v1 validation).
+inline constexpr size_t kEventNoteLimit = 1024;
+
+// `note` as the API server accepts it: unchanged up to kEventNoteLimit bytes; longer notes are cut
+// at byte 1020 (earlier if that would split a UTF-8 sequence) and get a " ..." suffix, like
+// upstream's truncateMessage.
+std::string TruncateEventNote(std::string_view note);
+
+struct EventRecorderOptions {
+  std::string reporting_controller = "kubesched";
+  // Who we are among replicas: the leader-election identity.
+  std::string reporting_instance;
+  // Per-object token bucket: `burst` events at once, then one per `refill_interval`. Upstream's
+  // broadcaster allows 25 and one per 5 minutes per object; we are stricter because a pod failing
+  // to schedule is retried far more often than it needs to be reported.
+  int burst = 3;
+  absl::Duration refill_interval = absl::Seconds(30);
+  // Most objects tracked by the rate limiter; beyond it idle buckets are evicted first, then the
+  // least recently used.
+  size_t max_tracked_objects = 4096;
+  // Events waiting to be sent; beyond it Record drops them.
+  size_t queue_capacity = 1024;
+  // Per-request deadline of an event POST; zero means the transport's default.
+  absl::Duration request_timeout = absl::Seconds(10);
+};
+
+enum class EventKind { kNormal, kWarning };
+
+// Records events.k8s.io/v1 Events about pods, as client-go's events recorder does: a name of
+// "<pod>.<16 hex digits of the event time in ns>", eventTime in MicroTime, reportingController
+// and reportingInstance, regarding (and optionally related) object references, and a note cut to
+// the API's 1024-byte limit.
+//
+// Record never waits on the network: it rate-limits per pod UID, then queues the POST on its own
+// AsyncWriter. Events are best-effort: rate-limited, dropped (queue full) and failed sends are
+// counted, never retried.
+//
+// Thread-safe: Record and the helpers may be called from any thread (the scheduling thread, bind
+// workers). Start/Stop from the owner.
+class EventRecorder {
+ public:
+  // `transport` and `clock` must outlive the recorder.
+  EventRecorder(HttpTransport* transport, const util::Clock* clock, EventRecorderOptions options);
+  ~EventRecorder();  // Stop(ZeroDuration()) if still running
+  EventRecorder(const EventRecorder&) = delete;
+  EventRecorder& operator=(const EventRecorder&) = delete;
+
+  void Start();
+  // Sends what it can within `timeout`, then drops the rest (see AsyncWriter::Stop).
+  void Stop(absl::Duration timeout);
+
+  // Records an event about `regarding`; `related` (may be null) is a second object involved, like
+  // the preemptor of a victim. Returns whether it was queued (false: rate-limited or queue full).
+  bool Record(const api::Pod& regarding, const api::Pod* related, EventKind kind,
+              std::string_view reason, std::string_view action, std::string_view note);
+
+  // Normal "Scheduled", action "Binding": "Successfully assigned <ns>/<pod> to <node>".
+  bool Scheduled(const api::Pod& pod, std::string_view node_name);
+  // Warning "FailedScheduling", action "Scheduling", with the fit error message.
+  bool FailedScheduling(const api::Pod& pod, std::string_view message);
+  // Normal "Preempted", action "Preempting", about the victim, related to the preemptor:
+  // "Preempted by pod <preemptor uid> on node <node>".
+  bool Preempted(const api::Pod& victim, const api::Pod& preemptor, std::string_view node_name);
+
+  uint64_t rate_limited() const { return rate_limited_.load(std::memory_order_relaxed); }
+  uint64_t queue_dropped() const { return writer_.dropped(); }
+  uint64_t sent() const { return sent_.load(std::memory_order_relaxed); }
+  uint64_t send_failures() const { return send_failures_.load(std::memory_order_relaxed); }
+  size_t tracked_objects() const;
+
+ private:
+  struct TokenBucket {
+    double tokens = 0;
+    absl::Time updated;
+  };
+  struct ObjectRef {
+    std::string namespace_name;
+    std::string name;
+    std::string uid;
+  };
+  struct PendingEvent {
+    ObjectRef regarding;
+    std::optional<ObjectRef> related;
+    std::string name;
+    absl::Time time;
+    EventKind kind;
+    std::string reason;
+    std::string action;
+    std::string note;
+  };
+
+  // Takes a token for `key` at `now`; false when the bucket is empty.
+  bool Admit(const std::string& key, absl::Time now);
+  // Keeps the bucket map under max_tracked_objects. Called with mu_ held.
+  void EvictBuckets(absl::Time now);
+  double TokensAt(const TokenBucket& bucket, absl::Time now) const;
+  // Event names must be unique; two events in the same nanosecond would collide.
+  int64_t UniqueEventNanos(absl::Time now);
+  std::string EventBody(const PendingEvent& event) const;
+  void Send(const PendingEvent& event);
+
+  HttpTransport* transport_;
+  const util::Clock* clock_;
+  const EventRecorderOptions options_;
+
+  mutable std::mutex mu_;
+  absl::flat_hash_map<std::string, TokenBucket> buckets_;  // guarded by mu_
+
+  std::atomic<int64_t> last_event_nanos_{0};
+  std::atomic<uint64_t> rate_limited_{0};
+  std::atomic<uint64_t> sent_{0};
+  std::atomic<uint64_t> send_failures_{0};
+  // Last: destroyed first, so that its worker stops before the members it uses go away.
+  AsyncWriter writer_;
+};
+
+}  // namespace kubesched::client

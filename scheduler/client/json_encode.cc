@@ -1,0 +1,84 @@
+#include "scheduler/client/json_encode.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::client {
+
+namespace {
+
+constexpr size_t kMaxPathSegmentBytes = 253;
+
+bool IsPathSafeChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_';
+}
+
+rapidjson::SizeType JsonLength(std::string_view text) {
+  return static_cast<rapidjson::SizeType>(text.size());
+}
+
+}  // namespace
+
+JsonWriter& JsonWriter::BeginObject() {
+  writer_.StartObject();
+  return *this;
+}
+
+JsonWriter& JsonWriter::EndObject() {
+  writer_.EndObject();
+  return *this;
+}
+
+JsonWriter& JsonWriter::BeginArray() {
+  writer_.StartArray();
+  return *this;
+}
+
+JsonWriter& JsonWriter::EndArray() {
+  writer_.EndArray();
+  return *this;
+}
+
+JsonWriter& JsonWriter::Key(std::string_view key) {
+  writer_.Key(key.data(), JsonLength(key));
+  return *this;
+}
+
+JsonWriter& JsonWriter::String(std::string_view value) {
+  // The explicit length keeps embedded NULs and avoids a strlen; rapidjson escapes quotes,
+  // backslashes and control characters.
+  writer_.String(value.data(), JsonLength(value));
+  return *this;
+}
+
+JsonWriter& JsonWriter::Int(int64_t value) {
+  writer_.Int64(value);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Null() {
+  writer_.Null();
+  return *this;
+}
+
+std::string FormatRfc3339(absl::Time time) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", time, absl::UTCTimeZone());
+}
+
+std::string FormatMicroTime(absl::Time time) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", time, absl::UTCTimeZone());
+}
+
+absl::Status ValidatePathSegment(std::string_view what, std::string_view value) {
+  bool valid =
+      !value.empty() && value.size() <= kMaxPathSegmentBytes && value != "." && value != "..";
+  for (char c : value) valid = valid && IsPathSafeChar(c);
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid ", util::Absl(what), " \"", util::Absl(value),
+                   "\": must be a non-empty DNS name of at most 253 characters"));
+}
+
+}  // namespace kubesched::client

@@ -1,0 +1,577 @@
+#include "scheduler/client/reflector.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "rapidjson/document.h"
+#include "scheduler/api/decode_value.h"
+#include "scheduler/client/client_log.h"
+#include "scheduler/util/status_macros.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::client {
+namespace {
+
+using util::Absl;
+
+constexpr int kHttpGone = 410;
+constexpr size_t kMaxLoggedLineLength = 200;
+
+bool IsSuccess(int status) { return status >= 200 && status < 300; }
+
+const rapidjson::Value* Member(const rapidjson::Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;
+  const auto it = object.FindMember(name);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string_view StringMember(const rapidjson::Value& object, const char* name) {
+  const rapidjson::Value* value = Member(object, name);
+  if (value == nullptr || !value->IsString()) return {};
+  return std::string_view(value->GetString(), value->GetStringLength());
+}
+
+std::string_view MetadataString(const rapidjson::Value& object, const char* name) {
+  const rapidjson::Value* metadata = Member(object, "metadata");
+  return metadata == nullptr ? std::string_view() : StringMember(*metadata, name);
+}
+
+const api::ObjectMeta& MetaOf(const api::Object& object) {
+  return std::visit([](const auto& typed) -> const api::ObjectMeta& { return typed.meta; }, object);
+}
+
+std::string StoreKey(std::string_view namespace_name, std::string_view name) {
+  if (namespace_name.empty()) return std::string(name);
+  return absl::StrCat(Absl(namespace_name), "/", Absl(name));
+}
+
+std::string StoreKey(const api::Object& object) {
+  const api::ObjectMeta& meta = MetaOf(object);
+  return StoreKey(meta.namespace_name, meta.name);
+}
+
+// The key of an object that did not decode, from whatever metadata it has; "" if none.
+std::string RawStoreKey(const rapidjson::Value& object) {
+  const std::string_view name = MetadataString(object, "name");
+  if (name.empty()) return {};
+  return StoreKey(MetadataString(object, "namespace"), name);
+}
+
+const std::string& ResourceVersionOf(const api::Object& object) {
+  return MetaOf(object).resource_version;
+}
+
+// A v1 Status as found in error response bodies and ERROR watch events.
+struct ApiStatus {
+  int code = 0;
+  std::string reason;
+  std::string message;
+};
+
+ApiStatus ReadApiStatus(const rapidjson::Value& json) {
+  ApiStatus status;
+  const rapidjson::Value* code = Member(json, "code");
+  if (code != nullptr && code->IsInt()) status.code = code->GetInt();
+  status.reason = std::string(StringMember(json, "reason"));
+  status.message = std::string(StringMember(json, "message"));
+  return status;
+}
+
+bool IsExpired(const ApiStatus& status) {
+  return status.code == kHttpGone || status.reason == "Expired" || status.reason == "Gone";
+}
+
+absl::StatusCode CodeForHttpStatus(int status) {
+  if (status == 401) return absl::StatusCode::kUnauthenticated;
+  if (status == 403) return absl::StatusCode::kPermissionDenied;
+  if (status == 404) return absl::StatusCode::kNotFound;
+  if (status == kHttpGone) return absl::StatusCode::kFailedPrecondition;
+  if (status == 429) return absl::StatusCode::kResourceExhausted;
+  if (status >= 500) return absl::StatusCode::kUnavailable;
+  return absl::StatusCode::kInvalidArgument;
+}
+
+// "<what>: <Status message, else reason, else 'HTTP status'> (HTTP <code>)", with a hint for the
+// authentication and authorization failures that are nearly always credentials or RBAC.
+absl::Status HttpFailure(const HttpResponse& response, std::string_view what) {
+  rapidjson::Document body;
+  body.Parse(response.body.data(), response.body.size());
+  ApiStatus status;
+  if (!body.HasParseError()) status = ReadApiStatus(body);
+  std::string detail = !status.message.empty()  ? status.message
+                       : !status.reason.empty() ? status.reason
+                                                : std::string("HTTP status");
+  std::string text = absl::StrCat(Absl(what), ": ", detail, " (HTTP ", response.status, ")");
+  if (response.status == 401) {
+    absl::StrAppend(&text, "; the API server rejected the scheduler's credentials (token/cert)");
+  } else if (response.status == 403) {
+    absl::StrAppend(&text, "; the scheduler's RBAC permissions do not allow this");
+  }
+  return absl::Status(CodeForHttpStatus(response.status), text);
+}
+
+std::string Truncated(std::string_view text) {
+  if (text.size() <= kMaxLoggedLineLength) return std::string(text);
+  return absl::StrCat(Absl(text.substr(0, kMaxLoggedLineLength)), "...");
+}
+
+bool IsBlank(std::string_view line) {
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; });
+}
+
+// A zero backoff would turn every retry loop into a busy loop.
+constexpr absl::Duration kMinimumBackoff = absl::Milliseconds(1);
+
+util::Clock* RealClockInstance() {
+  static util::RealClock* clock = new util::RealClock();
+  return clock;
+}
+
+}  // namespace
+
+ResourceKind PodResourceKind() {
+  return {"Pod", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed", ""};
+}
+ResourceKind NodeResourceKind() { return {"Node", "/api/v1/nodes", "", ""}; }
+ResourceKind NamespaceResourceKind() { return {"Namespace", "/api/v1/namespaces", "", ""}; }
+ResourceKind PriorityClassResourceKind() {
+  return {"PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", "", ""};
+}
+ResourceKind PodDisruptionBudgetResourceKind() {
+  return {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", "", ""};
+}
+ResourceKind ConfigMapResourceKind(std::string_view namespace_name) {
+  return {"ConfigMap",
+          absl::StrCat("/api/v1/namespaces/", UrlEncodeQueryValue(namespace_name), "/configmaps"),
+          "", ""};
+}
+
+std::string UrlEncodeQueryValue(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool unreserved = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') ||
+                            (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' ||
+                            byte == '_' || byte == '~';
+    if (unreserved) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xF]);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Reflector::ListedObjects {
+  std::string resource_version;
+  std::vector<std::pair<std::string, std::shared_ptr<const api::Object>>> objects;  // list order
+  // Keys of listed objects that did not decode: they exist, so they are not reported deleted.
+  absl::flat_hash_set<std::string> undecodable_keys;
+};
+
+struct Reflector::WatchState {
+  std::stop_source abort;       // ends the watch early after an ERROR event
+  bool expired = false;         // an ERROR event said the resourceVersion is too old
+  bool failed = false;          // another ERROR event
+  int64_t progress_events = 0;  // ADDED/MODIFIED/DELETED/BOOKMARK lines seen
+};
+
+Reflector::Reflector(ResourceKind kind, HttpTransport* transport, EventSink sink,
+                     ReflectorOptions options, std::function<void()> on_synced)
+    : kind_(std::move(kind)),
+      transport_(transport),
+      sink_(std::move(sink)),
+      options_(std::move(options)),
+      on_synced_(std::move(on_synced)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClockInstance()),
+      current_backoff_(InitialBackoff()) {
+  stats_.kind = kind_.kind;
+}
+
+ReflectorStats Reflector::Stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+void Reflector::Run(std::stop_token stop) {
+  bool need_list = true;
+  while (!stop.stop_requested()) {
+    if (need_list) {
+      const absl::Status listed = ListAndReconcile(stop);
+      if (stop.stop_requested()) return;
+      if (!listed.ok()) {
+        LogDistinct(util::Std(listed.message()));
+        SleepFor(NextBackoff(), stop);
+        continue;
+      }
+      need_list = false;
+    }
+    bool healthy = false;
+    switch (WatchOnce(stop, &healthy)) {
+      case WatchOutcome::kStopped:
+        return;
+      case WatchOutcome::kExpired: {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.relists;
+        need_list = true;
+        break;
+      }
+      case WatchOutcome::kFailed:
+      case WatchOutcome::kEnded:
+        break;
+    }
+    if (healthy) {
+      current_backoff_ = InitialBackoff();
+      last_logged_failure_.clear();
+    }
+    // Even after a healthy watch: a short pause keeps a misbehaving server from causing a loop.
+    SleepFor(NextBackoff(), stop);
+  }
+}
+
+// --- Listing ----------------------------------------------------------------------------------
+
+absl::Status Reflector::ListAndReconcile(std::stop_token stop) {
+  ListedObjects listed;
+  KUBESCHED_RETURN_IF_ERROR(ListAll(stop, &listed));
+  if (stop.stop_requested()) return absl::CancelledError("stopped");
+  DeliverDifference(listed);
+  last_logged_failure_.clear();
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.lists;
+  }
+  if (!synced_.exchange(true, std::memory_order_acq_rel) && on_synced_) on_synced_();
+  return absl::OkStatus();
+}
+
+absl::Status Reflector::ListAll(std::stop_token stop, ListedObjects* listed) {
+  std::string continue_token;
+  bool paginate = options_.page_size > 0;
+  while (true) {
+    HttpRequest request;
+    request.target = ListTarget(continue_token, paginate);
+    const absl::StatusOr<HttpResponse> response = transport_->Do(request);
+    const std::string what = absl::StrCat(kind_.kind, " reflector: list ", kind_.list_path);
+    if (!response.ok()) {
+      return absl::Status(response.status().code(),
+                          absl::StrCat(what, ": ", response.status().message()));
+    }
+    if (response->status == kHttpGone && !continue_token.empty() && paginate) {
+      // The continue token outlived the server's history: start over in one unpaginated
+      // request, which cannot expire half-way (client-go's pager does the same).
+      LogInfo(absl::StrCat(what, ": continue token expired (HTTP 410); listing again unpaginated"));
+      *listed = ListedObjects();
+      continue_token.clear();
+      paginate = false;
+      continue;
+    }
+    if (!IsSuccess(response->status)) return HttpFailure(*response, what);
+    KUBESCHED_RETURN_IF_ERROR(ParseListPage(response->body, listed, &continue_token));
+    if (continue_token.empty()) return absl::OkStatus();
+    if (stop.stop_requested()) return absl::CancelledError("stopped");
+  }
+}
+
+absl::Status Reflector::ParseListPage(std::string_view body, ListedObjects* listed,
+                                      std::string* continue_token) {
+  rapidjson::Document page;
+  page.Parse(body.data(), body.size());
+  if (page.HasParseError() || !page.IsObject()) {
+    return absl::DataLossError(absl::StrCat(kind_.kind, " reflector: list ", kind_.list_path,
+                                            ": response is not a JSON object"));
+  }
+  *continue_token = std::string(MetadataString(page, "continue"));
+  listed->resource_version = std::string(MetadataString(page, "resourceVersion"));
+  const rapidjson::Value* items = Member(page, "items");
+  if (items == nullptr || items->IsNull()) return absl::OkStatus();  // an empty list
+  if (!items->IsArray()) {
+    return absl::DataLossError(
+        absl::StrCat(kind_.kind, " reflector: list ", kind_.list_path, ": items is not an array"));
+  }
+  for (const rapidjson::Value& item : items->GetArray()) {
+    absl::StatusOr<api::Object> decoded = api::DecodeObjectValue(item, kind_.kind);
+    if (!decoded.ok()) {
+      CountDecodeError(util::Std(decoded.status().message()));
+      std::string key = RawStoreKey(item);
+      if (!key.empty()) listed->undecodable_keys.insert(std::move(key));
+      continue;
+    }
+    auto object = std::make_shared<const api::Object>(*std::move(decoded));
+    listed->objects.emplace_back(StoreKey(*object), std::move(object));
+  }
+  return absl::OkStatus();
+}
+
+void Reflector::DeliverDifference(const ListedObjects& listed) {
+  absl::flat_hash_set<std::string_view> listed_keys;
+  listed_keys.reserve(listed.objects.size());
+  for (const auto& [key, object] : listed.objects) {
+    listed_keys.insert(key);
+    const auto it = store_.find(key);
+    if (it == store_.end()) {
+      store_.emplace(key, object);
+      Deliver(EventType::kAdded, nullptr, object);
+    } else if (ResourceVersionOf(*it->second) != ResourceVersionOf(*object)) {
+      std::shared_ptr<const api::Object> old_object = std::exchange(it->second, object);
+      Deliver(EventType::kModified, std::move(old_object), object);
+    }
+  }
+  std::vector<std::string> vanished;
+  for (const auto& [key, object] : store_) {
+    if (!listed_keys.contains(key) && !listed.undecodable_keys.contains(key)) {
+      vanished.push_back(key);
+    }
+  }
+  std::sort(vanished.begin(), vanished.end());  // a stable order for handlers and tests
+  for (const std::string& key : vanished) {
+    const auto it = store_.find(key);
+    std::shared_ptr<const api::Object> last_known = std::move(it->second);
+    store_.erase(it);
+    Deliver(EventType::kDeleted, nullptr, std::move(last_known));
+  }
+  SetResourceVersion(listed.resource_version);
+}
+
+// --- Watching ---------------------------------------------------------------------------------
+
+Reflector::WatchOutcome Reflector::WatchOnce(std::stop_token stop, bool* healthy) {
+  *healthy = false;
+  HttpRequest request;
+  request.target = WatchTarget();
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.watch_starts;
+  }
+  WatchState state;
+  // The transport watches `state.abort`, which the caller's stop also triggers.
+  const std::stop_callback forward_stop(stop, [&state] { state.abort.request_stop(); });
+  const absl::Time started = clock_->Now();
+  const absl::StatusOr<HttpResponse> response = transport_->Watch(
+      request, [this, &state](std::string_view line) { HandleWatchLine(line, state); },
+      state.abort.get_token());
+  if (stop.stop_requested()) return WatchOutcome::kStopped;
+
+  *healthy =
+      state.progress_events > 0 || clock_->Now() - started >= options_.healthy_watch_duration;
+  const std::string what = absl::StrCat(kind_.kind, " reflector: watch ", kind_.list_path);
+  WatchOutcome outcome = WatchOutcome::kEnded;
+  if (state.expired) {
+    outcome = WatchOutcome::kExpired;
+  } else if (state.failed) {
+    outcome = WatchOutcome::kFailed;  // logged where the ERROR event was read
+  } else if (!response.ok()) {
+    LogDistinct(absl::StrCat(what, ": ", response.status().message()));
+    outcome = WatchOutcome::kFailed;
+  } else if (response->status == kHttpGone) {
+    outcome = WatchOutcome::kExpired;
+  } else if (!IsSuccess(response->status)) {
+    LogDistinct(util::Std(HttpFailure(*response, what).message()));
+    outcome = WatchOutcome::kFailed;
+  }
+  if (outcome == WatchOutcome::kExpired) {
+    LogInfo(absl::StrCat(what, ": resourceVersion ", resource_version_,
+                         " is too old (410 Gone); listing again"));
+  }
+  if (outcome == WatchOutcome::kFailed) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.watch_errors;
+  }
+  return outcome;
+}
+
+void Reflector::HandleWatchLine(std::string_view line, WatchState& state) {
+  // After an ERROR event the stream carries nothing the reflector may apply.
+  if (state.expired || state.failed || IsBlank(line)) return;
+  rapidjson::Document event;
+  event.Parse(line.data(), line.size());
+  if (event.HasParseError() || !event.IsObject()) {
+    CountDecodeError(absl::StrCat("watch event is not a JSON object: ", Truncated(line)));
+    return;
+  }
+  const std::string_view type = StringMember(event, "type");
+  const rapidjson::Value* object = Member(event, "object");
+  if (object == nullptr || !object->IsObject()) {
+    CountDecodeError(absl::StrCat("watch event without an object: ", Truncated(line)));
+    return;
+  }
+  if (type == "ERROR") {
+    const ApiStatus status = ReadApiStatus(*object);
+    if (IsExpired(status)) {
+      state.expired = true;
+    } else {
+      state.failed = true;
+      LogDistinct(absl::StrCat(kind_.kind, " reflector: watch ", kind_.list_path,
+                               ": error event: ", status.message, " (code ", status.code, ")"));
+    }
+    state.abort.request_stop();
+    return;
+  }
+
+  EventType event_type;
+  if (type == "ADDED") {
+    event_type = EventType::kAdded;
+  } else if (type == "MODIFIED") {
+    event_type = EventType::kModified;
+  } else if (type == "DELETED") {
+    event_type = EventType::kDeleted;
+  } else if (type == "BOOKMARK") {
+    ++state.progress_events;
+    const std::string_view bookmark = MetadataString(*object, "resourceVersion");
+    if (!bookmark.empty()) SetResourceVersion(std::string(bookmark));
+    return;
+  } else {
+    CountDecodeError(absl::StrCat("watch event of unknown type \"", Absl(type), "\""));
+    return;
+  }
+  ++state.progress_events;
+
+  absl::StatusOr<api::Object> decoded = api::DecodeObjectValue(*object, kind_.kind);
+  if (decoded.ok()) {
+    auto shared = std::make_shared<const api::Object>(*std::move(decoded));
+    const std::string key = StoreKey(*shared);
+    ApplyWatchEvent(event_type, key, std::move(shared), {});
+  } else {
+    ApplyWatchEvent(event_type, RawStoreKey(*object), nullptr,
+                    util::Std(decoded.status().message()));
+  }
+  // The event was seen even if its object was not usable: resume after it.
+  const std::string_view resource_version = MetadataString(*object, "resourceVersion");
+  if (!resource_version.empty()) SetResourceVersion(std::string(resource_version));
+}
+
+void Reflector::ApplyWatchEvent(EventType type, const std::string& key,
+                                std::shared_ptr<const api::Object> decoded,
+                                std::string_view decode_error) {
+  const auto it = store_.find(key);
+  if (decoded == nullptr) {
+    CountDecodeError(decode_error);
+    // The old state of a changed object stays; a deleted object is gone whatever its final
+    // state looks like, so its last known state is reported.
+    if (type == EventType::kDeleted && !key.empty() && it != store_.end()) {
+      std::shared_ptr<const api::Object> last_known = std::move(it->second);
+      store_.erase(it);
+      Deliver(EventType::kDeleted, nullptr, std::move(last_known));
+    }
+    return;
+  }
+  if (type == EventType::kDeleted) {
+    if (it == store_.end()) return;  // never seen, or already reported by a relist
+    store_.erase(it);
+    Deliver(EventType::kDeleted, nullptr, std::move(decoded));
+    return;
+  }
+  if (it == store_.end()) {
+    store_.emplace(key, decoded);
+    Deliver(EventType::kAdded, nullptr, std::move(decoded));
+    return;
+  }
+  // Replayed after a re-watch: the store already has this version.
+  if (ResourceVersionOf(*it->second) == ResourceVersionOf(*decoded)) return;
+  std::shared_ptr<const api::Object> old_object = std::exchange(it->second, decoded);
+  Deliver(EventType::kModified, std::move(old_object), std::move(decoded));
+}
+
+// --- Requests -----------------------------------------------------------------------------------
+
+std::string Reflector::SelectorQuery() const {
+  std::string query;
+  if (!kind_.field_selector.empty()) {
+    absl::StrAppend(&query, "fieldSelector=", UrlEncodeQueryValue(kind_.field_selector));
+  }
+  if (!kind_.label_selector.empty()) {
+    absl::StrAppend(&query, query.empty() ? "" : "&",
+                    "labelSelector=", UrlEncodeQueryValue(kind_.label_selector));
+  }
+  return query;
+}
+
+std::string Reflector::ListTarget(std::string_view continue_token, bool paginate) const {
+  std::vector<std::string> parameters;
+  if (std::string selectors = SelectorQuery(); !selectors.empty()) {
+    parameters.push_back(std::move(selectors));
+  }
+  if (paginate) parameters.push_back(absl::StrCat("limit=", options_.page_size));
+  if (!continue_token.empty()) {
+    parameters.push_back(absl::StrCat("continue=", UrlEncodeQueryValue(continue_token)));
+  }
+  if (parameters.empty()) return kind_.list_path;
+  return absl::StrCat(kind_.list_path, "?", util::Join(parameters, "&"));
+}
+
+std::string Reflector::WatchTarget() {
+  const int64_t min_seconds = absl::ToInt64Seconds(options_.watch_timeout_min);
+  const int64_t max_seconds = absl::ToInt64Seconds(options_.watch_timeout_max);
+  const int64_t timeout_seconds = max_seconds > min_seconds
+                                      ? absl::Uniform<int64_t>(random_, min_seconds, max_seconds)
+                                      : min_seconds;
+  std::string target = absl::StrCat(kind_.list_path, "?");
+  if (std::string selectors = SelectorQuery(); !selectors.empty()) {
+    absl::StrAppend(&target, selectors, "&");
+  }
+  absl::StrAppend(&target, "watch=true&resourceVersion=", UrlEncodeQueryValue(resource_version_),
+                  "&allowWatchBookmarks=true&timeoutSeconds=", timeout_seconds);
+  return target;
+}
+
+// --- Bookkeeping ------------------------------------------------------------------------------
+
+void Reflector::Deliver(EventType type, std::shared_ptr<const api::Object> old_object,
+                        std::shared_ptr<const api::Object> object) {
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.events;
+  }
+  sink_(ObjectEvent{type, std::move(old_object), std::move(object)});
+}
+
+void Reflector::CountDecodeError(std::string_view what) {
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.decode_errors;
+  }
+  LogWarning(absl::StrCat(kind_.kind, " reflector: skipped: ", Absl(what)));
+}
+
+void Reflector::SetResourceVersion(std::string resource_version) {
+  resource_version_ = std::move(resource_version);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.last_resource_version = resource_version_;
+}
+
+void Reflector::LogDistinct(std::string_view message) {
+  if (message == last_logged_failure_) return;
+  last_logged_failure_ = std::string(message);
+  LogWarning(message);
+}
+
+absl::Duration Reflector::InitialBackoff() const {
+  return std::max(options_.backoff_initial, kMinimumBackoff);
+}
+
+absl::Duration Reflector::NextBackoff() {
+  const double stretch = 1.0 + options_.backoff_jitter * absl::Uniform<double>(random_, 0.0, 1.0);
+  const absl::Duration max = std::max(options_.backoff_max, kMinimumBackoff);
+  const absl::Duration wait = std::min(current_backoff_ * stretch, max);
+  current_backoff_ = std::min(current_backoff_ * 2, max);
+  return wait;
+}
+
+bool Reflector::SleepFor(absl::Duration duration, std::stop_token stop) {
+  std::unique_lock<std::mutex> lock(sleep_mu_);
+  sleep_cv_.wait_for(lock, stop, absl::ToChronoNanoseconds(duration), [] { return false; });
+  return !stop.stop_requested();
+}
+
+}  // namespace kubesched::client

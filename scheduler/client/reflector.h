@@ -1,0 +1,185 @@
+#pragma once
+
+// A Reflector mirrors one kind of API object into a local store and turns every change into an
+// event, with the semantics of client-go's Reflector and the API server's list/watch contract:
+//
+//   1. LIST the collection page by page (`limit` + `continue`) and remember the list's
+//      resourceVersion. A `continue` token that expires mid-way (410) restarts the list once,
+//      unpaginated, as client-go's pager does.
+//   2. WATCH from that resourceVersion with bookmarks on and a random server-side timeout in
+//      [watch_timeout_min, watch_timeout_max), so that many clients do not reconnect in lock step.
+//      Every event, bookmarks included, advances the resourceVersion the next watch starts from.
+//   3. When the watch ends normally (server timeout) or fails (connection error, non-2xx other
+//      than 410, an ERROR event other than 410), watch again from the last resourceVersion after a
+//      jittered exponential backoff; a healthy watch resets the backoff.
+//   4. When the resourceVersion is too old (HTTP 410, or an ERROR event carrying a 410 Status), the
+//      history is gone: LIST again and deliver the difference against the store (new keys ADDED,
+//      changed resourceVersion MODIFIED, vanished keys DELETED with their last known state).
+//
+// The store also makes the event stream idempotent across re-watches: an ADDED of a key already
+// present at the same resourceVersion is dropped, an ADDED at another version becomes MODIFIED, a
+// MODIFIED of an unknown key becomes ADDED, a DELETED of an unknown key is dropped.
+//
+// An object that does not decode is logged (the message names it), counted and skipped; the stored
+// version of it, if any, is kept, because a decoder gap is no evidence that the object is gone.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "scheduler/api/decode.h"
+#include "scheduler/client/event_handler.h"
+#include "scheduler/client/http_transport.h"
+#include "scheduler/util/clock.h"
+
+namespace kubesched::client {
+
+// What to list and watch. Selectors are raw ("a!=b,c=d"); the reflector URL-encodes them.
+struct ResourceKind {
+  std::string kind;       // as DecodeObjectValue names it: "Pod", "Node", ...
+  std::string list_path;  // "/api/v1/pods"
+  std::string field_selector;
+  std::string label_selector;
+};
+
+// The kinds the scheduler watches. Pods exclude terminal phases: the scheduler has nothing to do
+// with them, and a pod that turns Succeeded/Failed leaves the selection, which a real server
+// reports as DELETED.
+ResourceKind PodResourceKind();
+ResourceKind NodeResourceKind();
+ResourceKind NamespaceResourceKind();
+ResourceKind PriorityClassResourceKind();
+ResourceKind PodDisruptionBudgetResourceKind();
+ResourceKind ConfigMapResourceKind(std::string_view namespace_name);
+
+// Percent-encodes a query parameter value: everything except RFC 3986 unreserved characters
+// (A-Z a-z 0-9 - . _ ~) becomes %XX with upper-case hex.
+std::string UrlEncodeQueryValue(std::string_view value);
+
+struct ReflectorOptions {
+  int page_size = 500;  // list `limit`; <= 0 lists in one request
+  // The watch's `timeoutSeconds` is drawn uniformly from [min, max) (whole seconds).
+  absl::Duration watch_timeout_min = absl::Seconds(300);
+  absl::Duration watch_timeout_max = absl::Seconds(600);
+  // Waits before retrying a failed list or re-watching: doubled after each failure up to the max,
+  // each wait stretched by a random factor in [1, 1 + backoff_jitter).
+  absl::Duration backoff_initial = absl::Milliseconds(800);
+  absl::Duration backoff_max = absl::Seconds(30);
+  double backoff_jitter = 0.5;
+  // A watch that ends without error is healthy (and resets the backoff) if it delivered at least
+  // one line or stayed open this long; a server or proxy that closes empty watches at once is
+  // thereby backed off like an error.
+  absl::Duration healthy_watch_duration = absl::Seconds(10);
+  util::Clock* clock = nullptr;  // measures watch lifetimes; nullptr means the real clock
+};
+
+struct ReflectorStats {
+  std::string kind;
+  int64_t lists = 0;          // full lists completed (initial and relists)
+  int64_t relists = 0;        // lists started because the resourceVersion expired (410)
+  int64_t watch_starts = 0;   // WATCH requests sent
+  int64_t watch_errors = 0;   // watches that ended in an error rather than a server timeout
+  int64_t decode_errors = 0;  // lines or objects skipped because they did not decode
+  int64_t events = 0;         // events delivered to the sink
+  std::string last_resource_version;
+};
+
+// One change of one object, as the reflector delivers it. The objects hold the alternative
+// named by the reflector's kind.
+struct ObjectEvent {
+  EventType type = EventType::kAdded;
+  std::shared_ptr<const api::Object> old_object;  // kModified only
+  std::shared_ptr<const api::Object> object;      // for kDeleted the last known state
+};
+
+// The store maps "namespace/name" (or "name" for cluster-scoped kinds) to the decoded object as a
+// shared_ptr<const api::Object>; Informers turns it into the handler's shared_ptr<const T> with
+// the aliasing constructor, so no object is copied.
+//
+// Thread-safety: Run() is called once, from one thread, and owns the store; the sink is called on
+// that thread only. Stats() and HasSynced() may be called from any thread at any time.
+class Reflector {
+ public:
+  using EventSink = std::function<void(const ObjectEvent&)>;
+
+  // `transport` must outlive the reflector. `on_synced`, if set, is called once on the Run thread
+  // right after the first full list has been delivered.
+  Reflector(ResourceKind kind, HttpTransport* transport, EventSink sink, ReflectorOptions options,
+            std::function<void()> on_synced = nullptr);
+
+  Reflector(const Reflector&) = delete;
+  Reflector& operator=(const Reflector&) = delete;
+
+  // Lists and watches until `stop` is requested. Returns promptly on stop while watching or
+  // backing off; an in-flight LIST request is waited for (HttpTransport::Do takes no stop token,
+  // its own timeout bounds it).
+  void Run(std::stop_token stop);
+
+  // True once the first full list has been delivered to the sink.
+  bool HasSynced() const { return synced_.load(std::memory_order_acquire); }
+  ReflectorStats Stats() const;
+  const ResourceKind& kind() const { return kind_; }
+
+ private:
+  enum class WatchOutcome { kEnded, kFailed, kExpired, kStopped };
+  struct ListedObjects;  // defined in the .cc, which alone sees RapidJSON
+  struct WatchState;
+
+  absl::Status ListAndReconcile(std::stop_token stop);
+  absl::Status ListAll(std::stop_token stop, ListedObjects* listed);
+  absl::Status ParseListPage(std::string_view body, ListedObjects* listed,
+                             std::string* continue_token);
+  void DeliverDifference(const ListedObjects& listed);
+  WatchOutcome WatchOnce(std::stop_token stop, bool* healthy);
+  void HandleWatchLine(std::string_view line, WatchState& state);
+  // `decoded` is null when the event's object did not decode; `key` may then be empty.
+  void ApplyWatchEvent(EventType type, const std::string& key,
+                       std::shared_ptr<const api::Object> decoded, std::string_view decode_error);
+
+  std::string ListTarget(std::string_view continue_token, bool paginate) const;
+  std::string WatchTarget();
+  std::string SelectorQuery() const;
+
+  void Deliver(EventType type, std::shared_ptr<const api::Object> old_object,
+               std::shared_ptr<const api::Object> object);
+  void CountDecodeError(std::string_view what);
+  void SetResourceVersion(std::string resource_version);
+  void LogDistinct(std::string_view message);
+  absl::Duration InitialBackoff() const;
+  absl::Duration NextBackoff();
+  bool SleepFor(absl::Duration duration, std::stop_token stop);
+
+  const ResourceKind kind_;
+  HttpTransport* const transport_;
+  const EventSink sink_;
+  const ReflectorOptions options_;
+  const std::function<void()> on_synced_;
+  util::Clock* const clock_;
+
+  // Touched only by the Run thread.
+  absl::flat_hash_map<std::string, std::shared_ptr<const api::Object>> store_;
+  std::string resource_version_;
+  absl::Duration current_backoff_;
+  std::string last_logged_failure_;
+  absl::BitGen random_;
+
+  std::atomic<bool> synced_{false};
+  mutable std::mutex stats_mu_;
+  ReflectorStats stats_;  // guarded by stats_mu_
+
+  std::mutex sleep_mu_;
+  std::condition_variable_any sleep_cv_;  // never notified: only the stop token wakes sleepers
+};
+
+}  // namespace kubesched::client

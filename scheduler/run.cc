@@ -1,0 +1,420 @@
+#include "scheduler/run.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "config/config.h"
+#include "scheduler/bind_pool.h"
+#include "scheduler/cli.h"
+#include "scheduler/client/api_binder.h"
+#include "scheduler/client/api_pod_deleter.h"
+#include "scheduler/client/async_writer.h"
+#include "scheduler/client/client_log.h"
+#include "scheduler/client/event_recorder.h"
+#include "scheduler/client/informers.h"
+#include "scheduler/client/kubeconfig.h"
+#include "scheduler/client/pod_status_writer.h"
+#include "scheduler/client/rest_client.h"
+#include "scheduler/health_server.h"
+#include "scheduler/leader_election.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/simulation.h"
+#include "scheduler/util/clock.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+using client::LogInfo;
+using client::LogWarning;
+
+// SIGTERM and SIGINT become a stop request. The signals are blocked in every thread (the mask is
+// set before any thread starts and inherited), and one thread takes them with sigtimedwait, so no
+// code runs in a signal handler.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(std::stop_source stop) : stop_(std::move(stop)) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGTERM);
+    sigaddset(&signals_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::jthread([this](std::stop_token own) { Wait(own); });
+  }
+
+ private:
+  void Wait(const std::stop_token& own) {
+    const timespec poll{0, 200'000'000};
+    while (!own.stop_requested()) {
+      const int signal = sigtimedwait(&signals_, nullptr, &poll);
+      if (signal == SIGTERM || signal == SIGINT) {
+        LogInfo(
+            absl::StrCat("received ", signal == SIGTERM ? "SIGTERM" : "SIGINT", ", shutting down"));
+        stop_.request_stop();
+      }
+    }
+  }
+
+  std::stop_source stop_;
+  sigset_t signals_;
+  std::jthread thread_;  // last: stopped and joined before the rest goes away
+};
+
+// Reports scheduling outcomes to the API server: FailedScheduling / Scheduled events and the
+// PodScheduled condition. Called on the scheduling thread and bind workers; it only queues work
+// (the recorder and the writer send from their own threads), so nobody waits on the network.
+class ApiReporter : public SchedulingObserver {
+ public:
+  ApiReporter(client::EventRecorder* events, client::PodStatusWriter* status,
+              client::AsyncWriter* status_queue, const util::Clock* clock)
+      : events_(events), status_(status), status_queue_(status_queue), clock_(clock) {}
+
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override {
+    events_->FailedScheduling(pod.get(), message);
+    std::shared_ptr<const api::Pod> object = pod.pod;
+    status_queue_->Enqueue([this, object, message] {
+      const absl::Status status = status_->SetUnschedulable(*object, message, clock_->Now());
+      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+    });
+  }
+
+  void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override {
+    events_->FailedScheduling(pod.get(), message);
+  }
+
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
+    events_->Scheduled(pod.get(), node);
+  }
+
+  void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                    const std::string& message) override {
+    events_->Record(pod.get(), nullptr, client::EventKind::kWarning, "FailedScheduling",
+                    "Scheduling", absl::StrCat("Binding rejected: ", message));
+  }
+
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override {
+    std::shared_ptr<const api::Pod> object = pod.pod;
+    status_queue_->Enqueue([this, object, node] {
+      const absl::Status status = status_->SetNominatedNodeName(*object, node);
+      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+    });
+  }
+
+ private:
+  client::EventRecorder* events_;
+  client::PodStatusWriter* status_;
+  client::AsyncWriter* status_queue_;
+  const util::Clock* clock_;
+};
+
+// The configuration with the flags' overrides applied; exit code 2 on error (already printed).
+std::optional<config::Configuration> LoadRunConfiguration(const RunOptions& options,
+                                                          std::ostream& err) {
+  config::Configuration config = config::DefaultConfiguration();
+  if (options.config_path.has_value()) {
+    auto loaded = config::LoadConfigurationFile(*options.config_path);
+    if (!loaded.ok()) {
+      err << "error: " << loaded.status().message() << "\n";
+      return std::nullopt;
+    }
+    config = *std::move(loaded);
+  }
+  if (auto status = CheckConfiguration(config); !status.ok()) {
+    err << "error: " << options.config_path.value_or("configuration") << ": " << status.message()
+        << "\n";
+    return std::nullopt;
+  }
+  if (options.leader_elect.has_value()) config.leader_election.leader_elect = *options.leader_elect;
+  if (options.qps.has_value()) config.client_connection.qps = *options.qps;
+  if (options.burst.has_value()) config.client_connection.burst = *options.burst;
+  return config;
+}
+
+absl::StatusOr<client::ResolvedConnection> Connect(const RunOptions& options,
+                                                   const config::Configuration& config) {
+  client::ConnectionOptions connection;
+  connection.kubeconfig_path = options.kubeconfig;
+  connection.config_kubeconfig = config.client_connection.kubeconfig;
+  connection.context = options.context;
+  connection.qps = config.client_connection.qps;
+  connection.burst = config.client_connection.burst;
+  connection.content_type = config.client_connection.content_type;
+  return client::ResolveConnection(connection);
+}
+
+// Errors that waiting cannot fix: bad credentials, missing RBAC, a certificate that does not
+// verify. Anything else (refused, timeout, 5xx) may be an API server that is still starting.
+bool IsPermanent(const absl::Status& status) {
+  if (absl::IsUnauthenticated(status) || absl::IsPermissionDenied(status) ||
+      absl::IsInvalidArgument(status) || absl::IsFailedPrecondition(status)) {
+    return true;
+  }
+  const std::string_view message(status.message().data(), status.message().size());
+  return absl::StrContains(util::Absl(message), "certificate") ||
+         absl::StrContains(util::Absl(message), "handshake");
+}
+
+// One cheap request that proves the server is reachable, trusted, and accepts our credentials, so
+// that a wrong CA or token is one clear error at start-up rather than reflectors retrying forever.
+absl::Status CheckServer(client::HttpTransport& transport, const std::string& server,
+                         const std::stop_token& stop) {
+  client::HttpRequest request;
+  request.target = "/api/v1/namespaces?limit=1";
+  request.max_retries = 0;
+  absl::Duration wait = absl::Milliseconds(500);
+  for (int attempt = 1;; ++attempt) {
+    absl::StatusOr<client::HttpResponse> response = transport.Do(request);
+    absl::Status status = response.ok() ? client::StatusFromResponse(*response, "list namespaces")
+                                        : response.status();
+    if (status.ok()) return status;
+    status = absl::Status(status.code(), absl::StrCat(server, ": ", status.message()));
+    if (IsPermanent(status)) return status;
+    LogWarning(absl::StrCat("API server not ready (attempt ", attempt, "): ", status.message()));
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, stop, absl::ToChronoNanoseconds(wait), [] { return false; });
+    if (stop.stop_requested())
+      return absl::CancelledError("stopped before the API server answered");
+    wait = std::min(wait * 2, absl::Seconds(10));
+  }
+}
+
+// The scheduling thread: pops and schedules pods while we lead, and does the periodic upkeep.
+void SchedulingLoop(Scheduler& scheduler, const std::atomic<bool>& leading,
+                    const std::stop_token& stop) {
+  auto last_upkeep = std::chrono::steady_clock::now();
+  while (!stop.stop_requested() && leading.load(std::memory_order_acquire)) {
+    scheduler.ScheduleOne(absl::Milliseconds(100));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_upkeep >= std::chrono::seconds(1)) {
+      scheduler.Housekeep();
+      last_upkeep = now;
+    }
+  }
+}
+
+// Everything `run` owns, in construction order; members are destroyed in reverse, so threads that
+// use a component stop before it goes away.
+class Runner {
+ public:
+  Runner(const RunOptions& options, config::Configuration config, std::ostream& err)
+      : options_(options), config_(std::move(config)), err_(err) {}
+
+  int Run() {
+    StopOnSignal signals(stop_);
+    if (int code = Setup(); code != kExitOk) return code;
+    if (!StartHealth()) return kExitUsage;
+    informers_->Start();
+    LogInfo("waiting for the informers' initial lists");
+    while (!informers_->WaitForSync(absl::Seconds(1))) {
+      if (stop_.stop_requested()) return Shutdown();
+    }
+    LogInfo("informers synced");
+    if (config_.leader_election.leader_elect) {
+      StartLeaderElection();
+    } else {
+      StartScheduling();
+    }
+    WaitForStop();
+    return Shutdown();
+  }
+
+ private:
+  int Setup() {
+    auto connection = Connect(options_, config_);
+    if (!connection.ok()) {
+      err_ << "error: " << connection.status().message() << "\n";
+      return kExitFailure;
+    }
+    for (const std::string& warning : connection->warnings) LogWarning(warning);
+    LogInfo(absl::StrCat("connecting to ", connection->rest.server, " (", connection->description,
+                         ")"));
+    auto rest = client::RestClient::Create(connection->rest);
+    if (!rest.ok()) {
+      err_ << "error: " << rest.status().message() << "\n";
+      return kExitFailure;
+    }
+    rest_ = *std::move(rest);
+    for (const std::string& warning : rest_->warnings()) LogWarning(warning);
+    if (absl::Status status = CheckServer(*rest_, rest_->server(), stop_.get_token());
+        !status.ok()) {
+      if (absl::IsCancelled(status)) return kExitOk;
+      err_ << "error: " << status.message() << "\n";
+      return kExitFailure;
+    }
+    return BuildScheduler();
+  }
+
+  int BuildScheduler() {
+    identity_ = options_.identity.empty() ? DefaultLeaderIdentity() : options_.identity;
+    binder_ = std::make_unique<client::ApiBinder>(rest_.get());
+    deleter_ = std::make_unique<client::ApiPodDeleter>(rest_.get());
+    status_writer_ = std::make_unique<client::PodStatusWriter>(rest_.get());
+    client::EventRecorderOptions event_options;
+    event_options.reporting_instance = identity_;
+    events_ = std::make_unique<client::EventRecorder>(rest_.get(), &clock_, event_options);
+    events_->Start();
+    status_queue_ = std::make_unique<client::AsyncWriter>(4096);
+    status_queue_->Start();
+    reporter_ = std::make_unique<ApiReporter>(events_.get(), status_writer_.get(),
+                                              status_queue_.get(), &clock_);
+    bind_pool_ = std::make_unique<BindWorkerPool>(options_.bind_workers);
+
+    SchedulerDeps deps;
+    deps.clock = &clock_;
+    deps.binder = binder_.get();
+    deps.bind_executor = bind_pool_.get();
+    deps.observer = reporter_.get();
+    deps.threads = options_.threads;
+    deps.deleter = deleter_.get();
+    auto scheduler = Scheduler::Create(config_, deps);
+    if (!scheduler.ok()) {
+      err_ << "error: " << scheduler.status().message() << "\n";
+      return kExitUsage;
+    }
+    scheduler_ = *std::move(scheduler);
+
+    client::InformerOptions informer_options;
+    // The scheduler's own namespace (its lease's) holds the ConfigMaps it watches.
+    informer_options.scheduler_namespace = config_.leader_election.resource_namespace;
+    informers_ =
+        std::make_unique<client::Informers>(rest_.get(), scheduler_.get(), informer_options);
+    return kExitOk;
+  }
+
+  bool StartHealth() {
+    HealthChecks checks;
+    checks.live = [] { return std::string(); };
+    // A standby is ready too: it has a warm cache and takes over as soon as it leads.
+    checks.ready = [this] {
+      return informers_->HasSynced() ? std::string() : std::string("informers not synced");
+    };
+    auto health = HealthServer::Start(options_.health_bind_address, std::move(checks));
+    if (!health.ok()) {
+      err_ << "error: " << health.status().message() << "\n";
+      return false;
+    }
+    health_ = *std::move(health);
+    LogInfo(absl::StrCat("health probes on port ", health_->port()));
+    return true;
+  }
+
+  void StartLeaderElection() {
+    LeaderElectionConfig election;
+    election.namespace_name = config_.leader_election.resource_namespace;
+    election.name = config_.leader_election.resource_name;
+    election.identity = identity_;
+    election.lease_duration = config_.leader_election.lease_duration;
+    election.renew_deadline = config_.leader_election.renew_deadline;
+    election.retry_period = config_.leader_election.retry_period;
+    elector_ = std::make_unique<LeaderElector>(rest_.get(), election);
+    LogInfo(absl::StrCat("campaigning for lease ", election.namespace_name, "/", election.name,
+                         " as ", identity_));
+    election_thread_ = std::jthread([this](std::stop_token own) {
+      LeaderCallbacks callbacks;
+      callbacks.on_started_leading = [this] {
+        LogInfo("became the leader; scheduling");
+        StartScheduling();
+      };
+      callbacks.on_stopped_leading = [this] {
+        leading_.store(false, std::memory_order_release);
+        if (!stop_.stop_requested()) {
+          LogWarning("lost the leader lease; stopping at once");
+          lost_lease_ = true;
+          stop_.request_stop();
+        }
+      };
+      callbacks.on_new_leader = [this](const std::string& leader) {
+        if (leader != identity_) LogInfo(absl::StrCat("the leader is ", leader));
+      };
+      // Stops when the process stops; Run releases the lease on the way out.
+      std::stop_callback forward(stop_.get_token(),
+                                 [&own_source = election_stop_] { own_source.request_stop(); });
+      elector_->Run(election_stop_.get_token(), callbacks);
+    });
+  }
+
+  void StartScheduling() {
+    leading_.store(true, std::memory_order_release);
+    scheduling_thread_ =
+        std::jthread([this] { SchedulingLoop(*scheduler_, leading_, stop_.get_token()); });
+  }
+
+  void WaitForStop() {
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, stop_.get_token(), [] { return false; });
+  }
+
+  int Shutdown() {
+    stop_.request_stop();
+    leading_.store(false, std::memory_order_release);
+    if (scheduling_thread_.joinable()) scheduling_thread_.join();
+    if (lost_lease_) {
+      // Another replica may already lead: exit now, as upstream does, rather than finish binds
+      // and writes on behalf of a leadership we no longer hold.
+      err_.flush();
+      std::_Exit(kExitFailure);
+    }
+    if (bind_pool_ != nullptr && !bind_pool_->WaitIdle(options_.shutdown_grace)) {
+      LogWarning(absl::StrCat(bind_pool_->InFlight(), " bind(s) still in flight at shutdown"));
+    }
+    if (election_thread_.joinable()) election_thread_.join();  // releases the lease
+    if (status_queue_ != nullptr) status_queue_->Stop(absl::Seconds(2));
+    if (events_ != nullptr) events_->Stop(absl::Seconds(2));
+    if (informers_ != nullptr) informers_->Stop();
+    LogInfo("stopped");
+    return kExitOk;
+  }
+
+  const RunOptions& options_;
+  const config::Configuration config_;
+  std::ostream& err_;
+  util::RealClock clock_;
+  std::stop_source stop_;
+  std::stop_source election_stop_;
+  std::atomic<bool> leading_{false};
+  std::atomic<bool> lost_lease_{false};
+  std::string identity_;
+
+  std::unique_ptr<client::RestClient> rest_;
+  std::unique_ptr<client::ApiBinder> binder_;
+  std::unique_ptr<client::ApiPodDeleter> deleter_;
+  std::unique_ptr<client::PodStatusWriter> status_writer_;
+  std::unique_ptr<client::EventRecorder> events_;
+  std::unique_ptr<client::AsyncWriter> status_queue_;
+  std::unique_ptr<ApiReporter> reporter_;
+  std::unique_ptr<Scheduler> scheduler_;
+  // After the scheduler: its queued binding cycles call into the scheduler, so it goes first.
+  std::unique_ptr<BindWorkerPool> bind_pool_;
+  std::unique_ptr<client::Informers> informers_;
+  std::unique_ptr<HealthServer> health_;
+  std::unique_ptr<LeaderElector> elector_;
+  std::jthread election_thread_;
+  std::jthread scheduling_thread_;
+};
+
+}  // namespace
+
+int RunScheduler(const RunOptions& options, std::ostream& err) {
+  std::optional<config::Configuration> config = LoadRunConfiguration(options, err);
+  if (!config.has_value()) return kExitUsage;
+  Runner runner(options, *std::move(config), err);
+  return runner.Run();
+}
+
+}  // namespace kubesched::scheduler

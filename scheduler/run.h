@@ -1,0 +1,31 @@
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace kubesched::scheduler {
+
+// `kubesched run`: what the flags say, before the configuration file is read.
+struct RunOptions {
+  std::optional<std::string> config_path;  // KubeSchedulerConfiguration; defaults if absent
+  std::string kubeconfig;                  // --kubeconfig; else the config's, $KUBECONFIG, ...
+  std::string context;                     // --context; else the kubeconfig's current-context
+  std::string health_bind_address = "0.0.0.0:10259";
+  std::optional<bool> leader_elect;  // overrides leaderElection.leaderElect
+  std::string identity;              // lease holder identity; "" = <hostname>_<uuid>
+  std::optional<double> qps;         // override clientConnection.qps
+  std::optional<int> burst;          // override clientConnection.burst
+  int bind_workers = 16;             // concurrent binding cycles
+  int threads = 0;                   // filter/score threads; 0 = hardware concurrency
+  absl::Duration shutdown_grace = absl::Seconds(10);  // for in-flight binds and events on exit
+};
+
+// Connects to the API server, watches it and schedules until SIGTERM/SIGINT (exit 0 after a
+// graceful stop) or until leadership is lost (exit 1, at once, as upstream). Bad flags or
+// configuration: 2; no usable connection (no kubeconfig, TLS or auth failure): 1. Logs to `err`.
+int RunScheduler(const RunOptions& options, std::ostream& err);
+
+}  // namespace kubesched::scheduler

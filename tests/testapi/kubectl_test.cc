@@ -1,0 +1,157 @@
+// kubectl against kubesched-testapi (TLS + bearer token): the real client is the judge of
+// fidelity for discovery, create, get -o json, get -w, describe (with events), delete, and a
+// restart that keeps state. kubectl validates against OpenAPI, which the test server does not
+// serve, so creates use --validate=false; `kubectl apply` (which needs OpenAPI) is not covered.
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "rapidjson/document.h"
+#include "tests/testapi/testapi_process.h"
+#include "tests/testing/child_process.h"
+
+namespace kubesched::testapi {
+namespace {
+
+using testing::ChildProcessOptions;
+using testing::CommandResult;
+
+constexpr char kManifest[] = R"(apiVersion: v1
+kind: Node
+metadata:
+  name: node-a
+  labels: {kubernetes.io/hostname: node-a}
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  schedulerName: kubesched
+  containers:
+  - name: c
+    image: nginx
+    resources: {requests: {cpu: 100m}}
+)";
+
+class Kubectl {
+ public:
+  explicit Kubectl(const TestApiProcess& server) : server_(server) {}
+
+  CommandResult Run(std::vector<std::string> args) const {
+    auto result = testing::RunCommand(Options(std::move(args)), absl::Seconds(30));
+    REQUIRE(result.ok());
+    return *result;
+  }
+  // Runs and requires exit code 0; returns stdout.
+  std::string Ok(std::vector<std::string> args) const {
+    CommandResult result = Run(args);
+    INFO("kubectl " << absl::StrJoin(args, " ") << "\nstdout: " << result.stdout_text
+                    << "\nstderr: " << result.stderr_text);
+    REQUIRE(result.exit_code == 0);
+    return result.stdout_text;
+  }
+  ChildProcessOptions Options(std::vector<std::string> args) const {
+    args.insert(args.begin(), "kubectl");
+    // A private HOME, so kubectl's discovery cache starts empty for every server.
+    return {.argv = std::move(args),
+            .env = {{"KUBECONFIG", server_.kubeconfig()}, {"HOME", server_.dir()}}};
+  }
+
+ private:
+  const TestApiProcess& server_;
+};
+
+TEST_CASE("kubectl works against kubesched-testapi", "[testapi][e2e]") {
+  if (!testing::IsOnPath("kubectl")) {
+    WARN("kubectl is not on PATH; skipping the kubectl fidelity test");
+    return;
+  }
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  Kubectl kubectl(**server);
+  std::string manifest_path = (*server)->dir() + "/manifest.yaml";
+  std::ofstream(manifest_path) << kManifest;
+
+  std::string created = kubectl.Ok({"create", "--validate=false", "-f", manifest_path});
+  CHECK(absl::StrContains(created, "node/node-a created"));
+  CHECK(absl::StrContains(created, "pod/web created"));
+
+  rapidjson::Document pods;
+  std::string pods_json = kubectl.Ok({"get", "pods", "-o", "json"});
+  REQUIRE_FALSE(pods.Parse(pods_json.c_str()).HasParseError());
+  REQUIRE(pods["items"].Size() == 1);
+  CHECK(std::string(pods["items"][0]["metadata"]["name"].GetString()) == "web");
+  CHECK(std::string(pods["items"][0]["spec"]["schedulerName"].GetString()) == "kubesched");
+  CHECK(std::string(pods["items"][0]["status"]["phase"].GetString()) == "Pending");
+  std::string uid = pods["items"][0]["metadata"]["uid"].GetString();
+
+  CHECK(absl::StrContains(kubectl.Ok({"get", "nodes"}), "node-a"));
+  CHECK(absl::StrContains(kubectl.Ok({"get", "no", "-o", "name"}), "node/node-a"));
+  CHECK(absl::StrContains(kubectl.Ok({"get", "pods", "-A", "-l", "app=web", "-o", "name"}),
+                          "pod/web"));
+
+  SECTION("get -w sees a pod created later") {
+    auto watch = testing::ChildProcess::Start(kubectl.Options({"get", "pods", "-w", "-o", "name"}));
+    REQUIRE(watch.ok());
+    REQUIRE((*watch)->WaitForStdout("pod/web", absl::Seconds(20)).ok());
+    kubectl.Ok({"run", "later", "--image=nginx", "--restart=Never"});
+    auto seen = (*watch)->WaitForStdout("pod/later", absl::Seconds(20));
+    CHECK(seen.ok());
+  }
+
+  SECTION("describe shows the pod's events; delete removes it") {
+    std::string event_path = (*server)->dir() + "/event.yaml";
+    std::ofstream(event_path) << absl::StrCat(
+        "apiVersion: v1\nkind: Event\nmetadata: {name: web.scheduled}\n"
+        "involvedObject: {apiVersion: v1, kind: Pod, name: web, namespace: default, uid: ",
+        uid,
+        "}\nreason: Scheduled\nmessage: Successfully assigned default/web to node-a\n"
+        "type: Normal\nsource: {component: kubesched}\ncount: 1\n"
+        "firstTimestamp: \"2024-01-01T00:00:00Z\"\nlastTimestamp: \"2024-01-01T00:00:00Z\"\n");
+    kubectl.Ok({"create", "--validate=false", "-f", event_path});
+    std::string described = kubectl.Ok({"describe", "pod", "web"});
+    CHECK(absl::StrContains(described, "Successfully assigned default/web to node-a"));
+    CHECK(absl::StrContains(described, "Scheduled"));
+
+    CHECK(absl::StrContains(kubectl.Ok({"delete", "pod", "web"}), "pod \"web\" deleted"));
+    CommandResult missing = kubectl.Run({"get", "pod", "web"});
+    CHECK(missing.exit_code != 0);
+    CHECK(absl::StrContains(missing.stderr_text, "pods \"web\" not found"));
+  }
+
+  SECTION("a restarted server keeps its objects and resourceVersions keep growing") {
+    rapidjson::Document before;
+    std::string raw = kubectl.Ok({"get", "--raw", "/api/v1/pods"});
+    REQUIRE_FALSE(before.Parse(raw.c_str()).HasParseError());
+    uint64_t rv_before = std::stoull(before["metadata"]["resourceVersion"].GetString());
+    REQUIRE((*server)->Restart().ok());
+    CHECK(absl::StrContains(kubectl.Ok({"get", "pods", "-o", "name"}), "pod/web"));
+    kubectl.Ok({"run", "after-restart", "--image=nginx", "--restart=Never"});
+    std::string rv_after =
+        kubectl.Ok({"get", "pod", "after-restart", "-o", "jsonpath={.metadata.resourceVersion}"});
+    CHECK(std::stoull(rv_after) > rv_before);
+  }
+
+  SECTION("requests without the token are refused") {
+    auto result = testing::RunCommand(
+        {.argv = {"kubectl", "--server", (*server)->url(), "--certificate-authority",
+                  (*server)->ca_file(), "--token", "wrong", "get", "pods"},
+         .env = {{"HOME", (*server)->dir()}, {"KUBECONFIG", "/dev/null"}}},
+        absl::Seconds(30));
+    REQUIRE(result.ok());
+    CHECK(result->exit_code != 0);
+    CHECK(absl::StrContains(absl::AsciiStrToLower(result->stderr_text), "unauthorized"));
+  }
+}
+
+}  // namespace
+}  // namespace kubesched::testapi

@@ -1,0 +1,88 @@
+#pragma once
+
+// The Kubernetes API of kubesched-testapi: URL routing, authentication, discovery, the verbs on
+// every served resource (with the real API's admission defaults that a scheduler depends on),
+// pods/binding, watches, fault injection and request statistics. Transport-independent: it
+// turns an HttpRequest into an HttpResponse, so tests can call it without a socket.
+//
+// Thread-safety: ApiServer::Handle may be called concurrently from any number of threads.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "tests/testapi/faults.h"
+#include "tests/testapi/http_server.h"
+#include "tests/testapi/store.h"
+
+namespace kubesched::testapi {
+
+struct ApiServerOptions {
+  // Bearer tokens that authenticate. Authentication is required when this is non-empty or
+  // `client_certificates_authenticate` is set; otherwise every request is allowed.
+  std::vector<std::string> tokens{};
+  bool client_certificates_authenticate = false;
+  // How often a watch with allowWatchBookmarks=true gets a BOOKMARK (the real API: about 1 min).
+  absl::Duration bookmark_interval = absl::Seconds(1);
+  // A watch whose resourceVersion is too old gets, like the real API's watch cache, a 200
+  // response with one ERROR event (code 410) when true; an HTTP 410 Status when false.
+  bool expired_watch_as_event = false;
+  // Default and maximum watch duration when the client sends no timeoutSeconds.
+  absl::Duration default_watch_timeout = absl::Minutes(30);
+};
+
+class ApiServer {
+ public:
+  ApiServer(Store* store, Faults* faults, ApiServerOptions options);
+
+  // Creates what a fresh real cluster has: namespaces default, kube-system, kube-public,
+  // kube-node-lease and the system-* priority classes (those missing only).
+  absl::Status Bootstrap();
+  // Creates the objects of a YAML or JSON text (several documents, or a List). Pods keep the
+  // status they are given, so fixtures can describe running pods.
+  absl::Status LoadObjects(std::string_view text, std::string_view source);
+
+  HttpResponse Handle(const HttpRequest& request);
+
+  // GET /testapi/stats.
+  std::string StatsJson() const;
+
+ private:
+  struct Route;
+  class WatchStream;
+
+  HttpResponse Dispatch(const HttpRequest& request, const Route& route);
+  HttpResponse HandleControl(const HttpRequest& request, std::string_view path);
+  HttpResponse HandleResource(const HttpRequest& request, const Route& route);
+  HttpResponse Get(const Route& route);
+  HttpResponse List(const Route& route);
+  HttpResponse Watch(const Route& route);
+  HttpResponse Create(const HttpRequest& request, const Route& route);
+  HttpResponse Bind(const HttpRequest& request, const Route& route);
+  HttpResponse Update(const HttpRequest& request, const Route& route);
+  HttpResponse Patch(const HttpRequest& request, const Route& route);
+  HttpResponse Delete(const HttpRequest& request, const Route& route);
+  HttpResponse DeleteCollection(const Route& route);
+  absl::Status AdmitPod(rapidjson::Document& pod, bool keep_status);
+  absl::StatusOr<ObjectPtr> CreateObject(const ResourceType& type, rapidjson::Document object,
+                                         bool keep_status);
+  void DeleteNamespaceContents(const std::string& namespace_name);
+  bool Authenticated(const HttpRequest& request) const;
+  void Count(const std::string& key);
+
+  Store* const store_;
+  Faults* const faults_;
+  const ApiServerOptions options_;
+
+  mutable absl::Mutex stats_mu_;
+  std::map<std::string, int64_t> request_counts_ ABSL_GUARDED_BY(stats_mu_);
+  std::map<std::string, int64_t> stat_counters_ ABSL_GUARDED_BY(stats_mu_);
+  std::map<std::string, int64_t> binds_by_pod_uid_ ABSL_GUARDED_BY(stats_mu_);
+};
+
+}  // namespace kubesched::testapi

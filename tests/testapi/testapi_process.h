@@ -1,0 +1,104 @@
+#pragma once
+
+// Helpers for tests that run kubesched-testapi as a child process with TLS and a bearer token:
+// certificates in a temporary directory, the server process, and a kubeconfig for it. Header
+// only, for the *_test.cc files of tests/testapi.
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/test_certs.h"
+
+namespace kubesched::testapi {
+
+class TestApiProcess {
+ public:
+  static constexpr char kToken[] = "kubesched-test-token";
+
+  // Generates certificates into a fresh directory and starts the server on a free port.
+  static absl::StatusOr<std::unique_ptr<TestApiProcess>> Start(
+      std::vector<std::string> extra_flags = {}) {
+    std::unique_ptr<TestApiProcess> process(new TestApiProcess());
+    static int counter = 0;
+    process->dir_ = (std::filesystem::temp_directory_path() /
+                     absl::StrCat("kubesched-testapi-", getpid(), "-", counter++))
+                        .string();
+    std::filesystem::create_directories(process->dir_);
+    auto certs = testing::GenerateTestCertificates();
+    if (!certs.ok()) return certs.status();
+    absl::Status status = testing::WriteTestCertificates(*certs, process->dir_);
+    if (!status.ok()) return status;
+    process->extra_flags_ = std::move(extra_flags);
+    status = process->Launch("127.0.0.1:0");
+    if (!status.ok()) return status;
+    return process;
+  }
+
+  ~TestApiProcess() {
+    server_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Kills the server (SIGKILL, like a crash) and starts it again on the same port with the same
+  // state file.
+  absl::Status Restart() {
+    if (server_ != nullptr) server_->Stop(SIGKILL).IgnoreError();
+    return Launch(url_.substr(url_.find("://") + 3));
+  }
+
+  const std::string& url() const { return url_; }
+  const std::string& dir() const { return dir_; }
+  std::string ca_file() const { return dir_ + "/ca.crt"; }
+  std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  testing::ChildProcess& process() { return *server_; }
+
+ private:
+  TestApiProcess() = default;
+
+  absl::Status Launch(const std::string& listen) {
+    std::vector<std::string> argv = {KUBESCHED_TESTAPI_BINARY,
+                                     "--listen",
+                                     listen,
+                                     "--tls-cert-file",
+                                     dir_ + "/server.crt",
+                                     "--tls-key-file",
+                                     dir_ + "/server.key",
+                                     "--token",
+                                     kToken,
+                                     "--state-file",
+                                     dir_ + "/state.jsonl"};
+    argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
+    auto server = testing::ChildProcess::Start({.argv = argv});
+    if (!server.ok()) return server.status();
+    server_ = *std::move(server);
+    auto line = server_->WaitForStdoutLine(absl::Seconds(20));
+    if (!line.ok()) return line.status();
+    constexpr absl::string_view kPrefix = "listening on ";
+    if (!absl::StartsWith(*line, kPrefix)) {
+      return absl::InternalError(absl::StrCat("unexpected first line: ", *line));
+    }
+    url_ = line->substr(kPrefix.size());
+    std::ofstream(kubeconfig()) << absl::StrCat(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: testapi\n  cluster:\n    server: ", url_,
+        "\n    certificate-authority: ", ca_file(),
+        "\nusers:\n- name: test\n  user:\n    token: ", kToken,
+        "\ncontexts:\n- name: test\n  context:\n    cluster: testapi\n    user: test\n"
+        "current-context: test\n");
+    return absl::OkStatus();
+  }
+
+  std::string dir_{};
+  std::string url_{};
+  std::vector<std::string> extra_flags_{};
+  std::unique_ptr<testing::ChildProcess> server_{};
+};
+
+}  // namespace kubesched::testapi
