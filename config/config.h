@@ -64,8 +64,9 @@ struct ClientConnection {
   std::string kubeconfig;  // used when --kubeconfig is not given
   double qps = 50;         // upstream's defaults for the scheduler
   int32_t burst = 100;
-  // Upstream defaults to protobuf; kubesched speaks JSON only and says so when asked for protobuf.
-  std::string content_type = "application/vnd.kubernetes.protobuf";
+  // Upstream defaults to protobuf; kubesched speaks JSON only, so its default says what it does
+  // and a configured protobuf type gets a warning at start-up.
+  std::string content_type = "application/json";
   std::string accept_content_types;
 };
 

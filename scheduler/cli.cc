@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "config/config.h"
+#include "scheduler/health_server.h"
 #include "scheduler/report_output.h"
 #include "scheduler/run.h"
 #include "scheduler/simulation.h"
@@ -344,6 +345,10 @@ int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, s
   options.identity = Get(*flags, "identity").value_or("");
   options.health_bind_address =
       Get(*flags, "health-bind-address").value_or(options.health_bind_address);
+  if (absl::Status address = ValidateBindAddress(options.health_bind_address); !address.ok()) {
+    err << "error: --health-bind-address: " << address.message() << "\n";
+    return kExitUsage;
+  }
   if (!ParseBool(*flags, "leader-elect", &options.leader_elect, err) ||
       !ParseRunNumbers(*flags, &options, err)) {
     return kExitUsage;

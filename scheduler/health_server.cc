@@ -140,6 +140,10 @@ class BeastHealthServer : public HealthServer {
 
 }  // namespace
 
+absl::Status ValidateBindAddress(std::string_view address) {
+  return ParseAddress(address).status();
+}
+
 absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(std::string_view address,
                                                                   HealthChecks checks) {
   absl::StatusOr<tcp::endpoint> endpoint = ParseAddress(address);

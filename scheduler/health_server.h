@@ -16,6 +16,10 @@ struct HealthChecks {
   std::function<std::string()> ready;
 };
 
+// Checks that `address` is "host:port" with an IP host (empty = all interfaces) and a port in
+// 0..65535 (0 = any free port), without binding it.
+absl::Status ValidateBindAddress(std::string_view address);
+
 // /healthz and /livez (liveness) and /readyz (readiness) over plain HTTP, on one thread of its
 // own, so a busy scheduling loop never delays a probe.
 class HealthServer {

@@ -361,13 +361,11 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
   fw.RunUnreserve(*state, *assumed, node);
   (void)cache_->ForgetPod(assumed->key);
   if (deps_.observer != nullptr) deps_.observer->OnBindFailed(*assumed, node, status.Message());
-  if (status.code() == framework::Code::kUnschedulableAndUnresolvable) {
-    // The pod is gone or was bound by someone else: retrying cannot help, and the watch brings
-    // the truth (a delete, or the pod on its node).
-    queue_->Done(assumed->key);
-    return;
-  }
+  // The room this pod held is free again for the pods that wanted it.
   queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  // Even when the API said the pod is gone or already bound, it waits in backoff rather than
+  // being dropped: the watch removes it from the queue once it confirms that, and if the answer
+  // was wrong, the pod is not lost.
   Requeue(std::move(queued), /*unschedulable=*/false);
 }
 

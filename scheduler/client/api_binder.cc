@@ -6,7 +6,6 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "scheduler/api/symbol.h"
 #include "scheduler/client/json_encode.h"
 #include "scheduler/util/strings.h"
 
@@ -17,8 +16,6 @@ namespace {
 using util::Absl;
 
 bool IsRetryableHttpStatus(int status) { return status == 429 || status >= 500; }
-
-bool IsGoneOrTaken(int status) { return status == 404 || status == 409; }
 
 std::string BindingTarget(const api::Pod& pod) {
   return absl::StrCat("/api/v1/namespaces/", pod.meta.namespace_name, "/pods/", pod.meta.name,
@@ -79,10 +76,7 @@ framework::Status ApiBinder::BindPod(const api::Pod& pod, std::string_view node_
     }
     if (response->status == 200 || response->status == 201) return framework::Status::Success();
     const std::string message = std::string(StatusFromResponse(*response, what).message());
-    if (IsGoneOrTaken(response->status)) {
-      // The reason must outlive this call (Status holds views); 404/409 are rare.
-      return framework::Status::Unresolvable(api::StableText(message));
-    }
+    // 404/409 (gone, or bound elsewhere) and other permanent answers: asking again cannot help.
     if (!IsRetryableHttpStatus(response->status)) return framework::Status::Error(message);
     last_failure = message;
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "scheduler/api/symbol.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::cluster {
@@ -170,10 +169,6 @@ absl::Status EmbeddedCluster::Bind(const std::string& namespace_name, const std:
 framework::Status EmbeddedCluster::BindPod(const api::Pod& pod, std::string_view node_name) {
   auto status = Bind(pod.meta.namespace_name, pod.meta.name, pod.meta.uid, std::string(node_name));
   if (status.ok()) return framework::Status();
-  // As the API client maps 404/409: the pod is gone or already bound, so retrying cannot help.
-  if (absl::IsNotFound(status) || absl::IsAborted(status) || absl::IsFailedPrecondition(status)) {
-    return framework::Status::Unresolvable(api::StableText(util::Std(status.message())));
-  }
   return framework::Status::Error(util::Std(status.message()));
 }
 

@@ -137,9 +137,9 @@ class PreBindPlugin : public virtual Plugin {
 class PodBinder {
  public:
   virtual ~PodBinder() = default;
-  // Binds. On failure: Unresolvable when retrying cannot help (the pod is gone, or already bound
-  // elsewhere: HTTP 404/409), Error otherwise (transport, 429/5xx after retries); both carry
-  // the reason.
+  // Binds, retrying what a retry can fix (transport errors, 429/5xx). On failure, an Error with
+  // the reason; the scheduler requeues the pod with backoff, and the watch removes it from the
+  // queue if it turns out to be bound or deleted.
   virtual Status BindPod(const api::Pod& pod, std::string_view node_name) = 0;
 };
 

@@ -52,6 +52,15 @@ TEST_CASE("usage errors exit with code 2 and say what is wrong", "[cli]") {
       {{"simulate", "--cluster", kCluster, "--output", "xml"}, "--output must be table or json"},
       {{"simulate", "--cluster"}, "needs a value"},
       {{"explain", "--cluster", kCluster}, "--pod are required"},
+      {{"run", "--bogus", "1"}, "unknown flag --bogus"},
+      {{"run", "extra"}, "unexpected argument \"extra\""},
+      {{"run", "--kube-api-qps", "fast"}, "--kube-api-qps must be a non-negative number"},
+      {{"run", "--leader-elect", "maybe"}, "--leader-elect must be true or false"},
+      {{"run", "--shutdown-grace", "soon"}, "--shutdown-grace must be a duration"},
+      {{"run", "--bind-workers", "0"}, "--bind-workers must be in 1..1024"},
+      {{"run", "--health-bind-address", "nope"}, "want host:port"},
+      {{"run", "--health-bind-address", "localhost:80"}, "is not an IP address"},
+      {{"--config", "/nonexistent/config.yaml"}, "cannot read"},
   };
   for (const auto& c : cases) {
     INFO(c.message);
@@ -77,6 +86,13 @@ profiles:
   CHECK(r.code == kExitUsage);
   CHECK(r.err.find("NodeResourcesFit") != std::string::npos);
   CHECK(r.err.find("weight") != std::string::npos);
+}
+
+TEST_CASE("run without a reachable cluster configuration exits with code 1", "[cli]") {
+  const auto r = Cli({"run", "--kubeconfig", "/nonexistent/kubeconfig"});
+  CHECK(r.code == kExitFailure);
+  CHECK(r.err.find("kubeconfig /nonexistent/kubeconfig (--kubeconfig): file not found") !=
+        std::string::npos);
 }
 
 TEST_CASE("an unreadable input file exits with code 1", "[cli]") {

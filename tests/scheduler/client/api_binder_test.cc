@@ -72,13 +72,13 @@ TEST_CASE("ApiBinder treats 200 as success too", "[writer]") {
   CHECK(h.binder.BindPod(PodBuilder("p").Build(), "n1").IsSuccess());
 }
 
-TEST_CASE("ApiBinder: 409 and 404 are unresolvable, not retried, and explain", "[writer]") {
+TEST_CASE("ApiBinder: 409 and 404 are errors, not retried, and explain", "[writer]") {
   for (int code : {409, 404}) {
     Harness h;
     ScriptStatuses(h.transport, {code});
     const framework::Status status = h.binder.BindPod(PodBuilder("p", "ns1").Build(), "n1");
     INFO("HTTP " << code << ": " << status.Message());
-    CHECK(status.code() == framework::Code::kUnschedulableAndUnresolvable);
+    CHECK(status.code() == framework::Code::kError);
     CHECK(status.Message().find("ns1/p") != std::string::npos);
     CHECK(status.Message().find("n1") != std::string::npos);
     CHECK(status.Message().find("server says " + std::to_string(code)) != std::string::npos);

@@ -1,0 +1,464 @@
+// `kubesched run` end to end: the real binary against kubesched-testapi (TLS + bearer token),
+// objects created with kubectl and through the API, faults injected by the server. These tests
+// check what a platform team relies on: every pod of ours bound exactly once, none lost, no node
+// over-committed, other schedulers' pods left alone, clear errors instead of hangs, and one leader.
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "rapidjson/document.h"
+#include "scheduler/api/decode_value.h"
+#include "scheduler/client/kubeconfig.h"
+#include "scheduler/client/rest_client.h"
+#include "tests/testapi/testapi_process.h"
+#include "tests/testing/child_process.h"
+
+namespace kubesched {
+namespace {
+
+using testapi::TestApiProcess;
+using testing::ChildProcess;
+
+constexpr int64_t kNodeMilliCpu = 4000;
+
+// The test's own view of the cluster: a REST client with the same kubeconfig kubesched uses.
+class Api {
+ public:
+  explicit Api(const TestApiProcess& server) {
+    client::ConnectionOptions options;
+    options.kubeconfig_path = server.kubeconfig();
+    options.qps = 0;
+    auto connection = client::ResolveConnection(options);
+    REQUIRE(connection.ok());
+    auto rest = client::RestClient::Create(connection->rest);
+    REQUIRE(rest.ok());
+    rest_ = *std::move(rest);
+  }
+
+  client::HttpResponse Send(std::string method, std::string target, std::string body = "") {
+    client::HttpRequest request;
+    request.method = std::move(method);
+    request.target = std::move(target);
+    request.body = std::move(body);
+    request.content_type = "application/json";
+    auto response = rest_->Do(request);
+    INFO(request.method << " " << request.target << ": " << response.status().message());
+    REQUIRE(response.ok());
+    return *response;
+  }
+
+  void Create(const std::string& collection, const std::string& json) {
+    client::HttpResponse response = Send("POST", collection, json);
+    INFO(response.body);
+    REQUIRE(response.status == 201);
+  }
+
+  std::vector<api::Pod> Pods() { return List<api::Pod>("/api/v1/pods", "Pod"); }
+
+  // Items of a list, as kubesched's own decoder reads them.
+  template <typename T>
+  std::vector<T> List(const std::string& target, std::string_view kind) {
+    client::HttpResponse response = Send("GET", target);
+    REQUIRE(response.status == 200);
+    rapidjson::Document list;
+    list.Parse(response.body.data(), response.body.size());
+    REQUIRE(list.IsObject());
+    std::vector<T> items;
+    for (const rapidjson::Value& item : list["items"].GetArray()) {
+      auto object = api::DecodeObjectValue(item, kind);
+      REQUIRE(object.ok());
+      items.push_back(std::get<T>(*std::move(object)));
+    }
+    return items;
+  }
+
+  // The raw JSON items of a list (for events and conditions).
+  rapidjson::Document RawList(const std::string& target) {
+    client::HttpResponse response = Send("GET", target);
+    REQUIRE(response.status == 200);
+    rapidjson::Document list;
+    list.Parse(response.body.data(), response.body.size());
+    REQUIRE(list.IsObject());
+    return list;
+  }
+
+  void SetFaults(const std::string& json) {
+    client::HttpResponse response = Send("POST", "/testapi/faults", json);
+    INFO(response.body);
+    REQUIRE(response.status == 200);
+  }
+
+ private:
+  std::unique_ptr<client::RestClient> rest_;
+};
+
+std::string NodeJson(const std::string& name) {
+  return absl::StrCat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
+                      R"(","labels":{"kubernetes.io/hostname":")", name,
+                      R"("}},"status":{"capacity":{"cpu":"4","memory":"16Gi","pods":"110"},)",
+                      R"("allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}})");
+}
+
+std::string PodJson(const std::string& name, const std::string& scheduler, const std::string& cpu) {
+  return absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name,
+                      R"(","namespace":"default"},"spec":{"schedulerName":")", scheduler,
+                      R"(","containers":[{"name":"c","image":"busybox","resources":)",
+                      R"({"requests":{"cpu":")", cpu, R"(","memory":"100Mi"}}}]}})");
+}
+
+void CreatePods(Api& api, const std::string& prefix, int count, const std::string& cpu) {
+  for (int i = 0; i < count; ++i) {
+    api.Create("/api/v1/namespaces/default/pods",
+               PodJson(absl::StrCat(prefix, i), "kubesched", cpu));
+  }
+}
+
+int64_t MilliCpu(const api::Pod& pod) {
+  int64_t total = 0;
+  for (const api::Container& container : pod.spec.containers) {
+    total += container.requests.Get(api::kCpu);
+  }
+  return total;
+}
+
+// No node holds more CPU than it has.
+void RequireNoOverCommit(const std::vector<api::Pod>& pods) {
+  std::map<std::string, int64_t> used;
+  for (const api::Pod& pod : pods) {
+    if (!pod.spec.node_name.empty()) used[pod.spec.node_name] += MilliCpu(pod);
+  }
+  for (const auto& [node, milli_cpu] : used) {
+    INFO("node " << node << " holds " << milli_cpu << "m CPU of " << kNodeMilliCpu << "m");
+    CHECK(milli_cpu <= kNodeMilliCpu);
+  }
+}
+
+int CountBound(const std::vector<api::Pod>& pods, std::string_view scheduler) {
+  int bound = 0;
+  for (const api::Pod& pod : pods) {
+    bound += pod.spec.scheduler_name == scheduler && !pod.spec.node_name.empty() ? 1 : 0;
+  }
+  return bound;
+}
+
+// Polls until at least `count` pods of kubesched are bound; the pods at the end.
+std::vector<api::Pod> WaitForBound(Api& api, int count, ChildProcess& scheduler,
+                                   absl::Duration timeout = absl::Seconds(60)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<api::Pod> pods = api.Pods();
+  while (CountBound(pods, "kubesched") < count && absl::Now() < deadline) {
+    INFO("kubesched " << scheduler.Describe() << "\n" << scheduler.ReadStderr());
+    REQUIRE(scheduler.Running());
+    absl::SleepFor(absl::Milliseconds(100));
+    pods = api.Pods();
+  }
+  INFO("kubesched log:\n" << scheduler.ReadStderr());
+  REQUIRE(CountBound(pods, "kubesched") >= count);
+  return pods;
+}
+
+struct SchedulerFlags {
+  std::string kubeconfig{};
+  std::string config_path{};  // "" = defaults
+  bool leader_elect = false;
+  std::string identity{};
+};
+
+std::unique_ptr<ChildProcess> StartScheduler(const SchedulerFlags& flags) {
+  std::vector<std::string> argv = {KUBESCHED_BINARY,        "run",
+                                   "--kubeconfig",          flags.kubeconfig,
+                                   "--health-bind-address", "127.0.0.1:0",
+                                   "--leader-elect",        flags.leader_elect ? "true" : "false",
+                                   "--shutdown-grace",      "5s"};
+  if (!flags.config_path.empty()) argv.insert(argv.end(), {"--config", flags.config_path});
+  if (!flags.identity.empty()) argv.insert(argv.end(), {"--identity", flags.identity});
+  auto process = ChildProcess::Start({.argv = argv});
+  REQUIRE(process.ok());
+  return *std::move(process);
+}
+
+// Waits for `text` in a child's stderr (where kubesched logs).
+void WaitForLog(ChildProcess& process, absl::string_view text,
+                absl::Duration timeout = absl::Seconds(30)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!absl::StrContains(process.ReadStderr(), text) && absl::Now() < deadline &&
+         process.Running()) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  INFO("waiting for \"" << text << "\"; " << process.Describe() << "; log:\n"
+                        << process.ReadStderr());
+  REQUIRE(absl::StrContains(process.ReadStderr(), text));
+}
+
+const rapidjson::Value* FindItem(const rapidjson::Document& list, std::string_view name) {
+  for (const rapidjson::Value& item : list["items"].GetArray()) {
+    if (std::string_view(item["metadata"]["name"].GetString()) == name) return &item;
+  }
+  return nullptr;
+}
+
+// Events regarding `pod` with `reason`; their notes.
+std::vector<std::string> EventNotes(Api& api, std::string_view pod, std::string_view reason) {
+  rapidjson::Document events = api.RawList("/apis/events.k8s.io/v1/namespaces/default/events");
+  std::vector<std::string> notes;
+  for (const rapidjson::Value& event : events["items"].GetArray()) {
+    if (std::string_view(event["regarding"]["name"].GetString()) == pod &&
+        std::string_view(event["reason"].GetString()) == reason) {
+      notes.emplace_back(event["note"].GetString());
+    }
+  }
+  return notes;
+}
+
+// Events are written asynchronously: waits up to 20 s for at least one.
+std::vector<std::string> WaitForEventNotes(Api& api, std::string_view pod,
+                                           std::string_view reason) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  std::vector<std::string> notes;
+  while ((notes = EventNotes(api, pod, reason)).empty() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return notes;
+}
+
+TEST_CASE("run: binds its pods from kubectl over TLS, leaves others alone, reports the rest",
+          "[run][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  TestApiProcess& apiserver = **server;
+  std::string manifest;
+  for (int i = 0; i < 3; ++i) absl::StrAppend(&manifest, NodeJson(absl::StrCat("node-", i)), "\n");
+  for (int i = 0; i < 12; ++i) {
+    absl::StrAppend(&manifest, PodJson(absl::StrCat("web-", i), "kubesched", "900m"), "\n");
+  }
+  absl::StrAppend(&manifest, PodJson("theirs", "default-scheduler", "100m"), "\n",
+                  PodJson("huge", "kubesched", "64"), "\n");
+  const std::string manifest_path = apiserver.dir() + "/objects.json";
+  std::ofstream(manifest_path) << manifest;
+  auto created = testing::RunCommand({.argv = {"kubectl", "--kubeconfig", apiserver.kubeconfig(),
+                                               "create", "--validate=false", "-f", manifest_path}},
+                                     absl::Seconds(60));
+  REQUIRE(created.ok());
+  INFO(created->stdout_text << created->stderr_text);
+  REQUIRE(created->exit_code == 0);
+
+  auto scheduler = StartScheduler({.kubeconfig = apiserver.kubeconfig()});
+  Api api(apiserver);
+  std::vector<api::Pod> pods = WaitForBound(api, 12, *scheduler);
+  RequireNoOverCommit(pods);
+
+  // Four 900m pods per 4-CPU node: the 12 fill the 3 nodes exactly.
+  std::map<std::string, int> per_node;
+  for (const api::Pod& pod : pods) ++per_node[pod.spec.node_name];
+  CHECK(per_node["node-0"] == 4);
+  CHECK(per_node["node-1"] == 4);
+  CHECK(per_node["node-2"] == 4);
+
+  // The unschedulable pod gets its condition and a FailedScheduling event.
+  std::vector<std::string> failed = WaitForEventNotes(api, "huge", "FailedScheduling");
+  REQUIRE(failed.size() == 1);
+  CHECK(absl::StrContains(failed[0], "0/3 nodes are available: 3 Insufficient cpu."));
+  rapidjson::Document raw_pods = api.RawList("/api/v1/namespaces/default/pods");
+  const rapidjson::Value* huge = FindItem(raw_pods, "huge");
+  REQUIRE(huge != nullptr);
+  bool has_condition = false;
+  for (const rapidjson::Value& condition : (*huge)["status"]["conditions"].GetArray()) {
+    if (std::string_view(condition["type"].GetString()) != "PodScheduled") continue;
+    has_condition = true;
+    CHECK(std::string_view(condition["status"].GetString()) == "False");
+    CHECK(std::string_view(condition["reason"].GetString()) == "Unschedulable");
+    CHECK(absl::StrContains(condition["message"].GetString(), "Insufficient cpu"));
+  }
+  CHECK(has_condition);
+
+  // Each bound pod has its Scheduled event; the other scheduler's pod is untouched.
+  std::vector<std::string> scheduled = WaitForEventNotes(api, "web-3", "Scheduled");
+  REQUIRE(scheduled.size() == 1);
+  CHECK(absl::StartsWith(scheduled[0], "Successfully assigned default/web-3 to node-"));
+  const rapidjson::Value* theirs = FindItem(raw_pods, "theirs");
+  REQUIRE(theirs != nullptr);
+  CHECK(!(*theirs)["spec"].HasMember("nodeName"));
+  CHECK(EventNotes(api, "theirs", "FailedScheduling").empty());
+
+  // A pod created after start-up arrives through the watch.
+  api.Create("/api/v1/nodes", NodeJson("node-3"));
+  api.Create("/api/v1/namespaces/default/pods", PodJson("late", "kubesched", "1"));
+  pods = WaitForBound(api, 13, *scheduler);
+  RequireNoOverCommit(pods);
+  CHECK(CountBound(pods, "kubesched") == 13);
+
+  auto exit_code = scheduler->Stop(SIGTERM, absl::Seconds(15));
+  REQUIRE(exit_code.ok());
+  INFO(scheduler->ReadStderr());
+  CHECK(*exit_code == 0);
+  CHECK(absl::StrContains(scheduler->ReadStderr(), "received SIGTERM"));
+}
+
+TEST_CASE("run: API server restarts, dropped and expired watches, bind errors: none lost",
+          "[run][e2e]") {
+  auto server = TestApiProcess::Start({"--history", "50"});
+  REQUIRE(server.ok());
+  TestApiProcess& apiserver = **server;
+  constexpr char kFaults[] =
+      R"({"watchCloseAfterEvents": 7, "watchGone": {"count": 2},
+          "errors": [{"verb": "create", "resource": "pods/binding", "code": 409, "count": 4},
+                     {"verb": "create", "resource": "pods/binding", "code": 429,
+                      "probability": 0.1},
+                     {"verb": "create", "resource": "pods/binding", "code": 500,
+                      "probability": 0.1}],
+          "drops": [{"verb": "create", "resource": "pods/binding", "count": 3}]})";
+  auto api = std::make_unique<Api>(apiserver);
+  for (int i = 0; i < 8; ++i) api->Create("/api/v1/nodes", NodeJson(absl::StrCat("node-", i)));
+  // 60 pods of 500m on 8 nodes of 4 CPU (room for 64): a scheduler that forgets a bound pod
+  // would over-commit.
+  CreatePods(*api, "wave1-", 20, "500m");
+  api->SetFaults(kFaults);
+
+  auto scheduler = StartScheduler({.kubeconfig = apiserver.kubeconfig()});
+  WaitForBound(*api, 10, *scheduler);
+
+  // A crash: the server comes back on the same port with its state and a new history.
+  api.reset();
+  REQUIRE(apiserver.Restart().ok());
+  api = std::make_unique<Api>(apiserver);
+  api->SetFaults(kFaults);
+  CreatePods(*api, "wave2-", 20, "500m");
+  WaitForBound(*api, 30, *scheduler);
+
+  // Watches forced to relist mid-stream, and pods deleted while others arrive.
+  api->SetFaults(R"({"watchGone": {"count": 3, "mode": "event"}, "watchCloseAfterEvents": 3})");
+  for (int i = 0; i < 4; ++i) {
+    client::HttpResponse deleted =
+        api->Send("DELETE", absl::StrCat("/api/v1/namespaces/default/pods/wave1-", i));
+    REQUIRE(deleted.status == 200);
+  }
+  CreatePods(*api, "wave3-", 24, "500m");
+  std::vector<api::Pod> pods = WaitForBound(*api, 60, *scheduler);
+  RequireNoOverCommit(pods);
+  CHECK(pods.size() == 60);
+  CHECK(CountBound(pods, "kubesched") == 60);
+
+  // The server never saw a pod bound twice (it refuses that with 409 anyway).
+  client::HttpResponse stats = api->Send("GET", "/testapi/stats");
+  rapidjson::Document stats_json;
+  stats_json.Parse(stats.body.data(), stats.body.size());
+  CHECK(stats_json["podsBoundMoreThanOnce"].GetInt64() == 0);
+
+  auto exit_code = scheduler->Stop(SIGTERM, absl::Seconds(15));
+  REQUIRE(exit_code.ok());
+  CHECK(*exit_code == 0);
+}
+
+std::string WriteKubeconfig(const TestApiProcess& server, const std::string& name,
+                            const std::string& ca_file, const std::string& token) {
+  const std::string path = server.dir() + "/" + name;
+  std::ofstream(path) << absl::StrCat(
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: ", server.url(),
+      "\n    certificate-authority: ", ca_file, "\nusers:\n- name: u\n  user:\n    token: ", token,
+      "\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n");
+  return path;
+}
+
+TEST_CASE("run: a wrong CA or token is a clear error and exit code 1, not a hang", "[run][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  TestApiProcess& apiserver = **server;
+  struct Case {
+    std::string kubeconfig{};
+    std::string expected{};
+  };
+  const std::vector<Case> cases = {
+      {WriteKubeconfig(apiserver, "wrong-ca", apiserver.dir() + "/other-ca.crt",
+                       TestApiProcess::kToken),
+       "certificate verify failed"},
+      {WriteKubeconfig(apiserver, "wrong-token", apiserver.ca_file(), "not-the-token"), "401"},
+  };
+  for (const Case& c : cases) {
+    auto scheduler = StartScheduler({.kubeconfig = c.kubeconfig});
+    auto exit_code = scheduler->Wait(absl::Seconds(20));
+    INFO(c.kubeconfig << ":\n" << scheduler->ReadStderr());
+    REQUIRE(exit_code.ok());
+    CHECK(*exit_code == 1);
+    CHECK(absl::StrContains(scheduler->ReadStderr(), c.expected));
+  }
+  // Nothing was written on the way out.
+  Api api(apiserver);
+  CHECK(api.Pods().empty());
+}
+
+std::string LeaseHolder(Api& api) {
+  client::HttpResponse lease =
+      api.Send("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched");
+  if (lease.status != 200) return "";
+  rapidjson::Document json;
+  json.Parse(lease.body.data(), lease.body.size());
+  const rapidjson::Value& spec = json["spec"];
+  return spec.HasMember("holderIdentity") && spec["holderIdentity"].IsString()
+             ? spec["holderIdentity"].GetString()
+             : "";
+}
+
+TEST_CASE("run: with leader election only the leader binds; a killed leader is replaced",
+          "[run][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  TestApiProcess& apiserver = **server;
+  const std::string config_path = apiserver.dir() + "/config.yaml";
+  std::ofstream(config_path)
+      << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+         "leaderElection:\n  leaderElect: true\n  leaseDuration: 3s\n  renewDeadline: 2s\n"
+         "  retryPeriod: 250ms\n  resourceNamespace: kube-system\n  resourceName: kubesched\n";
+  Api api(apiserver);
+  for (int i = 0; i < 4; ++i) api.Create("/api/v1/nodes", NodeJson(absl::StrCat("node-", i)));
+
+  auto first = StartScheduler({.kubeconfig = apiserver.kubeconfig(),
+                               .config_path = config_path,
+                               .leader_elect = true,
+                               .identity = "first"});
+  WaitForLog(*first, "became the leader");
+  auto second = StartScheduler({.kubeconfig = apiserver.kubeconfig(),
+                                .config_path = config_path,
+                                .leader_elect = true,
+                                .identity = "second"});
+  WaitForLog(*second, "the leader is first");
+  CreatePods(api, "a-", 8, "500m");
+  WaitForBound(api, 8, *first);
+  for (int i = 0; i < 8; ++i) {
+    std::vector<std::string> scheduled = WaitForEventNotes(api, absl::StrCat("a-", i), "Scheduled");
+    REQUIRE(scheduled.size() == 1);
+  }
+  rapidjson::Document events = api.RawList("/apis/events.k8s.io/v1/namespaces/default/events");
+  for (const rapidjson::Value& event : events["items"].GetArray()) {
+    CHECK(std::string_view(event["reportingInstance"].GetString()) == "first");
+  }
+  CHECK(!absl::StrContains(second->ReadStderr(), "became the leader"));
+
+  // A crash does not release the lease: the standby waits it out, then takes over.
+  const absl::Time killed_at = absl::Now();
+  REQUIRE(first->Stop(SIGKILL).ok());
+  WaitForLog(*second, "became the leader", absl::Seconds(10));
+  const absl::Duration takeover = absl::Now() - killed_at;
+  INFO("takeover after " << absl::FormatDuration(takeover));
+  CHECK(takeover < absl::Seconds(3) + absl::Seconds(2));
+  CHECK(LeaseHolder(api) == "second");
+  CreatePods(api, "b-", 8, "500m");
+  RequireNoOverCommit(WaitForBound(api, 16, *second));
+
+  // A clean stop releases the lease at once.
+  auto exit_code = second->Stop(SIGTERM, absl::Seconds(15));
+  REQUIRE(exit_code.ok());
+  CHECK(*exit_code == 0);
+  CHECK(LeaseHolder(api).empty());
+}
+
+}  // namespace
+}  // namespace kubesched
