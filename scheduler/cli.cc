@@ -102,7 +102,7 @@ Flags:
   --kube-api-qps N             override clientConnection.qps (0 = unlimited)
   --kube-api-burst N           override clientConnection.burst
   --bind-workers N             concurrent binds (default 16)
-  --threads N                  filter/score threads (default: CPU count)
+  --threads N                  filter/score threads (default: CPU count - 1, at least 1)
   --shutdown-grace DURATION    how long to wait for in-flight binds on exit (default 10s)
 
 Exit codes: 0 stopped by a signal; 1 cannot connect (no kubeconfig, TLS or credentials

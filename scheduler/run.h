@@ -19,7 +19,7 @@ struct RunOptions {
   std::optional<double> qps;         // override clientConnection.qps
   std::optional<int> burst;          // override clientConnection.burst
   int bind_workers = 16;             // concurrent binding cycles
-  int threads = 0;                   // filter/score threads; 0 = hardware concurrency
+  int threads = 0;                   // filter/score threads; 0 = CPU count - 1 (at least 1)
   absl::Duration shutdown_grace = absl::Seconds(10);  // for in-flight binds and events on exit
 };
 

@@ -16,6 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "scheduler/api/decode_value.h"
 #include "scheduler/client/kubeconfig.h"
 #include "scheduler/client/rest_client.h"
@@ -199,6 +201,26 @@ void WaitForLog(ChildProcess& process, absl::string_view text,
   REQUIRE(absl::StrContains(process.ReadStderr(), text));
 }
 
+// GET on kubesched's health server, whose port it logs ("health probes on port N").
+client::HttpResponse Probe(ChildProcess& scheduler, const std::string& path) {
+  const std::string log = scheduler.ReadStderr();
+  constexpr std::string_view kPrefix = "health probes on port ";
+  const size_t at = log.find(kPrefix);
+  REQUIRE(at != std::string::npos);
+  int port = 0;
+  REQUIRE(absl::SimpleAtoi(
+      log.substr(at + kPrefix.size(), log.find('\n', at) - at - kPrefix.size()), &port));
+  client::RestConfig config;
+  config.server = absl::StrCat("http://127.0.0.1:", port);
+  auto rest = client::RestClient::Create(config);
+  REQUIRE(rest.ok());
+  client::HttpRequest request;
+  request.target = path;
+  auto response = (*rest)->Do(request);
+  REQUIRE(response.ok());
+  return *response;
+}
+
 const rapidjson::Value* FindItem(const rapidjson::Document& list, std::string_view name) {
   for (const rapidjson::Value& item : list["items"].GetArray()) {
     if (std::string_view(item["metadata"]["name"].GetString()) == name) return &item;
@@ -255,6 +277,11 @@ TEST_CASE("run: binds its pods from kubectl over TLS, leaves others alone, repor
   Api api(apiserver);
   std::vector<api::Pod> pods = WaitForBound(api, 12, *scheduler);
   RequireNoOverCommit(pods);
+  for (const char* path : {"/readyz", "/livez", "/healthz"}) {
+    client::HttpResponse probe = Probe(*scheduler, path);
+    CHECK(probe.status == 200);
+    CHECK(probe.body == "ok");
+  }
 
   // Four 900m pods per 4-CPU node: the 12 fill the 3 nodes exactly.
   std::map<std::string, int> per_node;
@@ -458,6 +485,46 @@ TEST_CASE("run: with leader election only the leader binds; a killed leader is r
   REQUIRE(exit_code.ok());
   CHECK(*exit_code == 0);
   CHECK(LeaseHolder(api).empty());
+}
+
+TEST_CASE("run: a leader whose lease is taken stops at once with exit code 1", "[run][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  TestApiProcess& apiserver = **server;
+  const std::string config_path = apiserver.dir() + "/config.yaml";
+  std::ofstream(config_path)
+      << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+         "leaderElection:\n  leaderElect: true\n  leaseDuration: 3s\n  renewDeadline: 1s\n"
+         "  retryPeriod: 200ms\n  resourceNamespace: kube-system\n  resourceName: kubesched\n";
+  auto scheduler = StartScheduler({.kubeconfig = apiserver.kubeconfig(),
+                                   .config_path = config_path,
+                                   .leader_elect = true,
+                                   .identity = "only"});
+  WaitForLog(*scheduler, "became the leader");
+
+  // Another party takes the lease (as a replica would after a long partition).
+  Api api(apiserver);
+  const std::string lease_path =
+      "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched";
+  client::HttpResponse lease = api.Send("GET", lease_path);
+  REQUIRE(lease.status == 200);
+  rapidjson::Document json;
+  json.Parse(lease.body.data(), lease.body.size());
+  json["spec"]["holderIdentity"].SetString("intruder", json.GetAllocator());
+  json["spec"]["leaseDurationSeconds"].SetInt(3600);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  json.Accept(writer);
+  client::HttpResponse taken = api.Send("PUT", lease_path, buffer.GetString());
+  INFO(taken.body);
+  REQUIRE(taken.status == 200);
+
+  auto exit_code = scheduler->Wait(absl::Seconds(10));
+  INFO(scheduler->ReadStderr());
+  REQUIRE(exit_code.ok());
+  CHECK(*exit_code == 1);
+  CHECK(absl::StrContains(scheduler->ReadStderr(), "lost the leader lease"));
+  CHECK(LeaseHolder(api) == "intruder");
 }
 
 }  // namespace
