@@ -422,6 +422,18 @@ TEST_CASE("run: a wrong CA or token is a clear error and exit code 1, not a hang
   CHECK(api.Pods().empty());
 }
 
+// A configuration with a short lease (3 s) in kube-system, so takeovers fit in a test.
+std::string WriteLeaseConfig(const TestApiProcess& server, const std::string& renew_deadline,
+                             const std::string& retry_period) {
+  const std::string path = server.dir() + "/config.yaml";
+  std::ofstream(path) << absl::StrCat(
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "leaderElection:\n  leaderElect: true\n  leaseDuration: 3s\n  renewDeadline: ",
+      renew_deadline, "\n  retryPeriod: ", retry_period,
+      "\n  resourceNamespace: kube-system\n  resourceName: kubesched\n");
+  return path;
+}
+
 std::string LeaseHolder(Api& api) {
   client::HttpResponse lease =
       api.Send("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched");
@@ -439,11 +451,7 @@ TEST_CASE("run: with leader election only the leader binds; a killed leader is r
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
   TestApiProcess& apiserver = **server;
-  const std::string config_path = apiserver.dir() + "/config.yaml";
-  std::ofstream(config_path)
-      << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-         "leaderElection:\n  leaderElect: true\n  leaseDuration: 3s\n  renewDeadline: 2s\n"
-         "  retryPeriod: 250ms\n  resourceNamespace: kube-system\n  resourceName: kubesched\n";
+  const std::string config_path = WriteLeaseConfig(apiserver, "2s", "250ms");
   Api api(apiserver);
   for (int i = 0; i < 4; ++i) api.Create("/api/v1/nodes", NodeJson(absl::StrCat("node-", i)));
 
@@ -491,11 +499,7 @@ TEST_CASE("run: a leader whose lease is taken stops at once with exit code 1", "
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
   TestApiProcess& apiserver = **server;
-  const std::string config_path = apiserver.dir() + "/config.yaml";
-  std::ofstream(config_path)
-      << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-         "leaderElection:\n  leaderElect: true\n  leaseDuration: 3s\n  renewDeadline: 1s\n"
-         "  retryPeriod: 200ms\n  resourceNamespace: kube-system\n  resourceName: kubesched\n";
+  const std::string config_path = WriteLeaseConfig(apiserver, "1s", "200ms");
   auto scheduler = StartScheduler({.kubeconfig = apiserver.kubeconfig(),
                                    .config_path = config_path,
                                    .leader_elect = true,

@@ -4,6 +4,7 @@
 // serve, so creates use --validate=false; `kubectl apply` (which needs OpenAPI) is not covered.
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -126,6 +127,38 @@ TEST_CASE("kubectl works against kubesched-testapi", "[testapi][e2e]") {
     CommandResult missing = kubectl.Run({"get", "pod", "web"});
     CHECK(missing.exit_code != 0);
     CHECK(absl::StrContains(missing.stderr_text, "pods \"web\" not found"));
+  }
+
+  SECTION("describe and get events show an event posted through events.k8s.io/v1") {
+    // The shape kubesched's event recorder posts; kubectl sends it to the events.k8s.io/v1 URL.
+    std::string event_path = (*server)->dir() + "/event-v1.yaml";
+    std::ofstream(event_path) << absl::StrCat(
+        "apiVersion: events.k8s.io/v1\nkind: Event\nmetadata: {name: web.binding}\n"
+        "eventTime: \"2024-01-01T00:00:00.000000Z\"\nreportingController: kubesched\n"
+        "reportingInstance: kubesched-0\naction: Binding\nreason: Scheduled\n"
+        "regarding: {apiVersion: v1, kind: Pod, name: web, namespace: default, uid: ",
+        uid, "}\nnote: Successfully assigned default/web to node-a via events.k8s.io\n",
+        "type: Normal\n");
+    kubectl.Ok({"create", "--validate=false", "-f", event_path});
+    rapidjson::Document stats;
+    std::string stats_json = kubectl.Ok({"get", "--raw", "/testapi/stats"});
+    REQUIRE_FALSE(stats.Parse(stats_json.c_str()).HasParseError());
+    CHECK(stats["requests"]["create events.events.k8s.io"].GetInt() == 1);
+
+    std::string described = kubectl.Ok({"describe", "pod", "web"});
+    CHECK(absl::StrContains(described,
+                            "Successfully assigned default/web to node-a via events.k8s.io"));
+    CHECK(absl::StrContains(described, "Scheduled"));
+    CHECK(absl::StrContains(described, "kubesched"));
+    // The test server prints no tables, so name the columns: a core v1 list, as kubectl does.
+    std::string listed =
+        kubectl.Ok({"get", "events", "--field-selector", "involvedObject.name=web", "-o",
+                    "custom-columns=REASON:.reason,FROM:.source.component,MESSAGE:.message"});
+    CHECK(absl::StrContains(listed, "Scheduled"));
+    CHECK(absl::StrContains(listed, "kubesched"));
+    CHECK(absl::StrContains(listed, "via events.k8s.io"));
+    CHECK(absl::StrContains(kubectl.Ok({"get", "events.v1.events.k8s.io", "-o", "name"}),
+                            "event.events.k8s.io/web.binding"));
   }
 
   SECTION("a restarted server keeps its objects and resourceVersions keep growing") {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tests/testapi/event_views.h"
+
 namespace kubesched::testapi {
 namespace {
 
@@ -65,10 +67,12 @@ std::vector<ResourceType> BuildTypes() {
        .singular = "event",
        .kind = "Event",
        .short_names = {"ev"},
-       .selectable_fields = {
-           "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-           "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-           "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}});
+       .selectable_fields = {"involvedObject.kind", "involvedObject.namespace",
+                             "involvedObject.name", "involvedObject.uid",
+                             "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                             "involvedObject.fieldPath", "reason", "reportingComponent", "source",
+                             "type"},
+       .field_value = CoreEventFieldValue});
   add({.group = "",
        .version = "v1",
        .plural = "services",
@@ -97,8 +101,11 @@ std::vector<ResourceType> BuildTypes() {
        .singular = "event",
        .kind = "Event",
        .short_names = {"ev"},
+       // Served from the core v1 Events' storage (event_views.h); these are the real API's field
+       // labels for it, translated to the core names before selecting.
        .selectable_fields = {"regarding.kind", "regarding.namespace", "regarding.name",
-                             "regarding.uid", "reason", "reportingController", "type"}});
+                             "regarding.uid", "regarding.apiVersion", "regarding.resourceVersion",
+                             "regarding.fieldPath", "reason", "reportingController", "type"}});
   add({.group = "scheduling.k8s.io",
        .version = "v1",
        .plural = "priorityclasses",

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rapidjson/fwd.h"
+
 namespace kubesched::testapi {
 
 struct ResourceType {
@@ -22,6 +24,9 @@ struct ResourceType {
   std::vector<std::pair<std::string, std::vector<std::string>>> subresources{};
   // Field selector labels beyond metadata.name / metadata.namespace, as JSON paths.
   std::vector<std::string> selectable_fields{};
+  // Reads a selectable field's value from an object when that is not simply the string at its
+  // path (core v1 Events' "source"); null reads every field with StringAt.
+  std::string (*field_value)(const rapidjson::Value& object, std::string_view field) = nullptr;
 
   // "v1" or "group/version", as in an object's apiVersion.
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }

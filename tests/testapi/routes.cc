@@ -13,6 +13,8 @@
 #include "rapidjson/writer.h"
 #include "scheduler/api/yaml_to_json_internal.h"
 #include "scheduler/util/strings.h"
+#include "tests/testapi/admission.h"
+#include "tests/testapi/event_views.h"
 #include "tests/testapi/patch.h"
 
 namespace kubesched::testapi {
@@ -271,91 +273,6 @@ absl::StatusOr<rapidjson::Document> ParseBody(const HttpRequest& request) {
   return doc;
 }
 
-bool HasMember(const rapidjson::Value& object, const char* name) {
-  return object.IsObject() && object.HasMember(name);
-}
-
-// Requests default to limits where only limits are given (the real API's defaulting).
-void DefaultRequestsFromLimits(rapidjson::Value& container, Allocator& allocator) {
-  if (!HasMember(container, "resources") || !container["resources"].IsObject()) return;
-  rapidjson::Value& resources = container["resources"];
-  if (!HasMember(resources, "limits") || !resources["limits"].IsObject()) return;
-  rapidjson::Value& requests = ObjectMember(resources, "requests", allocator);
-  for (auto it = resources["limits"].MemberBegin(); it != resources["limits"].MemberEnd(); ++it) {
-    if (!requests.HasMember(it->name)) {
-      requests.AddMember(rapidjson::Value(it->name, allocator),
-                         rapidjson::Value(it->value, allocator), allocator);
-    }
-  }
-}
-
-// The QoS class, comparing quantities as written (so "1" and "1000m" count as different).
-std::string QosClass(const rapidjson::Value& spec) {
-  bool any_resources = false;
-  bool guaranteed = true;
-  for (const char* list : {"containers", "initContainers"}) {
-    if (!HasMember(spec, list) || !spec[list].IsArray()) continue;
-    for (const auto& container : spec[list].GetArray()) {
-      const rapidjson::Value* resources =
-          HasMember(container, "resources") ? &container["resources"] : nullptr;
-      auto get = [&](const char* kind, const char* name) -> std::string {
-        if (resources == nullptr || !HasMember(*resources, kind)) return "";
-        return StringAt((*resources)[kind], name);
-      };
-      for (const char* name : {"cpu", "memory"}) {
-        std::string request = get("requests", name);
-        std::string limit = get("limits", name);
-        any_resources = any_resources || !request.empty() || !limit.empty();
-        if (limit.empty() || request != limit) guaranteed = false;
-      }
-    }
-  }
-  if (!any_resources) return "BestEffort";
-  return guaranteed ? "Guaranteed" : "Burstable";
-}
-
-void AddDefaultTolerations(rapidjson::Value& spec, Allocator& allocator) {
-  rapidjson::Value& tolerations = spec["tolerations"];
-  for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
-    bool present = false;
-    for (const auto& toleration : tolerations.GetArray()) {
-      std::string toleration_key = StringAt(toleration, "key");
-      std::string effect = StringAt(toleration, "effect");
-      bool tolerates_all = toleration_key.empty() && StringAt(toleration, "operator") == "Exists";
-      present = present || tolerates_all ||
-                (toleration_key == key && (effect.empty() || effect == "NoExecute"));
-    }
-    if (present) continue;
-    rapidjson::Value toleration(rapidjson::kObjectType);
-    toleration.AddMember("key", rapidjson::StringRef(key), allocator);
-    toleration.AddMember("operator", "Exists", allocator);
-    toleration.AddMember("effect", "NoExecute", allocator);
-    toleration.AddMember("tolerationSeconds", 300, allocator);
-    tolerations.PushBack(toleration, allocator);
-  }
-}
-
-void SetDefaultString(rapidjson::Value& object, const char* name, const char* value,
-                      Allocator& allocator) {
-  if (!HasMember(object, name))
-    object.AddMember(rapidjson::StringRef(name), rapidjson::StringRef(value), allocator);
-}
-
-void AdmitNamespace(rapidjson::Document& ns) {
-  auto& allocator = ns.GetAllocator();
-  rapidjson::Value& metadata = ObjectMember(ns, "metadata", allocator);
-  std::string name = StringAt(metadata, "name");
-  SetString(ObjectMember(metadata, "labels", allocator), "kubernetes.io/metadata.name", name,
-            allocator);
-  rapidjson::Value& spec = ObjectMember(ns, "spec", allocator);
-  if (!spec.HasMember("finalizers")) {
-    rapidjson::Value finalizers(rapidjson::kArrayType);
-    finalizers.PushBack("kubernetes", allocator);
-    spec.AddMember("finalizers", finalizers, allocator);
-  }
-  SetString(ObjectMember(ns, "status", allocator), "phase", "Active", allocator);
-}
-
 // For a type with a status subresource: a write to the main resource keeps the old status, a
 // write to /status keeps the old spec (and, for pods, metadata other than labels/annotations
 // stays as the main resource left it).
@@ -382,12 +299,9 @@ std::string ListJson(const ResourceType& type, const ListResult& result) {
     absl::StrAppend(&body, ",\"remainingItemCount\":", result.remaining_item_count);
   }
   body += "},\"items\":[";
-  size_t total = body.size() + 2;
-  for (const ObjectPtr& item : result.items) total += item->json.size() + 1;
-  body.reserve(total);
   for (size_t i = 0; i < result.items.size(); ++i) {
     if (i > 0) body.push_back(',');
-    body += result.items[i]->json;
+    body += Render(type, *result.items[i], TypeMeta::kOmit);
   }
   body += "]}";
   return body;
@@ -399,6 +313,30 @@ std::string WatchEventJson(std::string_view type, std::string_view object_json) 
 
 std::string ExpiredEventJson(std::string_view message) {
   return WatchEventJson("ERROR", StatusJson(410, "Expired", message, {}));
+}
+
+enum class PatchKind { kMerge, kStrategic, kJson };
+
+std::optional<PatchKind> PatchKindFor(std::string_view content_type) {
+  content_type = content_type.substr(0, content_type.find(';'));
+  if (content_type == "application/merge-patch+json") return PatchKind::kMerge;
+  if (content_type == "application/strategic-merge-patch+json") return PatchKind::kStrategic;
+  if (content_type == "application/json-patch+json") return PatchKind::kJson;
+  return std::nullopt;
+}
+
+absl::Status ApplyPatch(PatchKind kind, const rapidjson::Document& patch,
+                        rapidjson::Document& object) {
+  switch (kind) {
+    case PatchKind::kMerge:
+      ApplyMergePatch(patch, &object);
+      return absl::OkStatus();
+    case PatchKind::kStrategic:
+      return ApplyStrategicMergePatch(patch, &object);
+    case PatchKind::kJson:
+      return ApplyJsonPatch(patch, &object);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -647,14 +585,15 @@ HttpResponse ApiServer::HandleResource(const HttpRequest& request, const Route& 
 }
 
 HttpResponse ApiServer::Get(const Route& route) {
-  auto object = store_->Get(*route.type, route.namespace_name, route.name);
+  auto object = store_->Get(StoredType(*route.type), route.namespace_name, route.name);
   if (!object.ok()) return ErrorResponse(object.status(), route.Details());
-  return JsonResponse(200, (*object)->WithTypeMeta());
+  return JsonResponse(200, Render(*route.type, **object, TypeMeta::kInclude));
 }
 
 namespace {
 
-// Parses labelSelector and fieldSelector, checking the field names the type supports.
+// Parses labelSelector and fieldSelector, checking the field names the type supports. The field
+// selector is returned in terms of the stored type's fields.
 absl::Status ParseSelectors(const ResourceType& type, const std::string& label_text,
                             const std::string& field_text, LabelSelector* labels,
                             FieldSelector* fields) {
@@ -669,7 +608,7 @@ absl::Status ParseSelectors(const ResourceType& type, const std::string& label_t
     }
   }
   *labels = *std::move(parsed_labels);
-  *fields = *std::move(parsed_fields);
+  *fields = ToStoredSelector(type, *parsed_fields);
   return absl::OkStatus();
 }
 
@@ -690,7 +629,7 @@ HttpResponse ApiServer::List(const Route& route) {
       return StatusResponse(400, "BadRequest", absl::StrCat("invalid limit: ", limit));
     }
   }
-  auto result = store_->List(*route.type, options);
+  auto result = store_->List(StoredType(*route.type), options);
   if (!result.ok()) return ErrorResponse(result.status(), {});
   return JsonResponse(200, ListJson(*route.type, *result));
 }
@@ -703,6 +642,7 @@ HttpResponse ApiServer::List(const Route& route) {
 class ApiServer::WatchStream : public ResponseStream {
  public:
   struct Settings {
+    const ResourceType* type = nullptr;  // as served: events.k8s.io/v1 Events watch core ones
     LabelSelector labels;
     FieldSelector fields;
     absl::Time deadline;
@@ -751,8 +691,8 @@ class ApiServer::WatchStream : public ResponseStream {
       if (std::optional<uint64_t> rv = store_->BookmarkResourceVersion(*watcher_)) {
         output.chunks.push_back(WatchEventJson(
             "BOOKMARK",
-            absl::StrCat("{\"kind\":\"", watcher_->type()->kind, "\",\"apiVersion\":\"",
-                         watcher_->type()->api_version(), "\",\"metadata\":{\"resourceVersion\":\"",
+            absl::StrCat("{\"kind\":\"", settings_.type->kind, "\",\"apiVersion\":\"",
+                         settings_.type->api_version(), "\",\"metadata\":{\"resourceVersion\":\"",
                          *rv, "\",\"creationTimestamp\":null}}")));
         next_bookmark_ = now + settings_.bookmark_interval;
       }
@@ -804,24 +744,28 @@ class ApiServer::WatchStream : public ResponseStream {
     switch (event.type) {
       case EventType::kAdded:
         if (!now_selected) return std::nullopt;
-        return WatchEventJson("ADDED", event.object->WithTypeMeta());
+        return WatchEventJson("ADDED", Served(*event.object));
       case EventType::kDeleted:
         if (!Selected(*event.previous)) return std::nullopt;
-        return WatchEventJson("DELETED", event.object->WithTypeMeta());
+        return WatchEventJson("DELETED", Served(*event.object));
       case EventType::kModified:
         break;
     }
     bool was_selected = event.previous != nullptr && Selected(*event.previous);
     if (now_selected && was_selected) {
-      return WatchEventJson("MODIFIED", event.object->WithTypeMeta());
+      return WatchEventJson("MODIFIED", Served(*event.object));
     }
-    if (now_selected) return WatchEventJson("ADDED", event.object->WithTypeMeta());
+    if (now_selected) return WatchEventJson("ADDED", Served(*event.object));
     if (!was_selected) return std::nullopt;
     // Stopped matching: the previous content with this event's resourceVersion.
     rapidjson::Document previous = event.previous->Parse();
     SetString(previous["metadata"], "resourceVersion", absl::StrCat(event.object->resource_version),
               previous.GetAllocator());
-    return WatchEventJson("DELETED", Serialize(previous));
+    return WatchEventJson("DELETED", Render(*settings_.type, previous, TypeMeta::kInclude));
+  }
+
+  std::string Served(const StoredObject& object) const {
+    return Render(*settings_.type, object, TypeMeta::kInclude);
   }
 
   Store* const store_;
@@ -862,6 +806,7 @@ HttpResponse ExpiredWatchResponse(bool as_event, std::string_view message) {
 
 HttpResponse ApiServer::Watch(const Route& route) {
   WatchStream::Settings settings;
+  settings.type = route.type;
   absl::Status status =
       ParseSelectors(*route.type, route.Param("labelSelector"), route.Param("fieldSelector"),
                      &settings.labels, &settings.fields);
@@ -888,7 +833,8 @@ HttpResponse ApiServer::Watch(const Route& route) {
                                              store_->current_resource_version() + 1, ")"));
   }
   auto stream = std::make_shared<WatchStream>(store_, this, std::move(settings));
-  auto watcher = store_->Watch(*route.type, route.namespace_name, from, stream->StoreWake());
+  auto watcher =
+      store_->Watch(StoredType(*route.type), route.namespace_name, from, stream->StoreWake());
   if (!watcher.ok()) {
     if (watcher.status().code() == absl::StatusCode::kOutOfRange) {
       Count("watch.expired");
@@ -906,99 +852,14 @@ HttpResponse ApiServer::Watch(const Route& route) {
 
 // ---- writes ----
 
-absl::Status ApiServer::AdmitPod(rapidjson::Document& pod, bool keep_status) {
-  auto& allocator = pod.GetAllocator();
-  rapidjson::Value& spec = ObjectMember(pod, "spec", allocator);
-  std::string name = StringAt(pod, "metadata.name");
-  if (!HasMember(spec, "containers") || !spec["containers"].IsArray() ||
-      spec["containers"].Empty()) {
-    return MarkInvalid(absl::InvalidArgumentError(
-        absl::StrCat("Pod \"", name, "\" is invalid: spec.containers: Required value")));
-  }
-  SetDefaultString(spec, "schedulerName", "default-scheduler", allocator);
-  SetDefaultString(spec, "restartPolicy", "Always", allocator);
-  SetDefaultString(spec, "dnsPolicy", "ClusterFirst", allocator);
-  if (!spec.HasMember("terminationGracePeriodSeconds")) {
-    spec.AddMember("terminationGracePeriodSeconds", 30, allocator);
-  }
-  // Priority admission: resolve priorityClassName (or the global default class) to a value.
-  const ResourceType& priority_classes =
-      *FindResourceType("scheduling.k8s.io", "v1", "priorityclasses");
-  std::string class_name = StringAt(spec, "priorityClassName");
-  int64_t priority = 0;
-  std::string preemption_policy = "PreemptLowerPriority";
-  if (!class_name.empty()) {
-    auto priority_class = store_->Get(priority_classes, "", class_name);
-    if (!priority_class.ok()) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("pods \"", name, "\" is forbidden: no PriorityClass with name ", class_name,
-                       " was found"));
-    }
-    rapidjson::Document object = (*priority_class)->Parse();
-    if (HasMember(object, "value") && object["value"].IsInt64())
-      priority = object["value"].GetInt64();
-    if (std::string policy = StringAt(object, "preemptionPolicy"); !policy.empty()) {
-      preemption_policy = policy;
-    }
-  } else {
-    auto all = store_->List(priority_classes, {});
-    if (all.ok()) {
-      for (const ObjectPtr& item : all->items) {
-        rapidjson::Document object = item->Parse();
-        if (StringAt(object, "globalDefault") != "true") continue;
-        SetString(spec, "priorityClassName", item->name, allocator);
-        if (HasMember(object, "value") && object["value"].IsInt64()) {
-          priority = object["value"].GetInt64();
-        }
-        if (std::string policy = StringAt(object, "preemptionPolicy"); !policy.empty()) {
-          preemption_policy = policy;
-        }
-        break;
-      }
-    }
-  }
-  SetMember(spec, "priority", rapidjson::Value(priority), allocator);
-  SetString(spec, "preemptionPolicy", preemption_policy, allocator);
-  if (!HasMember(spec, "tolerations") || !spec["tolerations"].IsArray()) {
-    SetMember(spec, "tolerations", rapidjson::Value(rapidjson::kArrayType), allocator);
-  }
-  AddDefaultTolerations(spec, allocator);
-  for (const char* list : {"containers", "initContainers"}) {
-    if (!HasMember(spec, list) || !spec[list].IsArray()) continue;
-    for (auto& container : spec[list].GetArray()) DefaultRequestsFromLimits(container, allocator);
-  }
-  if (keep_status && HasMember(pod, "status")) {
-    rapidjson::Value& status = pod["status"];
-    if (status.IsObject()) {
-      SetDefaultString(status, "phase", "Pending", allocator);
-      SetString(status, "qosClass", QosClass(spec), allocator);
-      return absl::OkStatus();
-    }
-  }
-  rapidjson::Value status(rapidjson::kObjectType);
-  status.AddMember("phase", "Pending", allocator);
-  SetString(status, "qosClass", QosClass(spec), allocator);
-  SetMember(pod, "status", std::move(status), allocator);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<ObjectPtr> ApiServer::CreateObject(const ResourceType& type,
                                                   rapidjson::Document object, bool keep_status) {
   if (!object.IsObject()) return absl::InvalidArgumentError("the object must be a JSON object");
-  if (type.kind == "Pod" && type.group.empty()) {
-    absl::Status status = AdmitPod(object, keep_status);
-    if (!status.ok()) return status;
-  } else if (type.kind == "Namespace") {
-    AdmitNamespace(object);
-  } else if (type.kind == "PriorityClass") {
-    if (!HasMember(object, "value") || !object["value"].IsInt64()) {
-      return MarkInvalid(absl::InvalidArgumentError(
-          absl::StrCat("PriorityClass \"", StringAt(object, "metadata.name"),
-                       "\" is invalid: value: Required value")));
-    }
-    SetDefaultString(object, "preemptionPolicy", "PreemptLowerPriority", object.GetAllocator());
-  }
-  return store_->Create(type, std::move(object));
+  const ResourceType& stored_type = StoredType(type);
+  ToStoredForm(type, object, object.GetAllocator());
+  absl::Status status = Admit(*store_, stored_type, object, keep_status);
+  if (!status.ok()) return status;
+  return store_->Create(stored_type, std::move(object));
 }
 
 HttpResponse ApiServer::Create(const HttpRequest& request, const Route& route) {
@@ -1031,7 +892,7 @@ HttpResponse ApiServer::Create(const HttpRequest& request, const Route& route) {
     }
     return ErrorResponse(created.status(), details);
   }
-  return JsonResponse(201, (*created)->WithTypeMeta());
+  return JsonResponse(201, Render(*route.type, **created, TypeMeta::kInclude));
 }
 
 HttpResponse ApiServer::Bind(const HttpRequest& request, const Route& route) {
@@ -1123,8 +984,9 @@ HttpResponse ApiServer::Update(const HttpRequest& request, const Route& route) {
     return StatusResponse(400, "BadRequest", "the body must be a JSON object");
   std::string requested_rv = StringAt(replacement, "metadata.resourceVersion");
   const ResourceType& type = *route.type;
-  auto updated =
-      store_->Update(type, route.namespace_name, route.name, [&](rapidjson::Document& object) {
+  ToStoredForm(type, replacement, replacement.GetAllocator());
+  auto updated = store_->Update(
+      StoredType(type), route.namespace_name, route.name, [&](rapidjson::Document& object) {
         if (!requested_rv.empty() && requested_rv != StringAt(object, "metadata.resourceVersion")) {
           return absl::AbortedError(absl::StrCat(
               "Operation cannot be fulfilled on ", type.plural, " \"", route.name,
@@ -1145,12 +1007,13 @@ HttpResponse ApiServer::Update(const HttpRequest& request, const Route& route) {
       SetString(metadata, "namespace", route.namespace_name, replacement.GetAllocator());
     if (StringAt(metadata, "name").empty())
       SetString(metadata, "name", route.name, replacement.GetAllocator());
-    auto created = CreateObject(type, std::move(replacement), false);
+    // Already in the stored form.
+    auto created = CreateObject(StoredType(type), std::move(replacement), false);
     if (!created.ok()) return ErrorResponse(created.status(), route.Details());
-    return JsonResponse(201, (*created)->WithTypeMeta());
+    return JsonResponse(201, Render(type, **created, TypeMeta::kInclude));
   }
   if (!updated.ok()) return ErrorResponse(updated.status(), route.Details());
-  return JsonResponse(200, (*updated)->WithTypeMeta());
+  return JsonResponse(200, Render(type, **updated, TypeMeta::kInclude));
 }
 
 HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
@@ -1158,17 +1021,8 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
   if (patch.Parse(request.body.data(), request.body.size()).HasParseError()) {
     return StatusResponse(400, "BadRequest", "the patch is not valid JSON");
   }
-  std::string_view content_type = request.content_type;
-  content_type = content_type.substr(0, content_type.find(';'));
-  enum class Kind { kMerge, kStrategic, kJson };
-  Kind kind;
-  if (content_type == "application/merge-patch+json") {
-    kind = Kind::kMerge;
-  } else if (content_type == "application/strategic-merge-patch+json") {
-    kind = Kind::kStrategic;
-  } else if (content_type == "application/json-patch+json") {
-    kind = Kind::kJson;
-  } else {
+  std::optional<PatchKind> kind = PatchKindFor(request.content_type);
+  if (!kind.has_value()) {
     return StatusResponse(415, "UnsupportedMediaType",
                           absl::StrCat("the body of the request was in an unknown format - "
                                        "accepted media types include: "
@@ -1177,26 +1031,18 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
                                        "application/strategic-merge-patch+json"));
   }
   const ResourceType& type = *route.type;
-  auto patched =
-      store_->Update(type, route.namespace_name, route.name, [&](rapidjson::Document& object) {
+  auto patched = store_->Update(
+      StoredType(type), route.namespace_name, route.name, [&](rapidjson::Document& object) {
         std::string current_rv = StringAt(object, "metadata.resourceVersion");
         rapidjson::Document original;
         original.CopyFrom(object, original.GetAllocator());
-        absl::Status status;
-        switch (kind) {
-          case Kind::kMerge:
-            ApplyMergePatch(patch, &object);
-            break;
-          case Kind::kStrategic:
-            status = ApplyStrategicMergePatch(patch, &object);
-            break;
-          case Kind::kJson:
-            status = ApplyJsonPatch(patch, &object);
-            break;
-        }
+        // A patch applies to the object as the client sees it, in the group it was sent to.
+        if (IsView(type)) ToViewForm(type, object, object.GetAllocator());
+        absl::Status status = ApplyPatch(*kind, patch, object);
         if (!status.ok()) return MarkInvalid(status);
         if (!object.IsObject())
           return absl::InvalidArgumentError("the patched object is not an object");
+        if (IsView(type)) ToStoredForm(type, object, object.GetAllocator());
         if (StringAt(object, "metadata.resourceVersion") != current_rv) {
           return absl::AbortedError(absl::StrCat(
               "Operation cannot be fulfilled on ", type.plural, " \"", route.name,
@@ -1207,12 +1053,12 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
         return absl::OkStatus();
       });
   if (!patched.ok()) return ErrorResponse(patched.status(), route.Details());
-  return JsonResponse(200, (*patched)->WithTypeMeta());
+  return JsonResponse(200, Render(type, **patched, TypeMeta::kInclude));
 }
 
 void ApiServer::DeleteNamespaceContents(const std::string& namespace_name) {
   for (const ResourceType& type : AllResourceTypes()) {
-    if (!type.namespaced) continue;
+    if (!type.namespaced || IsView(type)) continue;
     auto items = store_->List(type, {.namespace_name = namespace_name});
     if (!items.ok()) continue;
     for (const ObjectPtr& item : items->items) {
@@ -1245,10 +1091,10 @@ HttpResponse ApiServer::Delete(const HttpRequest& request, const Route& route) {
     }
     if (store_->Get(*route.type, "", route.name).ok()) DeleteNamespaceContents(route.name);
   }
-  auto deleted =
-      store_->Delete(*route.type, route.namespace_name, route.name, uid, resource_version);
+  auto deleted = store_->Delete(StoredType(*route.type), route.namespace_name, route.name, uid,
+                                resource_version);
   if (!deleted.ok()) return ErrorResponse(deleted.status(), route.Details());
-  return JsonResponse(200, (*deleted)->WithTypeMeta());
+  return JsonResponse(200, Render(*route.type, **deleted, TypeMeta::kInclude));
 }
 
 HttpResponse ApiServer::DeleteCollection(const Route& route) {
@@ -1257,13 +1103,14 @@ HttpResponse ApiServer::DeleteCollection(const Route& route) {
   absl::Status status = ParseSelectors(*route.type, route.Param("labelSelector"),
                                        route.Param("fieldSelector"), &labels, &fields);
   if (!status.ok()) return ErrorResponse(status, {});
+  const ResourceType& stored_type = StoredType(*route.type);
   auto items = store_->List(
-      *route.type, {.namespace_name = route.namespace_name, .labels = &labels, .fields = &fields});
+      stored_type, {.namespace_name = route.namespace_name, .labels = &labels, .fields = &fields});
   if (!items.ok()) return ErrorResponse(items.status(), {});
   ListResult deleted;
   for (const ObjectPtr& item : items->items) {
     auto result =
-        store_->Delete(*route.type, item->namespace_name, item->name, std::nullopt, std::nullopt);
+        store_->Delete(stored_type, item->namespace_name, item->name, std::nullopt, std::nullopt);
     if (result.ok()) deleted.items.push_back(*result);
   }
   deleted.resource_version = store_->current_resource_version();
@@ -1307,7 +1154,7 @@ std::string ApiServer::StatsJson() const {
   };
   std::map<std::string, int64_t> objects;
   for (const ResourceType& type : AllResourceTypes()) {
-    objects[type.id()] = static_cast<int64_t>(store_->Count(type));
+    objects[type.id()] = static_cast<int64_t>(store_->Count(StoredType(type)));
   }
   absl::MutexLock lock(&stats_mu_);
   int64_t pods_bound_more_than_once = 0;
@@ -1393,9 +1240,10 @@ absl::Status ApiServer::LoadObjects(std::string_view text, std::string_view sour
     if (type->namespaced && StringAt(metadata, "namespace").empty()) {
       SetString(metadata, "namespace", "default", object.GetAllocator());
     }
-    if (type->kind == "Namespace" && store_->Get(*type, "", StringAt(metadata, "name")).ok()) {
-      continue;
-    }
+    // A cluster dump holds the objects every API server creates itself (default namespaces,
+    // system priority classes): those already exist here, and loading keeps them.
+    const bool built_in_kind = type->kind == "Namespace" || type->kind == "PriorityClass";
+    if (built_in_kind && store_->Get(*type, "", StringAt(metadata, "name")).ok()) continue;
     auto created = CreateObject(*type, std::move(object), /*keep_status=*/true);
     if (!created.ok()) {
       return absl::Status(created.status().code(),

@@ -68,7 +68,7 @@ class ApiServer {
   HttpResponse Patch(const HttpRequest& request, const Route& route);
   HttpResponse Delete(const HttpRequest& request, const Route& route);
   HttpResponse DeleteCollection(const Route& route);
-  absl::Status AdmitPod(rapidjson::Document& pod, bool keep_status);
+  // Creates an object sent to `type` (converted to its stored form, then admitted).
   absl::StatusOr<ObjectPtr> CreateObject(const ResourceType& type, rapidjson::Document object,
                                          bool keep_status);
   void DeleteNamespaceContents(const std::string& namespace_name);

@@ -228,4 +228,13 @@ bool FieldSelector::Matches(const FieldLookup& lookup) const {
   return true;
 }
 
+FieldSelector FieldSelector::RenameFields(
+    const std::function<std::string(std::string_view)>& rename) const {
+  FieldSelector renamed = *this;
+  for (Requirement& requirement : renamed.requirements_) {
+    requirement.field = rename(requirement.field);
+  }
+  return renamed;
+}
+
 }  // namespace kubesched::testapi

@@ -51,6 +51,9 @@ class FieldSelector {
   static absl::StatusOr<FieldSelector> Parse(std::string_view text);
 
   bool Matches(const FieldLookup& lookup) const;
+  // This selector with every field name replaced by `rename(field)`: for a type served from the
+  // storage of another whose fields are named differently.
+  FieldSelector RenameFields(const std::function<std::string(std::string_view)>& rename) const;
   bool empty() const { return requirements_.empty(); }
   const std::vector<Requirement>& requirements() const { return requirements_; }
 

@@ -138,6 +138,10 @@ bool IsMarkedInvalid(const absl::Status& status) {
   return status.GetPayload(kInvalidPayloadUrl).has_value();
 }
 
+bool HasMember(const rapidjson::Value& object, const char* name) {
+  return object.IsObject() && object.HasMember(name);
+}
+
 std::string StringAt(const rapidjson::Value& object, std::string_view dotted_path) {
   const rapidjson::Value* value = MemberAt(object, dotted_path);
   if (value == nullptr) return "";
@@ -321,7 +325,8 @@ ObjectPtr Store::Publish(const ResourceType& type, rapidjson::Document& object) 
   record->uid = StringAt(metadata, "uid");
   record->labels = ExtractLabels(object);
   for (const std::string& field : type.selectable_fields) {
-    record->fields.emplace_back(field, StringAt(object, field));
+    record->fields.emplace_back(field, type.field_value != nullptr ? type.field_value(object, field)
+                                                                   : StringAt(object, field));
   }
   record->json = Serialize(object);
   return record;

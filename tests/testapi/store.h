@@ -202,6 +202,8 @@ class Store {
 absl::Status MarkInvalid(absl::Status status);
 bool IsMarkedInvalid(const absl::Status& status);
 
+// True when `object` is a JSON object with a member `name`.
+bool HasMember(const rapidjson::Value& object, const char* name);
 // The string at a dotted path ("metadata.name", "spec.nodeName"); "" when absent or not a string.
 // Booleans and numbers are rendered as the real API's field selectors see them ("true").
 std::string StringAt(const rapidjson::Value& object, std::string_view dotted_path);

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -401,6 +403,181 @@ TEST_CASE("the state journal keeps objects and resourceVersions across restarts"
   std::filesystem::remove(path);
 }
 
+// The body kubesched's event recorder posts to events.k8s.io/v1.
+std::string EventsV1Event(const std::string& name, const std::string& pod_uid) {
+  return R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":")" + name +
+         R"(","namespace":"default"},"eventTime":"2024-01-01T00:00:00.000001Z",)"
+         R"("reportingController":"kubesched","reportingInstance":"kubesched-0","action":"Binding",)"
+         R"("reason":"Scheduled","regarding":{"apiVersion":"v1","kind":"Pod","namespace":"default",)"
+         R"("name":"web","uid":")" +
+         pod_uid + R"("},"note":"Successfully assigned default/web to n1","type":"Normal"})";
+}
+
+size_t ItemCount(Fixture& f, const std::string& target) {
+  HttpResponse response = f.Call("GET", target);
+  INFO(target << " -> " << response.body);
+  REQUIRE(response.status == 200);
+  return Json(response.body)["items"].Size();
+}
+
+TEST_CASE("an event created through events.k8s.io/v1 is a core v1 event too", "[testapi]") {
+  Fixture f;
+  std::string uid = StringAt(Json(f.CreatePod("web").body), "metadata.uid");
+  HttpResponse created = f.Call("POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+                                EventsV1Event("web.1", uid));
+  REQUIRE(created.status == 201);
+  auto as_events_v1 = Json(created.body);
+  CHECK(StringAt(as_events_v1, "apiVersion") == "events.k8s.io/v1");
+  CHECK(StringAt(as_events_v1, "note") == "Successfully assigned default/web to n1");
+  CHECK(StringAt(as_events_v1, "regarding.uid") == uid);
+  CHECK_FALSE(as_events_v1.HasMember("message"));
+  CHECK_FALSE(as_events_v1.HasMember("deprecatedSource"));
+
+  // What `kubectl describe pod web` asks for.
+  std::string describe_query =
+      "/api/v1/namespaces/default/events?fieldSelector=" +
+      std::string("involvedObject.name%3Dweb,involvedObject.namespace%3D") +
+      "default,involvedObject.uid%3D" + uid;
+  auto listed = Json(f.Call("GET", describe_query).body);
+  REQUIRE(listed["items"].Size() == 1);
+  const rapidjson::Value& core = listed["items"][0];
+  CHECK(StringAt(listed, "apiVersion") == "v1");
+  CHECK(StringAt(core, "metadata.name") == "web.1");
+  CHECK(StringAt(core, "metadata.resourceVersion") ==
+        StringAt(as_events_v1, "metadata.resourceVersion"));
+  CHECK(StringAt(core, "metadata.uid") == StringAt(as_events_v1, "metadata.uid"));
+  CHECK(StringAt(core, "message") == "Successfully assigned default/web to n1");
+  CHECK(StringAt(core, "involvedObject.kind") == "Pod");
+  CHECK(StringAt(core, "reason") == "Scheduled");
+  CHECK(StringAt(core, "type") == "Normal");
+  CHECK(StringAt(core, "action") == "Binding");
+  CHECK(StringAt(core, "eventTime") == "2024-01-01T00:00:00.000001Z");
+  CHECK(StringAt(core, "reportingComponent") == "kubesched");
+  CHECK(StringAt(core, "reportingInstance") == "kubesched-0");
+  CHECK(StringAt(core, "source.component") == "kubesched");
+  CHECK(StringAt(core, "source.host") == "kubesched-0");
+  CHECK_FALSE(core.HasMember("note"));
+  CHECK_FALSE(core.HasMember("regarding"));
+
+  CHECK(StringAt(Json(f.Call("GET", "/api/v1/namespaces/default/events/web.1").body), "kind") ==
+        "Event");
+  CHECK(ItemCount(f,
+                  "/api/v1/events?fieldSelector=involvedObject.kind%3DPod,reason%3DScheduled,"
+                  "type%3DNormal,source%3Dkubesched,involvedObject.fieldPath%3D") == 1);
+  CHECK(ItemCount(f, "/api/v1/events?fieldSelector=involvedObject.name%3Dother") == 0);
+  CHECK(ItemCount(f,
+                  "/apis/events.k8s.io/v1/events?fieldSelector=regarding.name%3Dweb,"
+                  "regarding.namespace%3Ddefault,regarding.kind%3DPod,regarding.uid%3D" +
+                      uid + ",reportingController%3Dkubesched,reason%3DScheduled") == 1);
+  CHECK(ItemCount(f, "/apis/events.k8s.io/v1/events?fieldSelector=regarding.uid%3Dnope") == 0);
+  CHECK(f.Call("GET", "/apis/events.k8s.io/v1/events?fieldSelector=involvedObject.name%3Dweb")
+            .status == 400);
+
+  SECTION("a series patch through events.k8s.io/v1 shows through core v1") {
+    HttpResponse patched =
+        f.Call("PATCH", "/apis/events.k8s.io/v1/namespaces/default/events/web.1",
+               R"({"series":{"count":2,"lastObservedTime":"2024-01-01T00:01:00.000000Z"}})",
+               "application/strategic-merge-patch+json");
+    INFO(patched.body);
+    REQUIRE(patched.status == 200);
+    CHECK(StringAt(Json(patched.body), "apiVersion") == "events.k8s.io/v1");
+    auto core_event = Json(f.Call("GET", "/api/v1/namespaces/default/events/web.1").body);
+    CHECK(core_event["series"]["count"].GetInt() == 2);
+    CHECK(StringAt(core_event, "metadata.resourceVersion") ==
+          StringAt(Json(patched.body), "metadata.resourceVersion"));
+    CHECK(StringAt(core_event, "message") == "Successfully assigned default/web to n1");
+  }
+  SECTION("a delete through core v1 removes it from events.k8s.io/v1") {
+    REQUIRE(f.Call("DELETE", "/api/v1/namespaces/default/events/web.1").status == 200);
+    CHECK(f.Call("GET", "/apis/events.k8s.io/v1/namespaces/default/events/web.1").status == 404);
+  }
+}
+
+TEST_CASE("an event created through core v1 is an events.k8s.io/v1 event too", "[testapi]") {
+  Fixture f;
+  REQUIRE(
+      f.Call("POST", "/api/v1/namespaces/default/events",
+             R"({"metadata":{"name":"web.2"},"involvedObject":{"kind":"Pod","name":"web",)"
+             R"("namespace":"default","fieldPath":"spec.containers{c}"},"reason":"Pulled",)"
+             R"("message":"pulled","source":{"component":"kubelet","host":"n1"},"count":3,)"
+             R"("firstTimestamp":"2024-01-01T00:00:00Z","lastTimestamp":"2024-01-01T00:02:00Z",)"
+             R"("type":"Normal","custom":"kept"})")
+          .status == 201);
+  auto event = Json(f.Call("GET", "/apis/events.k8s.io/v1/namespaces/default/events/web.2").body);
+  CHECK(StringAt(event, "apiVersion") == "events.k8s.io/v1");
+  CHECK(StringAt(event, "regarding.fieldPath") == "spec.containers{c}");
+  CHECK(StringAt(event, "note") == "pulled");
+  CHECK(StringAt(event, "deprecatedSource.component") == "kubelet");
+  CHECK(event["deprecatedCount"].GetInt() == 3);
+  CHECK(StringAt(event, "deprecatedFirstTimestamp") == "2024-01-01T00:00:00Z");
+  CHECK(StringAt(event, "deprecatedLastTimestamp") == "2024-01-01T00:02:00Z");
+  CHECK(StringAt(event, "custom") == "kept");
+  CHECK_FALSE(event.HasMember("involvedObject"));
+  CHECK(ItemCount(f,
+                  "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector="
+                  "regarding.fieldPath%3Dspec.containers%7Bc%7D") == 1);
+  CHECK(ItemCount(f, "/api/v1/events?fieldSelector=source%3Dkubelet") == 1);
+
+  // A replace through events.k8s.io/v1, as the client saw the object there.
+  SetString(event, "note", "pulled again", event.GetAllocator());
+  HttpResponse replaced =
+      f.Call("PUT", "/apis/events.k8s.io/v1/namespaces/default/events/web.2", Serialize(event));
+  INFO(replaced.body);
+  REQUIRE(replaced.status == 200);
+  auto core = Json(f.Call("GET", "/api/v1/namespaces/default/events/web.2").body);
+  CHECK(StringAt(core, "message") == "pulled again");
+  CHECK(core["count"].GetInt() == 3);
+  CHECK(StringAt(core, "source.host") == "n1");
+  CHECK(StringAt(core, "metadata.resourceVersion") ==
+        StringAt(Json(replaced.body), "metadata.resourceVersion"));
+  CHECK(ItemCount(f, "/apis/events.k8s.io/v1/namespaces/default/events") == 1);
+  CHECK(ItemCount(f, "/api/v1/namespaces/default/events") == 1);
+}
+
+TEST_CASE("a watch through one events view sees events written through the other", "[testapi]") {
+  Fixture f;
+  std::string rv = std::to_string(f.store.current_resource_version());
+  HttpResponse core_watch =
+      f.Call("GET",
+             "/api/v1/namespaces/default/events?watch=1&fieldSelector=involvedObject.name%3Dweb&"
+             "resourceVersion=" +
+                 rv);
+  HttpResponse events_v1_watch =
+      f.Call("GET",
+             "/apis/events.k8s.io/v1/events?watch=1&allowWatchBookmarks=true&"
+             "fieldSelector=regarding.name%3Dweb&resourceVersion=" +
+                 rv);
+  REQUIRE(core_watch.stream);
+  REQUIRE(events_v1_watch.stream);
+  core_watch.stream->Start([] {});
+  events_v1_watch.stream->Start([] {});
+
+  REQUIRE(f.Call("POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+                 EventsV1Event("web.1", "uid-1"))
+              .status == 201);
+  REQUIRE(f.Call("POST", "/api/v1/namespaces/default/events",
+                 R"({"metadata":{"name":"web.2"},"involvedObject":{"kind":"Pod","name":"web",)"
+                 R"("namespace":"default"},"reason":"Pulled","message":"pulled"})")
+              .status == 201);
+
+  auto core_lines = Fixture::Drain(core_watch);
+  REQUIRE(core_lines.size() == 2);
+  auto added = Json(core_lines[0]);
+  CHECK(StringAt(added, "type") == "ADDED");
+  CHECK(StringAt(added, "object.apiVersion") == "v1");
+  CHECK(StringAt(added, "object.metadata.name") == "web.1");
+  CHECK(StringAt(added, "object.message") == "Successfully assigned default/web to n1");
+
+  auto events_v1_lines = Fixture::Drain(events_v1_watch);
+  REQUIRE(events_v1_lines.size() == 2);
+  added = Json(events_v1_lines[1]);
+  CHECK(StringAt(added, "type") == "ADDED");
+  CHECK(StringAt(added, "object.apiVersion") == "events.k8s.io/v1");
+  CHECK(StringAt(added, "object.metadata.name") == "web.2");
+  CHECK(StringAt(added, "object.note") == "pulled");
+  CHECK(StringAt(added, "object.regarding.name") == "web");
+}
+
 TEST_CASE("discovery lists resources with short names", "[testapi]") {
   Fixture f;
   auto core = Json(f.Call("GET", "/api/v1").body);
@@ -421,6 +598,25 @@ TEST_CASE("bearer tokens are required when configured", "[testapi]") {
   HttpRequest request{.method = "GET", .target = "/api/v1/pods", .authorization = "Bearer secret"};
   CHECK(f.api.Handle(request).status == 200);
   CHECK(f.Call("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("loading a cluster dump keeps the built-in namespaces and priority classes",
+          "[testapi]") {
+  Fixture f;
+  std::ifstream file(KUBESCHED_SOURCE_DIR "/examples/cluster.yaml");
+  std::stringstream text;
+  text << file.rdbuf();
+  REQUIRE(!text.str().empty());
+  const absl::Status loaded = f.api.LoadObjects(text.str(), "examples/cluster.yaml");
+  INFO(loaded.message());
+  REQUIRE(loaded.ok());
+  CHECK(f.Call("GET", "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical").status ==
+        200);
+  CHECK(f.store.Count(*FindResourceType("", "v1", "nodes")) == 20);
+  // Anything else that already exists is still an error, naming the file.
+  const absl::Status again = f.api.LoadObjects(text.str(), "examples/cluster.yaml");
+  CHECK(absl::IsAlreadyExists(again));
+  CHECK(absl::StrContains(again.message(), "examples/cluster.yaml"));
 }
 
 }  // namespace
