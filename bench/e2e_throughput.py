@@ -561,9 +561,9 @@ def main():
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=1, help="runs; the median is reported")
-    parser.add_argument("--build-dir", default=os.path.join(REPO, "build-release"),
+    parser.add_argument("--build-dir", default=os.path.join(REPO, "build"),
                         help="CMake build directory holding bin/kubesched and "
-                             "bin/kubesched-testapi (default: build-release)")
+                             "bin/kubesched-testapi (default: build, the README's Release build)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--timeout", type=float, default=300,
                         help="seconds allowed for binding every pod (default 300)")
