@@ -356,10 +356,24 @@ class Runner {
     });
   }
 
+  // Called on the main thread, or on the election thread when it wins the lease; never after
+  // Shutdown has taken the thread.
   void StartScheduling() {
+    std::lock_guard<std::mutex> lock(scheduling_mu_);
+    if (stop_.stop_requested()) return;
     leading_.store(true, std::memory_order_release);
     scheduling_thread_ =
         std::jthread([this] { SchedulingLoop(*scheduler_, leading_, stop_.get_token()); });
+  }
+
+  void StopScheduling() {
+    std::jthread thread;
+    {
+      std::lock_guard<std::mutex> lock(scheduling_mu_);
+      leading_.store(false, std::memory_order_release);
+      thread = std::move(scheduling_thread_);
+    }
+    if (thread.joinable()) thread.join();
   }
 
   void WaitForStop() {
@@ -371,8 +385,7 @@ class Runner {
 
   int Shutdown() {
     stop_.request_stop();
-    leading_.store(false, std::memory_order_release);
-    if (scheduling_thread_.joinable()) scheduling_thread_.join();
+    StopScheduling();
     if (lost_lease_) {
       // Another replica may already lead: exit now, as upstream does, rather than finish binds
       // and writes on behalf of a leadership we no longer hold.
@@ -414,7 +427,8 @@ class Runner {
   std::unique_ptr<HealthServer> health_;
   std::unique_ptr<LeaderElector> elector_;
   std::jthread election_thread_;
-  std::jthread scheduling_thread_;
+  std::mutex scheduling_mu_;
+  std::jthread scheduling_thread_;  // guarded by scheduling_mu_
 };
 
 }  // namespace
