@@ -7,24 +7,98 @@
 namespace kubesched::bench {
 namespace {
 
-// Upstream's node-default.yaml: 110 pods, 4 cpu, 32Gi.
-std::string Node(int index) {
+constexpr char kSetupNamespace[] = "sched-setup";
+constexpr char kTestNamespace[] = "sched-test";
+
+// Upstream's node-default.yaml: 110 pods, 4 cpu, 32Gi; labelNodePrepareStrategy adds the zone.
+std::string Node(int index, const std::vector<std::string>& zones) {
+  std::string labels = absl::StrCat(R"("kubernetes.io/hostname":"node-)", index, "\"");
+  if (!zones.empty()) {
+    absl::StrAppend(&labels, R"(,"topology.kubernetes.io/zone":")", zones[index % zones.size()],
+                    "\"");
+  }
   return absl::StrCat(
-      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-)", index,
-      R"(","labels":{"kubernetes.io/hostname":"node-)", index,
-      R"("}},"spec":{},"status":{"capacity":{"pods":"110","cpu":"4","memory":"32Gi"},)",
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-)", index, R"(","labels":{)",
+      labels, R"(}},"spec":{},"status":{"capacity":{"pods":"110","cpu":"4","memory":"32Gi"},)",
       R"("allocatable":{"pods":"110","cpu":"4","memory":"32Gi"}}})");
 }
 
-// Upstream's pod-default.yaml: one pause container requesting 100m cpu and 500Mi memory.
-std::string Pod(const std::string& name, const std::string& node_name) {
-  std::string spec = R"("schedulerName":"kubesched","containers":[{"name":"pause",)"
-                     R"("image":"registry.k8s.io/pause:3.10","resources":{"requests":)"
-                     R"({"cpu":"100m","memory":"500Mi"}}}])";
+// A pod-affinity term over both benchmark namespaces, as upstream's templates write it.
+std::string Term(const std::string& color, const std::string& topology_key) {
+  return absl::StrCat(R"({"labelSelector":{"matchLabels":{"color":")", color,
+                      R"("}},"topologyKey":")", topology_key, R"(","namespaces":[")",
+                      kTestNamespace, R"(",")", kSetupNamespace, R"("]})");
+}
+
+std::string Preferred(const std::string& term) {
+  return absl::StrCat(R"([{"weight":1,"podAffinityTerm":)", term, "}]");
+}
+
+// The labels and the spec fields (after the containers) that make each shape.
+struct ShapeParts {
+  std::string labels{};
+  std::string spec{};
+};
+
+ShapeParts PartsOf(PodShape shape) {
+  constexpr char kHostname[] = "kubernetes.io/hostname";
+  constexpr char kZone[] = "topology.kubernetes.io/zone";
+  switch (shape) {
+    case PodShape::kDefault:
+      return {};
+    case PodShape::kRequiredAntiAffinity:
+      return {R"({"color":"green"})",
+              absl::StrCat(R"(,"affinity":{"podAntiAffinity":{)",
+                           R"("requiredDuringSchedulingIgnoredDuringExecution":[)",
+                           Term("green", kHostname), "]}}")};
+    case PodShape::kRequiredAffinity:
+      return {R"({"color":"blue"})",
+              absl::StrCat(R"(,"affinity":{"podAffinity":{)",
+                           R"("requiredDuringSchedulingIgnoredDuringExecution":[)",
+                           Term("blue", kZone), "]}}")};
+    case PodShape::kPreferredAffinity:
+      return {R"({"color":"red"})",
+              absl::StrCat(R"(,"affinity":{"podAffinity":{)",
+                           R"("preferredDuringSchedulingIgnoredDuringExecution":)",
+                           Preferred(Term("red", kHostname)), "}}")};
+    case PodShape::kPreferredAntiAffinity:
+      return {R"({"color":"yellow"})",
+              absl::StrCat(R"(,"affinity":{"podAntiAffinity":{)",
+                           R"("preferredDuringSchedulingIgnoredDuringExecution":)",
+                           Preferred(Term("yellow", kHostname)), "}}")};
+    case PodShape::kNodeAffinity:
+      return {"", absl::StrCat(R"(,"affinity":{"nodeAffinity":{)",
+                               R"("requiredDuringSchedulingIgnoredDuringExecution":)",
+                               R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":")", kZone,
+                               R"(","operator":"In","values":["zone1","zone2"]}]}]}}})")};
+    case PodShape::kTopologySpread:
+      return {R"({"color":"blue"})",
+              absl::StrCat(R"(,"topologySpreadConstraints":[{"maxSkew":5,"topologyKey":")", kZone,
+                           R"(","whenUnsatisfiable":"DoNotSchedule",)",
+                           R"("labelSelector":{"matchLabels":{"color":"blue"}}}])")};
+  }
+  return {};
+}
+
+std::string Pod(const std::string& name, const std::string& namespace_name, PodShape shape,
+                const std::string& node_name) {
+  const ShapeParts parts = PartsOf(shape);
+  std::string metadata =
+      absl::StrCat(R"("name":")", name, R"(","namespace":")", namespace_name, "\"");
+  if (!parts.labels.empty()) absl::StrAppend(&metadata, R"(,"labels":)", parts.labels);
+  std::string spec = absl::StrCat(R"("schedulerName":"kubesched","containers":[{"name":"pause",)"
+                                  R"("image":"registry.k8s.io/pause:3.10","resources":{"requests":)"
+                                  R"({"cpu":"100m","memory":"500Mi"}}}])",
+                                  parts.spec);
   if (!node_name.empty()) absl::StrAppend(&spec, R"(,"nodeName":")", node_name, "\"");
-  return absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name,
-                      R"(","namespace":"sched-perf"},"spec":{)", spec, R"(},"status":{"phase":")",
-                      node_name.empty() ? "Pending" : "Running", "\"}}");
+  return absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{)", metadata, R"(},"spec":{)",
+                      spec, R"(},"status":{"phase":")", node_name.empty() ? "Pending" : "Running",
+                      "\"}}");
+}
+
+std::string Namespace(const std::string& name) {
+  return absl::StrCat(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")", name,
+                      "\"}}");
 }
 
 void WriteList(const std::string& path, const std::vector<std::string>& items) {
@@ -40,23 +114,55 @@ void WriteList(const std::string& path, const std::vector<std::string>& items) {
 }  // namespace
 
 const std::vector<WorkloadSpec>& Workloads() {
+  using enum PodShape;
   static const auto* workloads = new std::vector<WorkloadSpec>{
-      {"SchedulingBasic", 5000, 1000, 10000},
+      {"SchedulingBasic", 5000, 1000, 10000, kDefault, kDefault, {}},
+      {"SchedulingPodAntiAffinity",
+       5000,
+       1000,
+       2000,
+       kRequiredAntiAffinity,
+       kRequiredAntiAffinity,
+       {}},
+      {"SchedulingPodAffinity", 5000, 5000, 5000, kRequiredAffinity, kRequiredAffinity, {"zone1"}},
+      {"SchedulingPreferredPodAffinity",
+       5000,
+       5000,
+       5000,
+       kPreferredAffinity,
+       kPreferredAffinity,
+       {}},
+      {"SchedulingPreferredPodAntiAffinity",
+       5000,
+       5000,
+       5000,
+       kPreferredAntiAffinity,
+       kPreferredAntiAffinity,
+       {}},
+      {"TopologySpreading",
+       5000,
+       5000,
+       5000,
+       kDefault,
+       kTopologySpread,
+       {"moon-1", "moon-2", "moon-3"}},
+      {"SchedulingNodeAffinity", 5000, 5000, 10000, kNodeAffinity, kNodeAffinity, {"zone1"}},
   };
   return *workloads;
 }
 
 GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) {
-  std::vector<std::string> cluster = {
-      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"sched-perf"}})"};
-  for (int i = 0; i < spec.nodes; ++i) cluster.push_back(Node(i));
-  // Initial pods are placed round-robin, as a scheduler spreading them would.
+  std::vector<std::string> cluster = {Namespace(kSetupNamespace), Namespace(kTestNamespace)};
+  for (int i = 0; i < spec.nodes; ++i) cluster.push_back(Node(i, spec.zones));
   for (int i = 0; i < spec.init_pods; ++i) {
-    cluster.push_back(Pod(absl::StrCat("init-pod-", i), absl::StrCat("node-", i % spec.nodes)));
+    cluster.push_back(Pod(absl::StrCat("init-pod-", i), kSetupNamespace, spec.init_shape,
+                          absl::StrCat("node-", i % spec.nodes)));
   }
   std::vector<std::string> workload;
   workload.reserve(spec.measured_pods);
-  for (int i = 0; i < spec.measured_pods; ++i) workload.push_back(Pod(absl::StrCat("pod-", i), ""));
+  for (int i = 0; i < spec.measured_pods; ++i) {
+    workload.push_back(Pod(absl::StrCat("pod-", i), kTestNamespace, spec.measured_shape, ""));
+  }
   GeneratedFiles files{absl::StrCat(directory, "/", spec.name, "-cluster.json"),
                        absl::StrCat(directory, "/", spec.name, "-workload.json")};
   WriteList(files.cluster_path, cluster);

@@ -10,22 +10,40 @@
 
 namespace kubesched::bench {
 
+// Upstream's pod templates (config/pod-*.yaml): each a pause container requesting 100m cpu and
+// 500Mi, plus what the name says.
+enum class PodShape {
+  kDefault,                // pod-default.yaml
+  kRequiredAntiAffinity,   // pod-with-pod-anti-affinity.yaml: one per hostname
+  kRequiredAffinity,       // pod-with-pod-affinity.yaml: together in a zone
+  kPreferredAffinity,      // pod-with-preferred-pod-affinity.yaml: by hostname, weight 1
+  kPreferredAntiAffinity,  // pod-with-preferred-pod-anti-affinity.yaml: by hostname, weight 1
+  kNodeAffinity,           // pod-with-node-affinity.yaml: zone in (zone1, zone2)
+  kTopologySpread,         // pod-with-topology-spreading.yaml: maxSkew 5 over zones
+};
+
 struct WorkloadSpec {
-  std::string name;
+  std::string name{};
   int nodes = 0;
   int init_pods = 0;
   int measured_pods = 0;
+  PodShape init_shape = PodShape::kDefault;
+  PodShape measured_shape = PodShape::kDefault;
+  // Values of topology.kubernetes.io/zone, given to nodes in turn; empty = no zone label.
+  std::vector<std::string> zones{};
 };
 
-// The workloads `kubesched_bench` knows, with upstream's sizes.
+// The workloads `kubesched_bench` knows, with upstream's sizes (the 5000-node performance cases).
 const std::vector<WorkloadSpec>& Workloads();
 
 struct GeneratedFiles {
-  std::string cluster_path;
-  std::string workload_path;
+  std::string cluster_path{};
+  std::string workload_path{};
 };
 
-// Writes the workload's cluster and workload files (JSON Lists) into `directory`.
+// Writes the workload's cluster and workload files (JSON Lists) into `directory`. Initial pods
+// are bound round-robin (one per node while there are fewer pods than nodes, which keeps every
+// shape's constraints satisfied); measured pods are pending.
 GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory);
 
 }  // namespace kubesched::bench
