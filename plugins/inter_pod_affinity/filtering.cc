@@ -1,8 +1,11 @@
 // InterPodAffinity PreFilter/Filter: required affinity and anti-affinity of the incoming pod, and
 // the required anti-affinity of the pods already running (symmetry).
 
+#include <cstdint>
 #include <memory>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/inter_pod_affinity/topology.h"
 
@@ -45,48 +48,84 @@ CycleState::Key PreFilterKey() {
   return key;
 }
 
-// Walks only the nodes that host pods with required anti-affinity.
+// Walks only the nodes that host pods with required anti-affinity, and their term groups: each
+// distinct term is matched against the incoming pod once.
 TopologyMap CountExistingAntiAffinity(const api::Pod& pod, const Snapshot& snapshot) {
   const api::LabelSet* namespace_labels = snapshot.NamespaceLabels(pod.meta.namespace_symbol);
+  absl::flat_hash_map<framework::TermId, bool> matches;
   TopologyMap counts;
   for (const NodeInfo* node : snapshot.nodes_with_required_anti_affinity_pods()) {
     if (node->node() == nullptr) continue;
     const api::LabelSet& labels = NodeLabels(*node);
-    for (const framework::PodInfoPtr& existing : node->pods_with_required_anti_affinity()) {
-      for (const framework::AffinityTerm& term : existing->required_anti_affinity) {
-        if (TermMatches(term, pod, namespace_labels)) {
-          AddToDomain(counts, labels, term.topology_key, 1);
-        }
-      }
+    for (const framework::TermGroupCount& group : node->term_groups()) {
+      if (group.kind != framework::TermKind::kRequiredAntiAffinity) continue;
+      auto [match, inserted] = matches.try_emplace(group.id, false);
+      if (inserted) match->second = TermMatches(*group.sample, pod, namespace_labels);
+      if (match->second) AddToDomain(counts, labels, group.sample->topology_key, group.count);
     }
   }
   return counts;
 }
 
-// Walks every pod on every node: any of them may be selected by the incoming pod's terms.
-void CountIncomingTerms(const PodInfo& pod, const Snapshot& snapshot, PreFilterState& state) {
-  ResolvedTerms affinity;
-  ResolvedTerms anti_affinity;
-  for (const auto& term : pod.required_affinity) affinity.Add(term, 0, snapshot);
-  for (const auto& term : pod.required_anti_affinity) anti_affinity.Add(term, 0, snapshot);
-  state.matches_own_affinity = affinity.MatchesAll(pod.get());
-  if (affinity.empty() && anti_affinity.empty()) return;
+// The incoming pod's required terms, matched once per label group (pods with the same namespace
+// and labels) rather than once per pod.
+class IncomingTermCounter {
+ public:
+  IncomingTermCounter(const PodInfo& pod, const Snapshot& snapshot) {
+    for (const auto& term : pod.required_affinity) affinity_.Add(term, 0, snapshot);
+    for (const auto& term : pod.required_anti_affinity) anti_affinity_.Add(term, 0, snapshot);
+  }
 
-  for (const NodeInfo* node : snapshot.nodes()) {
-    if (node->node() == nullptr) continue;
-    const api::LabelSet& labels = NodeLabels(*node);
-    for (const framework::PodInfoPtr& existing : node->pods()) {
-      if (affinity.MatchesAll(existing->get())) {
-        for (const auto& resolved : affinity.terms()) {
-          AddToDomain(state.affinity, labels, resolved.term->topology_key, 1);
+  bool empty() const { return affinity_.empty() && anti_affinity_.empty(); }
+  bool MatchesOwnAffinity(const api::Pod& pod) const { return affinity_.MatchesAll(pod); }
+
+  void CountNode(const NodeInfo& node, PreFilterState& state) {
+    const api::LabelSet& labels = NodeLabels(node);
+    for (const framework::LabelGroupCount& group : node.label_groups()) {
+      const Matches& match = MatchesOf(group);
+      if (match.all_affinity) {
+        for (const auto& resolved : affinity_.terms()) {
+          AddToDomain(state.affinity, labels, resolved.term->topology_key, group.count);
         }
       }
-      for (size_t i = 0; i < anti_affinity.terms().size(); ++i) {
-        if (anti_affinity.Matches(i, existing->get())) {
-          AddToDomain(state.anti_affinity, labels, anti_affinity.terms()[i].term->topology_key, 1);
+      for (size_t i = 0; i < anti_affinity_.terms().size(); ++i) {
+        if (match.anti_affinity[i] != 0) {
+          AddToDomain(state.anti_affinity, labels, anti_affinity_.terms()[i].term->topology_key,
+                      group.count);
         }
       }
     }
+  }
+
+ private:
+  struct Matches {
+    bool all_affinity = false;
+    absl::InlinedVector<uint8_t, 4> anti_affinity;  // [i]: anti-affinity term i selects the group
+  };
+
+  const Matches& MatchesOf(const framework::LabelGroupCount& group) {
+    auto [entry, inserted] = memo_.try_emplace(group.id);
+    if (!inserted) return entry->second;
+    const api::Pod& sample = group.sample->get();
+    entry->second.all_affinity = affinity_.MatchesAll(sample);
+    for (size_t i = 0; i < anti_affinity_.terms().size(); ++i) {
+      entry->second.anti_affinity.push_back(anti_affinity_.Matches(i, sample) ? 1 : 0);
+    }
+    return entry->second;
+  }
+
+  ResolvedTerms affinity_;
+  ResolvedTerms anti_affinity_;
+  absl::flat_hash_map<framework::LabelGroupId, Matches> memo_;
+};
+
+// Walks every node: any pod may be selected by the incoming pod's terms.
+void CountIncomingTerms(const PodInfo& pod, const Snapshot& snapshot, PreFilterState& state) {
+  IncomingTermCounter counter(pod, snapshot);
+  state.matches_own_affinity = counter.MatchesOwnAffinity(pod.get());
+  if (counter.empty()) return;
+  for (const NodeInfo* node : snapshot.nodes()) {
+    if (node->node() != nullptr) counter.CountNode(*node, state);
   }
 }
 

@@ -1,12 +1,14 @@
 // InterPodAffinity PreScore/Score/NormalizeScore, two-phase: PreScore visits the pods that matter
-// once and sums term weights per topology pair; Score only looks up the node's topology labels.
-// Cost: O(visited pods x terms + scored nodes x topology keys), never nodes x pods.
+// once, as their nodes' groups, and sums term weights per topology pair; Score only looks up the
+// node's topology labels. Cost: O(nodes x groups + distinct groups x terms) per pod, plus
+// scored nodes x topology keys; never nodes x pods.
 
 #include <algorithm>
 #include <limits>
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/inter_pod_affinity/topology.h"
 
@@ -21,6 +23,7 @@ using framework::Status;
 using inter_pod_affinity::AddToDomain;
 using inter_pod_affinity::NodeLabels;
 using inter_pod_affinity::PackPair;
+using inter_pod_affinity::ResolvedTerm;
 using inter_pod_affinity::ResolvedTerms;
 using inter_pod_affinity::TermMatches;
 using inter_pod_affinity::TopologyMap;
@@ -39,7 +42,10 @@ CycleState::Key PreScoreKey() {
   return key;
 }
 
-// Phase 1: the weights contributed by each existing pod, added to its node's domains.
+// Phase 1: the weights contributed by the existing pods, added to their nodes' domains. Pods are
+// visited as the node's groups (same namespace and labels; same term), and each selector is
+// evaluated once per group id for the whole cycle, so the cost grows with nodes and distinct
+// groups, not with pods.
 class WeightAccumulator {
  public:
   WeightAccumulator(const PodInfo& pod, const Snapshot& snapshot,
@@ -53,7 +59,9 @@ class WeightAccumulator {
     }
   }
 
-  void AddExistingPod(const PodInfo& existing, const api::LabelSet& node_labels);
+  // Adds the contributions of the pods on `node`: towards them from the incoming pod's
+  // preferred terms (when `incoming_terms`), and from their terms towards the incoming pod.
+  void AddNode(const NodeInfo& node, const api::LabelSet& node_labels, bool incoming_terms);
 
   // Whether any term matched on a node that has its topology key. Upstream skips scoring
   // otherwise, even if the contributions cancel out to zero.
@@ -61,46 +69,106 @@ class WeightAccumulator {
   std::unique_ptr<PreScoreState> TakeState();
 
  private:
-  // Existing pod's terms that select the incoming pod.
-  void AddSymmetric(const framework::AffinityTerm& term, int64_t weight,
-                    const api::LabelSet& node_labels) {
-    if (TermMatches(term, pod_, namespace_labels_)) Add(term, weight, node_labels);
-  }
-  void Add(const framework::AffinityTerm& term, int64_t weight, const api::LabelSet& labels) {
-    contributed_ |= AddToDomain(scores_, labels, term.topology_key, weight);
-  }
+  struct KeySum {
+    api::Symbol key = api::kEmptySymbol;
+    int64_t sum = 0;
+  };
+
+  void AddIncomingTerms(const framework::LabelGroupCount& group);
+  void AddReverseTerm(const framework::TermGroupCount& group);
+  bool IncomingTermMatches(const ResolvedTerms& terms, size_t i, uint64_t memo_base,
+                           const framework::LabelGroupCount& group);
+  // One node's sums per topology key, then added to that node's domains in one go.
+  void Collect(api::Symbol key, int64_t delta);
+  void Flush(const api::LabelSet& node_labels);
 
   const api::Pod& pod_;
   const api::LabelSet* namespace_labels_;  // of the incoming pod's namespace; null if unknown
   const config::InterPodAffinityArgs& args_;
   ResolvedTerms preferred_;
   ResolvedTerms preferred_anti_;
+  // (incoming term number << 32 | label group) -> matches; existing term id -> matches.
+  absl::flat_hash_map<uint64_t, bool> incoming_memo_;
+  absl::flat_hash_map<framework::TermId, bool> reverse_memo_;
+  std::vector<KeySum> node_sums_;
   TopologyMap scores_;
   bool contributed_ = false;
 };
 
-void WeightAccumulator::AddExistingPod(const PodInfo& existing, const api::LabelSet& node_labels) {
-  // The incoming pod's preferences towards the existing pod.
-  for (size_t i = 0; i < preferred_.terms().size(); ++i) {
-    const auto& t = preferred_.terms()[i];
-    if (preferred_.Matches(i, existing.get())) Add(*t.term, t.weight, node_labels);
+void WeightAccumulator::AddNode(const NodeInfo& node, const api::LabelSet& node_labels,
+                                bool incoming_terms) {
+  if (incoming_terms) {
+    for (const framework::LabelGroupCount& group : node.label_groups()) AddIncomingTerms(group);
   }
-  for (size_t i = 0; i < preferred_anti_.terms().size(); ++i) {
-    const auto& t = preferred_anti_.terms()[i];
-    if (preferred_anti_.Matches(i, existing.get())) Add(*t.term, -t.weight, node_labels);
-  }
-  // Symmetry: the existing pod's terms towards the incoming pod. Its required affinity counts
-  // as a preference of hardPodAffinityWeight, so pods that need each other attract.
-  if (args_.hard_pod_affinity_weight > 0) {
-    for (const auto& term : existing.required_affinity) {
-      AddSymmetric(term, args_.hard_pod_affinity_weight, node_labels);
+  for (const framework::TermGroupCount& group : node.term_groups()) AddReverseTerm(group);
+  Flush(node_labels);
+}
+
+void WeightAccumulator::AddIncomingTerms(const framework::LabelGroupCount& group) {
+  const size_t affinity_terms = preferred_.terms().size();
+  for (size_t i = 0; i < affinity_terms; ++i) {
+    if (IncomingTermMatches(preferred_, i, 0, group)) {
+      const ResolvedTerm& t = preferred_.terms()[i];
+      Collect(t.term->topology_key, int64_t{t.weight} * group.count);
     }
   }
-  if (args_.ignore_preferred_terms_of_existing_pods) return;
-  for (const auto& t : existing.preferred_affinity) AddSymmetric(t.term, t.weight, node_labels);
-  for (const auto& t : existing.preferred_anti_affinity) {
-    AddSymmetric(t.term, -t.weight, node_labels);
+  for (size_t i = 0; i < preferred_anti_.terms().size(); ++i) {
+    if (IncomingTermMatches(preferred_anti_, i, affinity_terms, group)) {
+      const ResolvedTerm& t = preferred_anti_.terms()[i];
+      Collect(t.term->topology_key, -int64_t{t.weight} * group.count);
+    }
   }
+}
+
+// Symmetry: an existing pod's terms towards the incoming pod. Its required affinity counts as a
+// preference of hardPodAffinityWeight, so pods that need each other attract.
+void WeightAccumulator::AddReverseTerm(const framework::TermGroupCount& group) {
+  int64_t weight = 0;
+  switch (group.kind) {
+    case framework::TermKind::kRequiredAntiAffinity:
+      return;  // a filter matter only
+    case framework::TermKind::kRequiredAffinity:
+      if (args_.hard_pod_affinity_weight <= 0) return;
+      weight = args_.hard_pod_affinity_weight;
+      break;
+    case framework::TermKind::kPreferredAffinity:
+      if (args_.ignore_preferred_terms_of_existing_pods) return;
+      weight = group.weight;
+      break;
+    case framework::TermKind::kPreferredAntiAffinity:
+      if (args_.ignore_preferred_terms_of_existing_pods) return;
+      weight = -int64_t{group.weight};
+      break;
+  }
+  auto [memo, inserted] = reverse_memo_.try_emplace(group.id, false);
+  if (inserted) memo->second = TermMatches(*group.sample, pod_, namespace_labels_);
+  if (memo->second) Collect(group.sample->topology_key, weight * group.count);
+}
+
+bool WeightAccumulator::IncomingTermMatches(const ResolvedTerms& terms, size_t i,
+                                            uint64_t memo_base,
+                                            const framework::LabelGroupCount& group) {
+  const uint64_t memo_key = ((memo_base + i) << 32) | group.id;
+  auto [memo, inserted] = incoming_memo_.try_emplace(memo_key, false);
+  if (inserted) memo->second = terms.Matches(i, group.sample->get());
+  return memo->second;
+}
+
+void WeightAccumulator::Collect(api::Symbol key, int64_t delta) {
+  for (KeySum& entry : node_sums_) {
+    if (entry.key == key) {
+      entry.sum += delta;
+      return;
+    }
+  }
+  node_sums_.push_back({key, delta});
+}
+
+void WeightAccumulator::Flush(const api::LabelSet& node_labels) {
+  for (const KeySum& entry : node_sums_) {
+    contributed_ |= AddToDomain(scores_, node_labels, entry.key, entry.sum);
+  }
+  node_sums_.clear();
 }
 
 std::unique_ptr<PreScoreState> WeightAccumulator::TakeState() {
@@ -131,10 +199,7 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod, const S
   for (const NodeInfo* node : nodes) {
     const api::LabelSet& labels = NodeLabels(*node);
     if (labels.empty()) continue;  // no topology domain: nothing to add (and no Node object)
-    const auto& pods = has_preferred ? node->pods() : node->pods_with_affinity();
-    for (const framework::PodInfoPtr& existing : pods) {
-      accumulator.AddExistingPod(*existing, labels);
-    }
+    accumulator.AddNode(*node, labels, has_preferred);
   }
   if (!accumulator.contributed()) return Status::Skip();
   state.Write(PreScoreKey(), accumulator.TakeState());

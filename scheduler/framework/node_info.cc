@@ -43,6 +43,39 @@ bool RemoveByIdentity(std::vector<PodInfoPtr>& pods, const PodInfo* pod) {
   return false;
 }
 
+// Calls fn(const AffinityTerm&, TermKind, weight) for each pod (anti-)affinity term of `pod`.
+template <typename Fn>
+void ForEachTerm(const PodInfo& pod, Fn&& fn) {
+  for (const AffinityTerm& term : pod.required_affinity) fn(term, TermKind::kRequiredAffinity, 0);
+  for (const AffinityTerm& term : pod.required_anti_affinity) {
+    fn(term, TermKind::kRequiredAntiAffinity, 0);
+  }
+  for (const auto& t : pod.preferred_affinity) fn(t.term, TermKind::kPreferredAffinity, t.weight);
+  for (const auto& t : pod.preferred_anti_affinity) {
+    fn(t.term, TermKind::kPreferredAntiAffinity, t.weight);
+  }
+}
+
+bool SameGroup(const TermGroupCount& group, const AffinityTerm& term, TermKind kind,
+               int32_t weight) {
+  return group.id == term.id && group.kind == kind && group.weight == weight;
+}
+
+// A term of `pod` in `group`, or null.
+const AffinityTerm* TermOfGroup(const PodInfo& pod, const TermGroupCount& group) {
+  const AffinityTerm* found = nullptr;
+  ForEachTerm(pod, [&](const AffinityTerm& term, TermKind kind, int32_t weight) {
+    if (found == nullptr && SameGroup(group, term, kind, weight)) found = &term;
+  });
+  return found;
+}
+
+template <typename T>
+void SwapRemove(std::vector<T>& items, size_t i) {
+  items[i] = std::move(items.back());
+  items.pop_back();
+}
+
 }  // namespace
 
 void HostPorts::Add(std::string_view ip, api::Protocol protocol, int32_t port) {
@@ -99,8 +132,63 @@ void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
   });
   if (pod->HasAffinity()) pods_with_affinity_.push_back(pod);
   if (pod->HasRequiredAntiAffinity()) pods_with_required_anti_affinity_.push_back(pod);
+  AddToGroups(*pod);
   pods_.push_back(std::move(pod));
   generation_ = generation;
+}
+
+void NodeInfo::AddToGroups(const PodInfo& pod) {
+  auto label_group = std::find_if(label_groups_.begin(), label_groups_.end(),
+                                  [&pod](const auto& g) { return g.id == pod.label_group; });
+  if (label_group == label_groups_.end()) {
+    label_groups_.push_back({.id = pod.label_group, .count = 1, .sample = &pod});
+  } else {
+    ++label_group->count;
+  }
+  ForEachTerm(pod, [this](const AffinityTerm& term, TermKind kind, int32_t weight) {
+    auto group = std::find_if(term_groups_.begin(), term_groups_.end(),
+                              [&](const auto& g) { return SameGroup(g, term, kind, weight); });
+    if (group == term_groups_.end()) {
+      term_groups_.push_back(
+          {.id = term.id, .kind = kind, .weight = weight, .count = 1, .sample = &term});
+    } else {
+      ++group->count;
+    }
+  });
+}
+
+// `pod` has left pods_ already; samples that pointed into it move to another pod of the group.
+void NodeInfo::RemoveFromGroups(const PodInfo& pod) {
+  for (size_t i = 0; i < label_groups_.size(); ++i) {
+    LabelGroupCount& group = label_groups_[i];
+    if (group.id != pod.label_group) continue;
+    if (--group.count == 0) {
+      SwapRemove(label_groups_, i);
+    } else if (group.sample == &pod) {
+      auto other = std::find_if(pods_.begin(), pods_.end(), [&group](const PodInfoPtr& p) {
+        return p->label_group == group.id;
+      });
+      group.sample = other->get();  // count > 0: another pod of the group is on the node
+    }
+    break;
+  }
+  ForEachTerm(pod, [&](const AffinityTerm& term, TermKind kind, int32_t weight) {
+    for (size_t i = 0; i < term_groups_.size(); ++i) {
+      TermGroupCount& group = term_groups_[i];
+      if (!SameGroup(group, term, kind, weight)) continue;
+      if (--group.count == 0) {
+        SwapRemove(term_groups_, i);
+      } else if (group.sample == &term) {
+        for (const PodInfoPtr& other : pods_with_affinity_) {
+          if (const AffinityTerm* found = TermOfGroup(*other, group)) {
+            group.sample = found;
+            break;
+          }
+        }
+      }
+      return;
+    }
+  });
 }
 
 absl::Status NodeInfo::RemovePod(std::string_view pod_key, int64_t generation) {
@@ -115,6 +203,7 @@ absl::Status NodeInfo::RemovePod(std::string_view pod_key, int64_t generation) {
   pods_.pop_back();
   RemoveByIdentity(pods_with_affinity_, pod.get());
   RemoveByIdentity(pods_with_required_anti_affinity_, pod.get());
+  RemoveFromGroups(*pod);
   requested_.Subtract(pod->requests);
   non_zero_requested_.Subtract(pod->non_zero_requests);
   ForEachHostPort(pod->get(), [this](const api::ContainerPort& port) {

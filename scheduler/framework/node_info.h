@@ -29,6 +29,31 @@ class HostPorts {
   std::vector<Entry> entries_;
 };
 
+// Pods of one node that look alike to any label selector (same namespace and labels), counted,
+// so that a plugin matches a selector once per group rather than once per pod.
+struct LabelGroupCount {
+  LabelGroupId id = 0;
+  int32_t count = 0;
+  const PodInfo* sample = nullptr;  // one pod of the group, for matching; owned by pods()
+};
+
+// The pod (anti-)affinity terms of the pods on one node, which InterPodAffinity applies in
+// reverse (an existing pod's terms that may select the incoming pod), grouped by content, kind
+// and weight and counted.
+enum class TermKind : uint8_t {
+  kRequiredAffinity,
+  kRequiredAntiAffinity,
+  kPreferredAffinity,
+  kPreferredAntiAffinity
+};
+struct TermGroupCount {
+  TermId id = 0;
+  TermKind kind = TermKind::kRequiredAffinity;
+  int32_t weight = 0;  // of a preferred term; 0 for a required one
+  int32_t count = 0;
+  const AffinityTerm* sample = nullptr;  // the term of one pod of the group; owned by pods()
+};
+
 // The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
 // the sums derived from them. Owned by the cache; snapshots hold copies that are updated in place
 // when the generation moves on.
@@ -46,6 +71,8 @@ class NodeInfo {
   const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
     return pods_with_required_anti_affinity_;
   }
+  const std::vector<LabelGroupCount>& label_groups() const { return label_groups_; }
+  const std::vector<TermGroupCount>& term_groups() const { return term_groups_; }
 
   const api::ResourceList& allocatable() const { return allocatable_; }
   // Sum of the real requests of the pods on the node.
@@ -64,11 +91,16 @@ class NodeInfo {
   absl::Status RemovePod(std::string_view pod_key, int64_t generation);
 
  private:
+  void AddToGroups(const PodInfo& pod);
+  void RemoveFromGroups(const PodInfo& pod);
+
   std::shared_ptr<const api::Node> node_;
   std::string name_;
   std::vector<PodInfoPtr> pods_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
+  std::vector<LabelGroupCount> label_groups_;
+  std::vector<TermGroupCount> term_groups_;
   api::ResourceList allocatable_;
   api::ResourceList requested_;
   api::ResourceList non_zero_requested_;

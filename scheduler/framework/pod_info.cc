@@ -50,6 +50,7 @@ AffinityTerm CompileTerm(const api::PodAffinityTerm& term, api::Symbol own_names
   if (term.namespaces.empty() && !term.namespace_selector.has_value()) {
     compiled.namespaces.insert(own_namespace);
   }
+  compiled.id = InternTerm(compiled);
   return compiled;
 }
 
@@ -82,6 +83,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority) {
   auto info = std::make_shared<PodInfo>();
   info->key = pod->Key();
   info->priority = priority;
+  info->label_group = InternLabelGroup(pod->meta.namespace_symbol, pod->meta.labels);
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);
   info->non_zero_requests = PodRequests(pod->spec, /*non_zero=*/true);
   if (pod->spec.affinity.has_value()) {

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/framework/pod_groups.h"
 
 namespace kubesched::framework {
 
@@ -17,6 +18,9 @@ struct AffinityTerm {
   absl::flat_hash_set<api::Symbol> namespaces;
   std::optional<api::LabelSelector> namespace_selector;  // present and empty: all namespaces
   api::Symbol topology_key = api::kEmptySymbol;
+  // Equal for terms with equal content (set by MakePodInfo); a copy whose namespaces are changed
+  // afterwards must not be looked up by it.
+  TermId id = 0;
 
   // Whether `pod` (whose namespace carries `namespace_labels`, null if unknown) is selected.
   bool Matches(const api::Pod& pod, const api::LabelSet* namespace_labels) const;
@@ -34,6 +38,8 @@ struct PodInfo {
   std::shared_ptr<const api::Pod> pod;
   std::string key;  // "namespace/name"
   int32_t priority = 0;
+  // Shared by every pod with the same namespace and labels: what selectors see of a pod.
+  LabelGroupId label_group = 0;
 
   // Effective requests: max(sum of containers + sidecars, each init container + preceding
   // sidecars) + overhead, per resource (upstream's PodRequests).

@@ -173,8 +173,7 @@ TEST_CASE("removing one of two identical host ports keeps the other", "[core]") 
   CHECK(ports.empty());
 }
 
-TEST_CASE("host ports of sidecars count while those of ordinary init containers do not",
-          "[core]") {
+TEST_CASE("host ports of sidecars count while those of ordinary init containers do not", "[core]") {
   api::Pod pod = PodBuilder("p").Container({}).Build();
   api::Container init;
   init.name = "setup";
@@ -188,6 +187,76 @@ TEST_CASE("host ports of sidecars count while those of ordinary init containers 
   info.AddPod(MakePodInfo(std::make_shared<const api::Pod>(pod), 0), 1);
   CHECK_FALSE(info.used_ports().Conflicts("", api::Protocol::kTCP, 8080));
   CHECK(info.used_ports().Conflicts("", api::Protocol::kTCP, 9090));
+}
+
+TEST_CASE("pods with the same namespace and labels form one counted group", "[core]") {
+  NodeInfo node;
+  const PodInfoPtr a = Info(PodBuilder("a").Label("app", "web").NodeName("n"));
+  const PodInfoPtr b = Info(PodBuilder("b").Label("app", "web").NodeName("n"));
+  const PodInfoPtr other_labels = Info(PodBuilder("c").Label("app", "db").NodeName("n"));
+  const PodInfoPtr other_namespace =
+      Info(PodBuilder("d", "prod").Label("app", "web").NodeName("n"));
+  CHECK(a->label_group == b->label_group);
+  CHECK(a->label_group != other_labels->label_group);
+  CHECK(a->label_group != other_namespace->label_group);
+  for (const auto& pod : {a, b, other_labels, other_namespace}) node.AddPod(pod, 1);
+  REQUIRE(node.label_groups().size() == 3);
+  const auto group_of = [&node](const PodInfoPtr& pod) {
+    for (const auto& group : node.label_groups()) {
+      if (group.id == pod->label_group) return group;
+    }
+    FAIL("no group");
+    return framework::LabelGroupCount{};
+  };
+  CHECK(group_of(a).count == 2);
+  CHECK(group_of(a).sample == a.get());
+
+  // The sample leaves: the other pod of the group stands in; the last one takes the group away.
+  REQUIRE(node.RemovePod("default/a", 2).ok());
+  CHECK(group_of(b).count == 1);
+  CHECK(group_of(b).sample == b.get());
+  REQUIRE(node.RemovePod("default/b", 3).ok());
+  CHECK(node.label_groups().size() == 2);
+}
+
+TEST_CASE("affinity terms are grouped by content, kind and weight", "[core]") {
+  NodeInfo node;
+  const PodInfoPtr anti_1 = Info(PodBuilder("anti-1").Affinity(RequiredAntiAffinity()));
+  const PodInfoPtr anti_2 = Info(PodBuilder("anti-2").Affinity(RequiredAntiAffinity()));
+  const PodInfoPtr preferred = Info(PodBuilder("preferred").Affinity(PreferredAffinity()));
+  const PodInfoPtr anti_elsewhere =
+      Info(PodBuilder("anti-3", "prod").Affinity(RequiredAntiAffinity()));
+  // The term's namespaces default to the owner's: same text, other namespace, other content.
+  CHECK(anti_1->required_anti_affinity[0].id == anti_2->required_anti_affinity[0].id);
+  CHECK(anti_1->required_anti_affinity[0].id != anti_elsewhere->required_anti_affinity[0].id);
+  for (const auto& pod : {anti_1, anti_2, preferred, anti_elsewhere}) node.AddPod(pod, 1);
+  REQUIRE(node.term_groups().size() == 3);
+  int64_t anti_count = 0;
+  for (const auto& group : node.term_groups()) {
+    if (group.id != anti_1->required_anti_affinity[0].id) continue;
+    CHECK(group.kind == framework::TermKind::kRequiredAntiAffinity);
+    CHECK(group.sample == &anti_1->required_anti_affinity[0]);
+    anti_count = group.count;
+  }
+  CHECK(anti_count == 2);
+  for (const auto& group : node.term_groups()) {
+    if (group.kind != framework::TermKind::kPreferredAffinity) continue;
+    CHECK(group.weight == 1);
+    CHECK(group.count == 1);
+  }
+
+  REQUIRE(node.RemovePod("default/anti-1", 2).ok());
+  for (const auto& group : node.term_groups()) {
+    if (group.id == anti_2->required_anti_affinity[0].id) {
+      CHECK(group.count == 1);
+      CHECK(group.sample == &anti_2->required_anti_affinity[0]);
+    }
+  }
+  for (const char* key : {"default/anti-2", "default/preferred", "prod/anti-3"}) {
+    REQUIRE(node.RemovePod(key, 3).ok());
+  }
+  CHECK(node.term_groups().empty());
+  CHECK(node.label_groups().empty());
 }
 
 }  // namespace
