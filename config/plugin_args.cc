@@ -42,6 +42,7 @@ std::optional<ScoringStrategyType> ParseStrategyType(std::string_view type) {
   if (type == "LeastAllocated") return ScoringStrategyType::kLeastAllocated;
   if (type == "MostAllocated") return ScoringStrategyType::kMostAllocated;
   if (type == "RequestedToCapacityRatio") return ScoringStrategyType::kRequestedToCapacityRatio;
+  if (type == "Watermark") return ScoringStrategyType::kWatermark;
   return std::nullopt;
 }
 
@@ -116,9 +117,29 @@ void DecodeShape(Reader& r, const YAML::Node& ratio, std::string_view ratio_path
   if (r.ok()) *out = std::move(points);
 }
 
+// scoringStrategy.watermark: optional for type Watermark (defaults high 0.85, low 0.80), refused
+// for the other types; 0 < low <= high <= 1.
+void DecodeWatermark(Reader& r, const YAML::Node& node, std::string_view path, bool wanted,
+                     WatermarkThresholds* out) {
+  if (!HasValue(node)) return;
+  if (!wanted) {
+    r.Fail(path, "must not be set unless type is Watermark");
+    return;
+  }
+  if (!r.Map(node, path, {"high", "low"})) return;
+  r.Double(Get(node, "high"), Field(path, "high"), &out->high);
+  r.Double(Get(node, "low"), Field(path, "low"), &out->low);
+  if (!r.ok()) return;
+  if (!(out->high > 0 && out->high <= 1)) {
+    r.Fail(Field(path, "high"), "must be in (0, 1]");
+  } else if (!(out->low > 0 && out->low <= out->high)) {
+    r.Fail(Field(path, "low"), "must be in (0, high]");
+  }
+}
+
 void DecodeScoringStrategy(Reader& r, const YAML::Node& node, std::string_view path,
                            ScoringStrategy* out) {
-  if (!r.Map(node, path, {"type", "resources", "requestedToCapacityRatio"})) return;
+  if (!r.Map(node, path, {"type", "resources", "requestedToCapacityRatio", "watermark"})) return;
   std::string type;
   r.String(Get(node, "type"), Field(path, "type"), &type);
   // Upstream defaults the type only when the whole strategy is absent; kubesched also reads a
@@ -127,8 +148,8 @@ void DecodeScoringStrategy(Reader& r, const YAML::Node& node, std::string_view p
     const std::optional<ScoringStrategyType> parsed = ParseStrategyType(type);
     if (!parsed.has_value()) {
       r.Fail(Field(path, "type"), "unknown type " + Quote(type) +
-                                      "; want LeastAllocated, MostAllocated or "
-                                      "RequestedToCapacityRatio");
+                                      "; want LeastAllocated, MostAllocated, "
+                                      "RequestedToCapacityRatio or Watermark");
       return;
     }
     out->type = *parsed;
@@ -145,6 +166,8 @@ void DecodeScoringStrategy(Reader& r, const YAML::Node& node, std::string_view p
   } else if (wants_ratio) {
     DecodeShape(r, ratio, ratio_path, &out->shape);
   }
+  DecodeWatermark(r, Get(node, "watermark"), Field(path, "watermark"),
+                  out->type == ScoringStrategyType::kWatermark, &out->watermark);
 }
 
 void ValidateIgnoredResources(Reader& r, const NodeResourcesFitArgs& args, std::string_view path) {
@@ -223,6 +246,134 @@ absl::StatusOr<PluginArgs> DecodeInterPodAffinityArgs(const YAML::Node& node,
          &args.ignore_preferred_terms_of_existing_pods);
   if (!r.ok()) return r.status();
   return PluginArgs(args);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PodTopologySpread
+
+std::optional<api::NodeInclusionPolicy> ParseInclusionPolicy(std::string_view text) {
+  if (text == "Honor") return api::NodeInclusionPolicy::kHonor;
+  if (text == "Ignore") return api::NodeInclusionPolicy::kIgnore;
+  return std::nullopt;
+}
+
+void DecodeInclusionPolicy(Reader& r, const YAML::Node& node, std::string_view path,
+                           std::optional<api::NodeInclusionPolicy>* out) {
+  std::string text;
+  r.String(node, path, &text);
+  if (!r.ok() || !HasValue(node)) return;
+  *out = ParseInclusionPolicy(text);
+  if (!out->has_value()) {
+    r.Fail(path, "unsupported value " + Quote(text) + "; want Honor or Ignore");
+  }
+}
+
+void DecodeWhenUnsatisfiable(Reader& r, const YAML::Node& node, std::string_view path,
+                             api::UnsatisfiableConstraintAction* out) {
+  std::string text;
+  r.String(node, path, &text);
+  if (!r.ok()) return;
+  if (text == "DoNotSchedule") {
+    *out = api::UnsatisfiableConstraintAction::kDoNotSchedule;
+  } else if (text == "ScheduleAnyway") {
+    *out = api::UnsatisfiableConstraintAction::kScheduleAnyway;
+  } else {
+    r.Fail(path, "unsupported value " + Quote(text) + "; want DoNotSchedule or ScheduleAnyway");
+  }
+}
+
+// One defaultConstraints entry, with upstream's checks (ValidatePodTopologySpreadArgs) plus
+// minDomains > 0 and valid matchLabelKeys, which upstream checks only on pods.
+void DecodeDefaultConstraint(Reader& r, const YAML::Node& node, std::string_view path,
+                             api::TopologySpreadConstraint* out) {
+  if (!r.Map(node, path,
+             {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains",
+              "nodeAffinityPolicy", "nodeTaintsPolicy", "matchLabelKeys"})) {
+    return;
+  }
+  out->max_skew = 0;  // required
+  r.Int32(Get(node, "maxSkew"), Field(path, "maxSkew"), &out->max_skew);
+  if (r.ok() && out->max_skew <= 0) {
+    r.Fail(Field(path, "maxSkew"), absl::StrCat("must be greater than zero, got ", out->max_skew));
+  }
+  std::string key;
+  r.String(Get(node, "topologyKey"), Field(path, "topologyKey"), &key);
+  if (r.ok() && key.empty()) r.Fail(Field(path, "topologyKey"), "required");
+  if (r.ok() && !api::IsValidLabelKey(key)) {
+    r.Fail(Field(path, "topologyKey"), Quote(key) + " is not a valid label key");
+  }
+  out->topology_key = api::Intern(key);
+  DecodeWhenUnsatisfiable(r, Get(node, "whenUnsatisfiable"), Field(path, "whenUnsatisfiable"),
+                          &out->when_unsatisfiable);
+  if (r.ok() && HasValue(Get(node, "labelSelector"))) {
+    r.Fail(Field(path, "labelSelector"), "must not be set: the selector is deduced for each pod");
+  }
+  int32_t min_domains = 0;
+  r.Int32(Get(node, "minDomains"), Field(path, "minDomains"), &min_domains);
+  if (r.ok() && HasValue(Get(node, "minDomains"))) {
+    if (min_domains <= 0) {
+      r.Fail(Field(path, "minDomains"),
+             absl::StrCat("must be greater than zero, got ", min_domains));
+    }
+    out->min_domains = min_domains;
+  }
+  DecodeInclusionPolicy(r, Get(node, "nodeAffinityPolicy"), Field(path, "nodeAffinityPolicy"),
+                        &out->node_affinity_policy);
+  DecodeInclusionPolicy(r, Get(node, "nodeTaintsPolicy"), Field(path, "nodeTaintsPolicy"),
+                        &out->node_taints_policy);
+  std::vector<std::string> keys;
+  r.StringList(Get(node, "matchLabelKeys"), Field(path, "matchLabelKeys"), &keys);
+  for (size_t i = 0; r.ok() && i < keys.size(); ++i) {
+    if (!api::IsValidLabelKey(keys[i])) {
+      r.Fail(Index(Field(path, "matchLabelKeys"), i), Quote(keys[i]) + " is not a valid label key");
+    }
+    out->match_label_keys.push_back(api::Intern(keys[i]));
+  }
+}
+
+void DecodeDefaultConstraints(Reader& r, const YAML::Node& node, std::string_view path,
+                              std::vector<api::TopologySpreadConstraint>* out) {
+  if (!r.List(node, path) || !HasValue(node)) return;
+  for (const YAML::Node& item : node) {
+    const std::string item_path = Index(path, out->size());
+    api::TopologySpreadConstraint constraint;
+    DecodeDefaultConstraint(r, item, item_path, &constraint);
+    if (!r.ok()) return;
+    for (const api::TopologySpreadConstraint& earlier : *out) {
+      if (earlier.topology_key == constraint.topology_key &&
+          earlier.when_unsatisfiable == constraint.when_unsatisfiable) {
+        r.Fail(item_path, "duplicate {topologyKey, whenUnsatisfiable} pair");
+        return;
+      }
+    }
+    out->push_back(std::move(constraint));
+  }
+}
+
+absl::StatusOr<PluginArgs> DecodePodTopologySpreadArgs(const YAML::Node& node,
+                                                       std::string_view path) {
+  Reader r;
+  PodTopologySpreadArgs args;
+  if (!r.Map(node, path, {"apiVersion", "kind", "defaultConstraints", "defaultingType"})) {
+    return r.status();
+  }
+  CheckTypeMeta(r, node, path, "PodTopologySpreadArgs", /*required=*/false);
+  DecodeDefaultConstraints(r, Get(node, "defaultConstraints"), Field(path, "defaultConstraints"),
+                           &args.default_constraints);
+  // v1 defaults an absent defaultingType to System, even next to defaultConstraints (which then
+  // fail validation, as upstream).
+  std::string type;
+  const std::string type_path = Field(path, "defaultingType");
+  r.String(Get(node, "defaultingType"), type_path, &type);
+  if (r.ok() && type == "List") {
+    args.defaulting_type = SpreadDefaultingType::kList;
+  } else if (r.ok() && !type.empty() && type != "System") {
+    r.Fail(type_path, "unsupported value " + Quote(type) + "; want System or List");
+  } else if (r.ok() && !args.default_constraints.empty()) {
+    r.Fail(type_path, "must be List when defaultConstraints are not empty");
+  }
+  if (!r.ok()) return r.status();
+  return PluginArgs(std::move(args));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,6 +503,7 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
     }
     if (plugin_name == names::kNodeAffinity) return DecodeNodeAffinityArgs(args, path);
     if (plugin_name == names::kInterPodAffinity) return DecodeInterPodAffinityArgs(args, path);
+    if (plugin_name == names::kPodTopologySpread) return DecodePodTopologySpreadArgs(args, path);
     return DecodeNoArgs(args, path);
   } catch (const std::exception& e) {
     // yaml-cpp throws on misuse; no exception may leave config/.
@@ -376,6 +528,7 @@ PluginArgs DefaultPluginArgs(std::string_view plugin_name) {
   if (plugin_name == names::kNodeResourcesBalancedAllocation) return BalancedAllocationArgs();
   if (plugin_name == names::kNodeAffinity) return NodeAffinityArgs();
   if (plugin_name == names::kInterPodAffinity) return InterPodAffinityArgs();
+  if (plugin_name == names::kPodTopologySpread) return PodTopologySpreadArgs();
   return std::monostate();
 }
 

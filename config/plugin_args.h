@@ -24,12 +24,27 @@ struct UtilizationShapePoint {
   int32_t score = 0;        // 0..10
 };
 
-enum class ScoringStrategyType { kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio };
+// kWatermark is a kubesched extension (not in upstream's v1 API).
+enum class ScoringStrategyType {
+  kLeastAllocated,
+  kMostAllocated,
+  kRequestedToCapacityRatio,
+  kWatermark,
+};
+
+// Thresholds on the cluster's allocated ratio for the Watermark strategy: spread (least
+// allocated) below `high`, stack (most allocated) from `high` on until the ratio drops below
+// `low`. 0 < low <= high <= 1.
+struct WatermarkThresholds {
+  double high = 0.85;  // high
+  double low = 0.80;   // low
+};
 
 struct ScoringStrategy {
-  ScoringStrategyType type = ScoringStrategyType::kLeastAllocated;  // type
+  ScoringStrategyType type = ScoringStrategyType::kLeastAllocated;      // type
   std::vector<ResourceWeight> resources = {{"cpu", 1}, {"memory", 1}};  // resources
   std::vector<UtilizationShapePoint> shape;  // requestedToCapacityRatio.shape
+  WatermarkThresholds watermark{};           // watermark (type Watermark only)
 };
 
 // NodeResourcesFitArgs
@@ -55,7 +70,18 @@ struct InterPodAffinityArgs {
   bool ignore_preferred_terms_of_existing_pods = false;  // ignorePreferredTermsOfExistingPods
 };
 
+// PodTopologySpreadArgs.defaultingType
+enum class SpreadDefaultingType { kSystem, kList };
+
+// PodTopologySpreadArgs
+struct PodTopologySpreadArgs {
+  // defaultConstraints: applied to pods without constraints of their own; never carry a
+  // labelSelector (it is deduced per pod). Ignored (and must be empty) with kSystem.
+  std::vector<api::TopologySpreadConstraint> default_constraints{};
+  SpreadDefaultingType defaulting_type = SpreadDefaultingType::kSystem;  // defaultingType
+};
+
 using PluginArgs = std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs,
-                                NodeAffinityArgs, InterPodAffinityArgs>;
+                                NodeAffinityArgs, InterPodAffinityArgs, PodTopologySpreadArgs>;
 
 }  // namespace kubesched::config

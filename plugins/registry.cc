@@ -9,6 +9,7 @@
 #include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 
@@ -27,6 +28,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kTaintToleration, NewTaintToleration},
       {names::kNodePorts, NewNodePorts},
       {names::kInterPodAffinity, NewInterPodAffinity},
+      {names::kPodTopologySpread, NewPodTopologySpread},
       {names::kDefaultBinder, NewDefaultBinder},
   };
   return *registry;

@@ -52,6 +52,26 @@ void Resources(Writer& w, const api::ResourceList& list) {
   w.EndObject();
 }
 
+// "watermark": {"mode", "allocatedRatio"}, or null when no profile uses the Watermark strategy.
+void Watermark(Writer& w, const std::optional<WatermarkReport>& watermark) {
+  Key(w, "watermark");
+  if (!watermark.has_value()) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  Field(w, "mode", std::string_view(watermark->mode));
+  Field(w, "allocatedRatio", watermark->allocated_ratio);
+  w.EndObject();
+}
+
+// The table's one-line form; empty without a Watermark strategy.
+std::string WatermarkLine(const std::optional<WatermarkReport>& watermark) {
+  if (!watermark.has_value()) return "";
+  return absl::StrFormat("watermark: %s (cluster allocated ratio %.4f)\n", watermark->mode,
+                         watermark->allocated_ratio);
+}
+
 void Summary(Writer& w, const SimulationReport& r) {
   Key(w, "summary");
   w.StartObject();
@@ -68,6 +88,7 @@ void Summary(Writer& w, const SimulationReport& r) {
   Field(w, "p90", r.attempt_latency.p90);
   Field(w, "p99", r.attempt_latency.p99);
   w.EndObject();
+  Watermark(w, r.watermark);
   w.EndObject();
 }
 
@@ -184,6 +205,7 @@ std::string SimulationTable(const SimulationReport& report) {
       report.pods, report.scheduled, report.unschedulable, report.skipped, report.preempted,
       report.seconds, report.pods_per_second, report.attempt_latency.p50 * 1e6,
       report.attempt_latency.p90 * 1e6, report.attempt_latency.p99 * 1e6);
+  out += WatermarkLine(report.watermark);
   return out;
 }
 
@@ -231,6 +253,7 @@ std::string ExplainJson(const ExplainReport& report) {
   w.EndArray();
   Field(w, "selected", report.selected);
   Field(w, "message", report.message);
+  Watermark(w, report.watermark);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
@@ -261,6 +284,7 @@ std::string ExplainTable(const ExplainReport& report) {
   } else {
     out += absl::StrCat("\nno node fits: ", report.message.value_or(""), "\n");
   }
+  out += WatermarkLine(report.watermark);
   return out;
 }
 

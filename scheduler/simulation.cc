@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "plugins/node_resources_fit/node_resources_fit.h"
 #include "scheduler/cluster/embedded_cluster.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/util/strings.h"
@@ -142,6 +143,42 @@ std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
   return nodes;
 }
 
+// The Watermark state of `fw`'s NodeResourcesFit, observed on the cache's current state (what the
+// next pod would be scored on; observing moves the kept mode exactly as that pod's PreScore
+// would). nullopt when `fw` is null or does not score with the Watermark strategy.
+std::optional<WatermarkReport> WatermarkOf(const runtime::Framework* fw, Scheduler& scheduler) {
+  if (fw == nullptr) return std::nullopt;
+  for (const auto& weighted : fw->score_plugins()) {
+    auto* fit = dynamic_cast<plugins::NodeResourcesFit*>(weighted.plugin);
+    if (fit == nullptr) continue;
+    framework::Snapshot snapshot;
+    scheduler.cache().UpdateSnapshot(&snapshot);
+    const auto status = fit->ObserveWatermark(snapshot);
+    if (!status.has_value()) return std::nullopt;
+    return WatermarkReport{std::string(plugins::NodeResourcesFit::ModeName(status->mode)),
+                           status->allocated_ratio};
+  }
+  return std::nullopt;
+}
+
+// The framework serving `scheduler_name`, found the way a pod of that name would find it.
+const runtime::Framework* ProfileFramework(const Scheduler& scheduler,
+                                           const std::string& scheduler_name) {
+  api::Pod probe;
+  probe.spec.scheduler_name = scheduler_name;
+  return scheduler.FrameworkFor(probe);
+}
+
+// The first profile, in configuration order, that uses the Watermark strategy.
+std::optional<WatermarkReport> FirstWatermark(Scheduler& scheduler,
+                                              const config::Configuration& config) {
+  for (const auto& profile : config.profiles) {
+    auto report = WatermarkOf(ProfileFramework(scheduler, profile.scheduler_name), scheduler);
+    if (report.has_value()) return report;
+  }
+  return std::nullopt;
+}
+
 void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& cluster,
                     const Scheduler& scheduler, const SimulationObserver& observer,
                     SimulationReport* report) {
@@ -270,6 +307,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
     report.preempted += static_cast<int>(preemption.victims.size());
   }
   report.nodes = NodeResults(*sim.scheduler);
+  report.watermark = FirstWatermark(*sim.scheduler, config);
   return report;
 }
 
@@ -316,6 +354,12 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   }
   if (explanation.selected != nullptr) report.selected = explanation.selected->name();
   if (!explanation.message.empty()) report.message = explanation.message;
+  // The profile Explain used: the pod's, else the first.
+  const runtime::Framework* fw = sim.scheduler->FrameworkFor(pod);
+  if (fw == nullptr && !config.profiles.empty()) {
+    fw = ProfileFramework(*sim.scheduler, config.profiles.front().scheduler_name);
+  }
+  report.watermark = WatermarkOf(fw, *sim.scheduler);
   return report;
 }
 

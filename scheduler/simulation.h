@@ -43,6 +43,13 @@ struct PreemptionResult {
   std::vector<std::string> victims;
 };
 
+// The NodeResourcesFit Watermark strategy's state on the final (simulate) or current (explain)
+// cluster: the mode the next pod would be scored in, and the cluster's allocated ratio.
+struct WatermarkReport {
+  std::string mode;            // "spread" or "stack"
+  double allocated_ratio = 0;  // see NodeResourcesFit's class comment for the formula
+};
+
 struct LatencySummary {
   double p50 = 0;
   double p90 = 0;
@@ -58,6 +65,9 @@ struct SimulationReport {
   double seconds = 0;
   double pods_per_second = 0;
   LatencySummary attempt_latency;
+  // Set when the first profile (in configuration order) that configures NodeResourcesFit with
+  // the Watermark strategy exists.
+  std::optional<WatermarkReport> watermark;
   std::vector<PodResult> pod_results;
   std::vector<PreemptionResult> preemptions;
   std::vector<NodeResult> nodes;
@@ -112,6 +122,8 @@ struct ExplainReport {
   std::vector<ExplainedNode> nodes;
   std::optional<std::string> selected;
   std::optional<std::string> message;  // FailedScheduling message when nothing fits
+  // Set when the pod's profile scores NodeResourcesFit with the Watermark strategy.
+  std::optional<WatermarkReport> watermark;
   std::vector<api::DecodeProblem> problems;
 };
 

@@ -44,6 +44,8 @@ using ScoreEntries = absl::InlinedVector<ScoreEntry, 8>;
 
 struct ScoreState final : framework::StateData {
   ScoreEntries entries;
+  // Never kWatermark: PreScore resolves it to the cycle's mode.
+  config::ScoringStrategyType strategy = config::ScoringStrategyType::kLeastAllocated;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<ScoreState>(*this);
   }
@@ -109,6 +111,12 @@ int64_t BrokenLinear(const std::vector<NodeResourcesFit::ShapePoint>& shape, int
   return shape.back().score;
 }
 
+config::ScoringStrategyType StrategyOf(NodeResourcesFit::WatermarkMode mode) {
+  return mode == NodeResourcesFit::WatermarkMode::kStack
+             ? config::ScoringStrategyType::kMostAllocated
+             : config::ScoringStrategyType::kLeastAllocated;
+}
+
 int64_t RatioResourceScore(const std::vector<NodeResourcesFit::ShapePoint>& shape,
                            int64_t requested, int64_t capacity) {
   constexpr int64_t kMaxUtilization = 100;
@@ -124,7 +132,8 @@ int64_t RatioResourceScore(const std::vector<NodeResourcesFit::ShapePoint>& shap
 NodeResourcesFit::NodeResourcesFit(const config::NodeResourcesFitArgs& args)
     : ignored_resources_(args.ignored_resources.begin(), args.ignored_resources.end()),
       ignored_groups_(args.ignored_resource_groups.begin(), args.ignored_resource_groups.end()),
-      strategy_(args.scoring_strategy.type) {
+      strategy_(args.scoring_strategy.type),
+      watermark_(args.scoring_strategy.watermark) {
   auto resources = args.scoring_strategy.resources;
   if (resources.empty()) resources = helper::DefaultResourceWeights();
   for (const config::ResourceWeight& r : resources) {
@@ -212,10 +221,14 @@ void BuildScoreEntries(const std::vector<NodeResourcesFit::ResourceWeight>& reso
 }  // namespace
 
 Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& pod,
-                                  const framework::Snapshot& /*snapshot*/,
+                                  const framework::Snapshot& snapshot,
                                   absl::Span<const framework::NodeInfo* const> /*feasible*/) {
   auto data = std::make_unique<ScoreState>();
   BuildScoreEntries(resources_, pod, &data->entries);
+  data->strategy = strategy_;
+  if (const auto watermark = ObserveWatermark(snapshot); watermark.has_value()) {
+    data->strategy = StrategyOf(watermark->mode);
+  }
   state.Write(ScoreKey(), std::move(data));
   return Status::Success();
 }
@@ -224,11 +237,14 @@ int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInf
                                 const framework::NodeInfo& node) const {
   ScoreEntries local;
   const ScoreEntries* entries = nullptr;
+  config::ScoringStrategyType strategy = strategy_;
   if (const auto* data = state.Read<ScoreState>(ScoreKey()); data != nullptr) {
     entries = &data->entries;
+    strategy = data->strategy;
   } else {
     BuildScoreEntries(resources_, pod, &local);
     entries = &local;
+    strategy = KeptStrategy();
   }
   int64_t node_score = 0;
   int64_t weight_sum = 0;
@@ -237,26 +253,27 @@ int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInf
     if (capacity == 0) continue;
     const int64_t requested =
         helper::NonZeroAmount(e.id, node.requested(), node.non_zero_requested()) + e.pod_request;
-    const int64_t resource_score = ResourceScore(requested, capacity);
+    const int64_t resource_score = ResourceScore(strategy, requested, capacity);
     // RequestedToCapacityRatio counts only resources with a positive score in the weighted mean.
-    if (strategy_ == config::ScoringStrategyType::kRequestedToCapacityRatio &&
-        resource_score <= 0) {
+    if (strategy == config::ScoringStrategyType::kRequestedToCapacityRatio && resource_score <= 0) {
       continue;
     }
     node_score += resource_score * e.weight;
     weight_sum += e.weight;
   }
   if (weight_sum == 0) return 0;
-  if (strategy_ == config::ScoringStrategyType::kRequestedToCapacityRatio) {
+  if (strategy == config::ScoringStrategyType::kRequestedToCapacityRatio) {
     // Rounded half away from zero, as Go's math.Round.
     return std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum));
   }
   return node_score / weight_sum;
 }
 
-int64_t NodeResourcesFit::ResourceScore(int64_t requested, int64_t capacity) const {
-  switch (strategy_) {
+int64_t NodeResourcesFit::ResourceScore(config::ScoringStrategyType strategy, int64_t requested,
+                                        int64_t capacity) const {
+  switch (strategy) {
     case config::ScoringStrategyType::kLeastAllocated:
+    case config::ScoringStrategyType::kWatermark:  // resolved before; spread is its default
       return LeastRequestedScore(requested, capacity);
     case config::ScoringStrategyType::kMostAllocated:
       return MostRequestedScore(requested, capacity);
@@ -264,6 +281,52 @@ int64_t NodeResourcesFit::ResourceScore(int64_t requested, int64_t capacity) con
       return RatioResourceScore(shape_, requested, capacity);
   }
   return 0;
+}
+
+config::ScoringStrategyType NodeResourcesFit::KeptStrategy() const {
+  if (strategy_ != config::ScoringStrategyType::kWatermark) return strategy_;
+  return StrategyOf(watermark_mode_.load(std::memory_order_relaxed));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watermark
+
+std::string_view NodeResourcesFit::ModeName(WatermarkMode mode) {
+  return mode == WatermarkMode::kStack ? "stack" : "spread";
+}
+
+NodeResourcesFit::WatermarkMode NodeResourcesFit::NextMode(
+    WatermarkMode previous, double ratio, const config::WatermarkThresholds& thresholds) {
+  if (ratio >= thresholds.high) return WatermarkMode::kStack;
+  if (ratio < thresholds.low) return WatermarkMode::kSpread;
+  return previous;  // between low and high: keep the mode (hysteresis)
+}
+
+// O(|resources|): the snapshot carries the cluster sums (see the class comment for the formula).
+double NodeResourcesFit::AllocatedRatio(const framework::Snapshot& snapshot) const {
+  double weighted = 0;
+  int64_t weight_sum = 0;
+  for (const ResourceWeight& r : resources_) {
+    if (r.id == api::kPods) continue;  // the scorer leaves pods out too
+    const int64_t allocatable = snapshot.cluster_allocatable().Get(r.id);
+    if (allocatable <= 0) continue;  // the cluster has none: no meaningful fill level
+    const int64_t requested = snapshot.cluster_requested().Get(r.id);
+    weighted += static_cast<double>(r.weight) * static_cast<double>(requested) /
+                static_cast<double>(allocatable);
+    weight_sum += r.weight;
+  }
+  return weight_sum == 0 ? 0 : weighted / static_cast<double>(weight_sum);
+}
+
+std::optional<NodeResourcesFit::WatermarkStatus> NodeResourcesFit::ObserveWatermark(
+    const framework::Snapshot& snapshot) {
+  if (strategy_ != config::ScoringStrategyType::kWatermark) return std::nullopt;
+  const double ratio = AllocatedRatio(snapshot);
+  absl::MutexLock lock(&watermark_mu_);
+  watermark_status_.mode = NextMode(watermark_status_.mode, ratio, watermark_);
+  watermark_status_.allocated_ratio = ratio;
+  watermark_mode_.store(watermark_status_.mode, std::memory_order_relaxed);
+  return watermark_status_;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,6 +375,17 @@ absl::Status ValidateShape(const std::vector<config::UtilizationShapePoint>& sha
   return absl::OkStatus();
 }
 
+// Written so that NaN fails too.
+absl::Status ValidateWatermark(const config::WatermarkThresholds& watermark) {
+  if (!(watermark.high > 0 && watermark.high <= 1)) {
+    return helper::ArgsError(kPlugin, "scoringStrategy.watermark.high", "must be in (0, 1]");
+  }
+  if (!(watermark.low > 0 && watermark.low <= watermark.high)) {
+    return helper::ArgsError(kPlugin, "scoringStrategy.watermark.low", "must be in (0, high]");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateFitArgs(const config::NodeResourcesFitArgs& args) {
   if (auto status = ValidateIgnored(args); !status.ok()) return status;
   const config::ScoringStrategy& strategy = args.scoring_strategy;
@@ -322,6 +396,9 @@ absl::Status ValidateFitArgs(const config::NodeResourcesFitArgs& args) {
   }
   if (strategy.type == config::ScoringStrategyType::kRequestedToCapacityRatio) {
     return ValidateShape(strategy.shape);
+  }
+  if (strategy.type == config::ScoringStrategyType::kWatermark) {
+    return ValidateWatermark(strategy.watermark);
   }
   return absl::OkStatus();
 }

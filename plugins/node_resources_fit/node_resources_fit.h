@@ -1,13 +1,16 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "config/plugin_args.h"
 #include "plugins/registry.h"
 #include "scheduler/api/resource.h"
@@ -33,6 +36,23 @@ namespace kubesched::plugins {
 // resources the real ones; a scalar resource the pod does not request, `pods`, and resources the
 // node has none of are left out. PreScore stores the per-pod (resource, weight, request) list
 // (same key space, its own key).
+//
+// Watermark (kubesched extension; the seed article's "water-level aware stack and spread"):
+// LeastAllocated scoring (spread) while the cluster's allocated ratio is below watermark.high,
+// MostAllocated (stack) from high on until the ratio drops below watermark.low (hysteresis), so
+// that a nearly full cluster packs the leftovers together and large pods still find room.
+// The allocated ratio, over the strategy's resources R (without `pods`, and without resources of
+// which the cluster has no allocatable):
+//
+//   ratio = Σ_{r∈R} w_r · (Σ_nodes requested_r / Σ_nodes allocatable_r) / Σ_{r∈R} w_r
+//
+// where requested are the real requests (no non-zero defaults) of bound and assumed pods, summed
+// over nodes with a Node object; 0 when R is empty. The sums come from the snapshot, which the
+// cache keeps incrementally, so a cycle costs O(|R|), never a node scan.
+// The mode is state across cycles: PreScore (once per pod, on the scheduling thread) computes the
+// ratio, moves the mode under watermark_mu_ and copies it into CycleState; Score reads it from
+// there. Cycles that do not score (no or one feasible node) do not move the mode; the sequence of
+// modes is a function of the sequence of scored snapshots, hence deterministic.
 //
 // Filter and Score only read CycleState and are safe to call concurrently.
 class NodeResourcesFit final : public framework::PreFilterPlugin,
@@ -71,23 +91,52 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
     int64_t score;
   };
 
+  enum class WatermarkMode { kSpread, kStack };
+  struct WatermarkStatus {
+    WatermarkMode mode = WatermarkMode::kSpread;
+    double allocated_ratio = 0;
+  };
+  // "spread" / "stack", as explain and simulate print them.
+  static std::string_view ModeName(WatermarkMode mode);
+  // The hysteresis: stack at ratio >= high, spread at ratio < low, else `previous`.
+  static WatermarkMode NextMode(WatermarkMode previous, double ratio,
+                                const config::WatermarkThresholds& thresholds);
+
+  // The cluster's allocated ratio over this plugin's scoring resources (formula above).
+  double AllocatedRatio(const framework::Snapshot& snapshot) const;
+  // Moves the kept mode by `snapshot`'s ratio and returns it; nullopt unless the strategy is
+  // Watermark. Called by PreScore, and by explain/simulate to report the current state.
+  std::optional<WatermarkStatus> ObserveWatermark(const framework::Snapshot& snapshot);
+
  private:
   // Whether the filter ignores this resource (string look-ups: PreFilter only).
   bool IsIgnored(api::ResourceId id) const;
-  // One resource's 0..100 score under the configured strategy.
-  int64_t ResourceScore(int64_t requested, int64_t capacity) const;
+  // One resource's 0..100 score under `strategy` (never kWatermark: resolved per cycle).
+  int64_t ResourceScore(config::ScoringStrategyType strategy, int64_t requested,
+                        int64_t capacity) const;
+  // The configured strategy with Watermark resolved to the kept mode's strategy (for a Score
+  // call without PreScore; PreScore stores the cycle's resolved strategy in CycleState).
+  config::ScoringStrategyType KeptStrategy() const;
 
   absl::flat_hash_set<std::string> ignored_resources_;
   absl::flat_hash_set<std::string> ignored_groups_;
   config::ScoringStrategyType strategy_;
   std::vector<ResourceWeight> resources_;
   std::vector<ShapePoint> shape_;
+  config::WatermarkThresholds watermark_{};
+  // The Watermark mode kept across cycles. The mutex orders read-modify-write of the hysteresis
+  // (scheduling thread, explain, reports); the atomic mirror lets a Score call without PreScore
+  // read it lock-free.
+  mutable absl::Mutex watermark_mu_;
+  WatermarkStatus watermark_status_ ABSL_GUARDED_BY(watermark_mu_);
+  std::atomic<WatermarkMode> watermark_mode_{WatermarkMode::kSpread};
 };
 
 // Validates args as upstream: ignoredResources are qualified names; ignoredResourceGroups are
 // qualified names without '/'; scoringStrategy.resources have non-empty unique names and weights
 // in 1..100 (an empty list means the default cpu+memory, weight 1); RequestedToCapacityRatio
-// needs at least one shape point, utilization 0..100 strictly increasing, score 0..10.
+// needs at least one shape point, utilization 0..100 strictly increasing, score 0..10; Watermark
+// needs 0 < watermark.low <= watermark.high <= 1.
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeResourcesFit(
     const config::PluginArgs& args, const PluginHandle& handle);
 

@@ -57,6 +57,8 @@ struct Cache::Impl {
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespaces ABSL_GUARDED_BY(mu);
   int64_t namespaces_generation ABSL_GUARDED_BY(mu) = 0;
   SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
+  // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
+  ClusterTotals totals ABSL_GUARDED_BY(mu);
 
   int64_t NextGeneration() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return ++generation; }
 
@@ -74,6 +76,23 @@ struct Cache::Impl {
     item->next = head;
     if (head != nullptr) head->prev = item;
     head = item;
+  }
+
+  // Every change to a NodeInfo goes through here, so that the cluster sums stay exact without a
+  // scan: the node's old contribution is taken out, the change applied, the new one added back
+  // (O(resources) per change), and the node moves to the head of the recency list.
+  template <typename Change>
+  void ChangeNode(NodeItem* item, Change&& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (item->info.node() != nullptr) {
+      totals.allocatable.Subtract(item->info.allocatable());
+      totals.requested.Subtract(item->info.requested());
+    }
+    change(item->info);
+    if (item->info.node() != nullptr) {
+      totals.allocatable.Add(item->info.allocatable());
+      totals.requested.Add(item->info.requested());
+    }
+    MoveToHead(item);
   }
 
   NodeItem* GetOrCreateNode(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -96,8 +115,8 @@ struct Cache::Impl {
   void AddPodLocked(PodInfoPtr pod, bool is_assumed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const std::string node = pod->get().spec.node_name;
     NodeItem* item = GetOrCreateNode(node);
-    item->info.AddPod(pod, NextGeneration());
-    MoveToHead(item);
+    const int64_t stamp = NextGeneration();
+    ChangeNode(item, [&](NodeInfo& info) { info.AddPod(pod, stamp); });
     if (is_assumed) assumed.insert(pod->key);
     std::string key = pod->key;  // read before the move below
     pods[std::move(key)] = PodState{std::move(pod), node, is_assumed};
@@ -114,8 +133,9 @@ struct Cache::Impl {
       return absl::InternalError(absl::StrCat("pod ", key, " names unknown node ", node));
     }
     NodeItem* item = node_it->second.get();
-    absl::Status status = item->info.RemovePod(key, NextGeneration());
-    MoveToHead(item);
+    const int64_t stamp = NextGeneration();
+    absl::Status status;
+    ChangeNode(item, [&](NodeInfo& info) { status = info.RemovePod(key, stamp); });
     DropNodeIfEmpty(node);
     return status;
   }
@@ -137,8 +157,8 @@ void Cache::AddNode(std::shared_ptr<const api::Node> node) {
   absl::MutexLock lock(&impl_->mu);
   NodeItem* item = impl_->GetOrCreateNode(node->meta.name);
   if (item->info.node() == nullptr) ++impl_->node_objects;
-  item->info.SetNode(std::move(node), impl_->NextGeneration());
-  impl_->MoveToHead(item);
+  const int64_t stamp = impl_->NextGeneration();
+  impl_->ChangeNode(item, [&](NodeInfo& info) { info.SetNode(std::move(node), stamp); });
 }
 
 void Cache::UpdateNode(std::shared_ptr<const api::Node> node) { AddNode(std::move(node)); }
@@ -150,8 +170,8 @@ void Cache::RemoveNode(const std::string& name) {
   NodeItem* item = it->second.get();
   --impl_->node_objects;
   // Pods still bound to the node keep a placeholder until the informer removes them (upstream).
-  item->info.ClearNode(impl_->NextGeneration());
-  impl_->MoveToHead(item);
+  const int64_t stamp = impl_->NextGeneration();
+  impl_->ChangeNode(item, [&](NodeInfo& info) { info.ClearNode(stamp); });
   impl_->DropNodeIfEmpty(name);
 }
 
@@ -328,6 +348,7 @@ void Cache::UpdateSnapshot(framework::Snapshot* snapshot) {
   impl_->RemoveDeletedNodes(builder, stats);
   if (impl_->namespaces_generation > since) impl_->CopyNamespaces(*snapshot, builder);
   if (stats.lists_rebuilt) builder.RebuildLists();
+  builder.SetClusterTotals(impl_->totals.allocatable, impl_->totals.requested);
   builder.set_generation(impl_->generation);
   impl_->last_update = stats;
 }
@@ -335,6 +356,11 @@ void Cache::UpdateSnapshot(framework::Snapshot* snapshot) {
 Cache::SnapshotUpdateStats Cache::LastSnapshotUpdate() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->last_update;
+}
+
+Cache::ClusterTotals Cache::Totals() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->totals;
 }
 
 size_t Cache::NodeCount() const {

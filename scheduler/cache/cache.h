@@ -28,6 +28,11 @@ namespace kubesched::cache {
 // Threads: written by informer threads and the scheduling thread; one mutex guards all state.
 // Snapshots are refreshed with UpdateSnapshot, which copies only nodes whose generation moved
 // past the snapshot's (cost per cycle = changed nodes).
+//
+// Cluster sums: Σ allocatable and Σ requested (real requests of bound and assumed pods) over the
+// nodes that have a node object, updated on every node and pod change (O(resources) each) and
+// copied into every snapshot (Snapshot::cluster_allocatable / cluster_requested). The Watermark
+// scoring strategy reads its cluster allocated ratio from them, never by scanning nodes.
 class Cache {
  public:
   explicit Cache(const util::Clock* clock, absl::Duration assumed_ttl = absl::Seconds(30));
@@ -70,6 +75,13 @@ class Cache {
     bool lists_rebuilt = false;  // nodes() / affinity lists recomputed (O(nodes) pointer writes)
   };
   SnapshotUpdateStats LastSnapshotUpdate() const;
+
+  struct ClusterTotals {
+    api::ResourceList allocatable{};
+    api::ResourceList requested{};
+  };
+  // The incrementally kept cluster sums (for tests and metrics).
+  ClusterTotals Totals() const;
 
   size_t NodeCount() const;
   size_t PodCount() const;

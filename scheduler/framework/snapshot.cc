@@ -73,6 +73,23 @@ void SnapshotBuilder::RemoveNamespace(api::Symbol namespace_symbol) {
   snapshot_->namespace_labels_.erase(namespace_symbol);
 }
 
+void SnapshotBuilder::SetClusterTotals(const api::ResourceList& allocatable,
+                                       const api::ResourceList& requested) {
+  snapshot_->cluster_allocatable_ = allocatable;
+  snapshot_->cluster_requested_ = requested;
+}
+
+void SnapshotBuilder::RecomputeClusterTotals() {
+  api::ResourceList allocatable;
+  api::ResourceList requested;
+  for (const auto& info : snapshot_->storage_) {
+    if (info->node() == nullptr) continue;
+    allocatable.Add(info->allocatable());
+    requested.Add(info->requested());
+  }
+  SetClusterTotals(allocatable, requested);
+}
+
 void SnapshotBuilder::RebuildLists() {
   snapshot_->nodes_.clear();
   snapshot_->nodes_with_affinity_pods_.clear();

@@ -36,6 +36,12 @@ class Snapshot {
   }
   int64_t generation() const { return generation_; }
 
+  // Cluster-wide sums over the nodes that have a Node object: allocatable, and the real requests
+  // of the pods (bound and assumed) on them. The cache keeps them incrementally and copies them in
+  // on every update (O(resources)), so cluster-wide ratios cost nothing per pod or per node.
+  const api::ResourceList& cluster_allocatable() const { return cluster_allocatable_; }
+  const api::ResourceList& cluster_requested() const { return cluster_requested_; }
+
  private:
   friend class SnapshotBuilder;  // the cache's writer side
 
@@ -46,6 +52,8 @@ class Snapshot {
   std::vector<const NodeInfo*> nodes_with_affinity_pods_;
   std::vector<const NodeInfo*> nodes_with_required_anti_affinity_pods_;
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
+  api::ResourceList cluster_allocatable_;
+  api::ResourceList cluster_requested_;
   int64_t generation_ = 0;
 };
 
@@ -68,6 +76,11 @@ class SnapshotBuilder {
   void SetNamespaceLabels(api::Symbol namespace_symbol, api::LabelSet labels);
   void RemoveNamespace(api::Symbol namespace_symbol);
   void set_generation(int64_t generation) { snapshot_->generation_ = generation; }
+  // The cache's incrementally kept cluster sums (see Snapshot::cluster_allocatable).
+  void SetClusterTotals(const api::ResourceList& allocatable, const api::ResourceList& requested);
+  // Recomputes the cluster sums from the stored nodes: O(nodes). For builders that fill a
+  // snapshot without the cache (tests); the cache never calls it.
+  void RecomputeClusterTotals();
   // Recomputes nodes() and the affinity lists from storage; call after a batch of changes.
   // Cost: O(nodes) pointer writes, only when the set of nodes or affinity membership changed.
   void RebuildLists();

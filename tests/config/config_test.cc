@@ -86,8 +86,8 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
   CHECK(Dump(config->profiles[0].plugins.multi_point) == Dump(DefaultPlugins().multi_point));
   CHECK(Dump(config->profiles[1].plugins.multi_point) ==
         "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-        "NodeResourcesFit:1, InterPodAffinity:2, NodeResourcesBalancedAllocation:1, DefaultBinder, "
-        "-NodePorts");
+        "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
+        "NodeResourcesBalancedAllocation:1, DefaultBinder, -NodePorts");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -181,7 +181,8 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
   REQUIRE(config.ok());
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
         "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-        "NodeResourcesFit:5, InterPodAffinity:2, NodeResourcesBalancedAllocation:1, DefaultBinder");
+        "NodeResourcesFit:5, PodTopologySpread:2, InterPodAffinity:2, "
+        "NodeResourcesBalancedAllocation:1, DefaultBinder");
 }
 
 TEST_CASE("a plugin disabled at filter but enabled at multiPoint is representable", "[config]") {
@@ -214,11 +215,11 @@ TEST_CASE("an upstream plugin kubesched lacks may be disabled", "[config]") {
   const absl::StatusOr<Configuration> config = ParseConfiguration(
       Doc("profiles:\n"
           "- plugins:\n"
-          "    multiPoint: {disabled: [{name: VolumeBinding}, {name: PodTopologySpread}]}\n"
+          "    multiPoint: {disabled: [{name: VolumeBinding}, {name: ImageLocality}]}\n"
           "    preEnqueue: {disabled: [{name: SchedulingGates}]}\n"));
   REQUIRE(config.ok());
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
-        Dump(DefaultPlugins().multi_point) + ", -VolumeBinding, -PodTopologySpread");
+        Dump(DefaultPlugins().multi_point) + ", -VolumeBinding, -ImageLocality");
 }
 
 TEST_CASE("pluginConfig args are parsed into the plugin's struct", "[config]") {
@@ -389,8 +390,8 @@ TEST_CASE("every configuration error names its field", "[config]") {
       {"pluginConfig for an unknown plugin", Doc("profiles: [{pluginConfig: [{name: Foo}]}]\n"),
        "profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},
       {"pluginConfig for an upstream-only plugin",
-       Doc("profiles: [{pluginConfig: [{name: PodTopologySpread}]}]\n"),
-       "profiles[0].pluginConfig[0].name: plugin \"PodTopologySpread\" is not supported by "
+       Doc("profiles: [{pluginConfig: [{name: VolumeBinding}]}]\n"),
+       "profiles[0].pluginConfig[0].name: plugin \"VolumeBinding\" is not supported by "
        "kubesched"},
       {"pluginConfig given twice for a plugin",
        Doc("profiles: [{pluginConfig: [{name: InterPodAffinity}, {name: InterPodAffinity}]}]\n"),

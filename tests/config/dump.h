@@ -69,6 +69,20 @@ inline std::string Dump(const PluginArgs& args) {
       return absl::StrCat("interpod hard=", a.hard_pod_affinity_weight, " ignore_preferred=",
                           a.ignore_preferred_terms_of_existing_pods ? "true" : "false");
     }
+    // "spread type=List defaults=[zone/1/DoNotSchedule min=2, ...]"
+    std::string operator()(const config::PodTopologySpreadArgs& a) const {
+      std::vector<std::string> parts;
+      for (const auto& c : a.default_constraints) {
+        const bool hard =
+            c.when_unsatisfiable == api::UnsatisfiableConstraintAction::kDoNotSchedule;
+        parts.push_back(absl::StrCat(util::Absl(api::SymbolText(c.topology_key)), "/", c.max_skew,
+                                     "/", hard ? "DoNotSchedule" : "ScheduleAnyway",
+                                     c.min_domains ? absl::StrCat(" min=", *c.min_domains) : ""));
+      }
+      const bool system = a.defaulting_type == config::SpreadDefaultingType::kSystem;
+      return absl::StrCat("spread type=", system ? "System" : "List", " defaults=[",
+                          absl::StrJoin(parts, ", "), "]");
+    }
   };
   return std::visit(Visitor{}, args);
 }

@@ -21,7 +21,8 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
   const Plugins plugins = DefaultPlugins();
   CHECK(Dump(plugins.multi_point) ==
         "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-        "NodeResourcesFit:1, InterPodAffinity:2, NodeResourcesBalancedAllocation:1, DefaultBinder");
+        "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
+        "NodeResourcesBalancedAllocation:1, DefaultBinder");
 }
 
 TEST_CASE("the default plugins are all given through multiPoint", "[config]") {

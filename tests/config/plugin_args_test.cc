@@ -42,6 +42,7 @@ TEST_CASE("DefaultPluginArgs gives upstream's defaults for each plugin", "[confi
       {kBalanced, "balanced resources=[cpu:1, memory:1]"},
       {kNodeAffinity, "affinity none"},
       {kInterPod, "interpod hard=1 ignore_preferred=false"},
+      {"PodTopologySpread", "spread type=System defaults=[]"},
       {"NodeName", "none"},
       {"PrioritySort", "none"},
   };
@@ -65,6 +66,16 @@ TEST_CASE("empty, null and {} args give the default args", "[config]") {
 
 TEST_CASE("plugin args are read with upstream's v1 field names", "[config]") {
   const std::vector<ArgsCase> cases = {
+      {"PodTopologySpread List defaults", "PodTopologySpread",
+       "defaultingType: List\n"
+       "defaultConstraints:\n"
+       "- {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: "
+       "DoNotSchedule, minDomains: 2}\n"
+       "- {maxSkew: 3, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}\n",
+       "spread type=List defaults=[topology.kubernetes.io/zone/1/DoNotSchedule min=2, "
+       "kubernetes.io/hostname/3/ScheduleAnyway]"},
+      {"PodTopologySpread System", "PodTopologySpread", R"({"defaultingType": "System"})",
+       "spread type=System defaults=[]"},
       {"NodeResourcesFit MostAllocated (JSON, as the conformance vectors give it)", kFit,
        R"({"scoringStrategy": {"resources": [{"name": "cpu", "weight": 1},
            {"name": "memory", "weight": 2}], "type": "MostAllocated"}})",
@@ -138,7 +149,7 @@ TEST_CASE("every bad plugin arg is an error naming the plugin and the field", "[
   const std::vector<ArgsCase> cases = {
       {"unknown scoring strategy type", kFit, "scoringStrategy: {type: Foo}",
        "NodeResourcesFit: scoringStrategy.type: unknown type \"Foo\"; want LeastAllocated, "
-       "MostAllocated or RequestedToCapacityRatio"},
+       "MostAllocated, RequestedToCapacityRatio or Watermark"},
       {"zero resource weight", kFit, "scoringStrategy: {resources: [{name: cpu, weight: 0}]}",
        "NodeResourcesFit: scoringStrategy.resources[0].weight: must be in 1..100, got 0"},
       {"resource weight above 100", kFit,

@@ -4,6 +4,7 @@
 #include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -113,6 +114,66 @@ TEST_CASE("weighting the GPU three times changes the preferred node",
     auto plugin = MakeBalanced({{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 3}});
     CHECK(ScoreAll(*plugin, GpuCluster(cluster), GpuPod()) ==
           Scores{{"packed", 75}, {"mixed", 78}});
+  }
+}
+
+// Issue 4 item 2: "balanced" ends at gpu 4/8 and cpu 16/32 (both 0.5); "skewed" at gpu 4/4 and
+// cpu 16/64 (its GPUs full while three quarters of its CPUs idle: the CPUs are stranded).
+TEST_CASE("with the GPU weighted 3 a GPU pod prefers the node where GPU and CPU stay in step",
+          "[plugins][balancedallocation]") {
+  Cluster cluster;
+  cluster.Node(NodeBuilder("balanced").Capacity({{"cpu", "32"}, {"nvidia.com/gpu", "8"}}))
+      .Node(NodeBuilder("skewed").Capacity({{"cpu", "64"}, {"nvidia.com/gpu", "4"}}))
+      .Pod("balanced", PodBuilder("a").Container({{"cpu", "8"}, {"nvidia.com/gpu", "2"}}))
+      .Pod("skewed", PodBuilder("b").Container({{"cpu", "8"}, {"nvidia.com/gpu", "2"}}));
+  auto plugin = MakeBalanced({{"nvidia.com/gpu", 3}, {"cpu", 1}});
+  const auto scores = ScoreAll(*plugin, cluster,
+                               PodBuilder("p").Container({{"cpu", "8"}, {"nvidia.com/gpu", "2"}}));
+  REQUIRE(scores.has_value());
+  // skewed: weighted mean (3·1 + 1·0.25)/4 = 0.8125; weighted variance
+  // (3·0.1875² + 0.5625²)/4 = 0.10546875; (1 − 0.3248)·100 truncated = 67.
+  CHECK(*scores == Scores{{"balanced", 100}, {"skewed", 67}});
+}
+
+// Upstream's balancedResourceScorer for the fractions it is given: |f0 − f1| / 2 for two, the
+// population standard deviation for more; score (1 − std) · 100 truncated.
+int64_t UpstreamBalancedScore(const std::vector<double>& fractions) {
+  double std_dev = 0;
+  if (fractions.size() == 2) {
+    std_dev = std::abs((fractions[0] - fractions[1]) / 2);
+  } else if (fractions.size() > 2) {
+    double mean = 0;
+    for (double f : fractions) mean += f;
+    mean /= static_cast<double>(fractions.size());
+    double sum = 0;
+    for (double f : fractions) sum += (f - mean) * (f - mean);
+    std_dev = std::sqrt(sum / static_cast<double>(fractions.size()));
+  }
+  return static_cast<int64_t>((1 - std_dev) * 100);
+}
+
+TEST_CASE("with equal cpu and memory weights the score is upstream's formula",
+          "[plugins][balancedallocation]") {
+  // A grid of existing loads on a 10-cpu / 1000-byte node, the incoming pod 1 cpu / 100 bytes.
+  for (const int weight : {1, 4}) {
+    for (int cpu_used = 0; cpu_used <= 9; cpu_used += 3) {
+      for (int memory_used = 0; memory_used <= 900; memory_used += 150) {
+        Cluster cluster;
+        cluster.Node(NodeBuilder("n").Capacity({{"cpu", "10"}, {"memory", "1000"}}));
+        if (cpu_used + memory_used > 0) {
+          cluster.Pod("n", PodBuilder("busy").Container({{"cpu", std::to_string(cpu_used)},
+                                                         {"memory", std::to_string(memory_used)}}));
+        }
+        auto plugin = MakeBalanced({{"cpu", weight}, {"memory", weight}});
+        const auto scores = ScoreAll(*plugin, cluster,
+                                     PodBuilder("p").Container({{"cpu", "1"}, {"memory", "100"}}));
+        REQUIRE(scores.has_value());
+        const double cpu = (cpu_used + 1) / 10.0;
+        const double memory = (memory_used + 100) / 1000.0;
+        INFO("weight " << weight << ", cpu " << cpu << ", memory " << memory);
+        CHECK(scores->at("n") == UpstreamBalancedScore({cpu, memory}));
+      }
+    }
   }
 }
 

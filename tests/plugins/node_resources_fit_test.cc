@@ -4,10 +4,12 @@
 #include "plugins/node_resources_fit/node_resources_fit.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "tests/plugins/plugin_fixture.h"
 
 namespace kubesched {
@@ -400,6 +402,173 @@ TEST_CASE("fit with an empty resource list scores cpu and memory", "[plugins][no
   cluster.Node(Sized("node1", "4000", "10000")).Node(Sized("node2", "6000", "10000"));
   CHECK(Score(Strategy(config::ScoringStrategyType::kLeastAllocated, {}), cluster,
               TwoContainers()) == Scores{{"node1", 37}, {"node2", 50}});
+}
+
+// --- Watermark -----------------------------------------------------------------------------
+
+config::NodeResourcesFitArgs Watermark(double high, double low,
+                                       std::vector<config::ResourceWeight> resources = {
+                                           {"cpu", 1}, {"memory", 1}}) {
+  auto args = Strategy(config::ScoringStrategyType::kWatermark, std::move(resources));
+  args.scoring_strategy.watermark = {high, low};
+  return args;
+}
+
+TEST_CASE("watermark hysteresis: stack from high on, spread again below low",
+          "[plugins][noderesourcesfit][watermark]") {
+  using Mode = plugins::NodeResourcesFit::WatermarkMode;
+  const config::WatermarkThresholds t{0.85, 0.80};
+  CHECK(plugins::NodeResourcesFit::NextMode(Mode::kSpread, 0.84, t) == Mode::kSpread);
+  CHECK(plugins::NodeResourcesFit::NextMode(Mode::kSpread, 0.85, t) == Mode::kStack);
+  CHECK(plugins::NodeResourcesFit::NextMode(Mode::kStack, 0.82, t) == Mode::kStack);
+  CHECK(plugins::NodeResourcesFit::NextMode(Mode::kStack, 0.80, t) == Mode::kStack);
+  CHECK(plugins::NodeResourcesFit::NextMode(Mode::kStack, 0.79, t) == Mode::kSpread);
+  CHECK(plugins::NodeResourcesFit::NextMode(Mode::kSpread, 0.82, t) == Mode::kSpread);
+}
+
+TEST_CASE("watermark allocated ratio weighs the listed resources over the cluster sums",
+          "[plugins][noderesourcesfit][watermark]") {
+  Cluster cluster;
+  // cpu: 6 of 10 requested (0.6); gpu: 3 of 4 (0.75); memory is not listed.
+  cluster.Node(Sized("node1", "4", "10Gi", {{"nvidia.com/gpu", "4"}}))
+      .Node(Sized("node2", "6", "10Gi"))
+      .Pod("node1", PodBuilder("a").Container({{"cpu", "2"}, {"nvidia.com/gpu", "3"}}))
+      .Pod("node2", PodBuilder("b").Container({{"cpu", "4"}, {"memory", "9Gi"}}));
+  const auto& snapshot = cluster.Build();
+  auto plugin = MakeFit(Watermark(0.85, 0.8, {{"cpu", 1}, {"nvidia.com/gpu", 3}, {"pods", 5}}));
+  // (1 * 0.6 + 3 * 0.75) / 4; `pods` is left out as in scoring.
+  CHECK(plugin->AllocatedRatio(snapshot) == Approx((0.6 + 3 * 0.75) / 4));
+  // A resource the cluster has none of is left out of the weights too.
+  auto no_such = MakeFit(Watermark(0.85, 0.8, {{"cpu", 1}, {"example.com/none", 7}}));
+  CHECK(no_such->AllocatedRatio(snapshot) == Approx(0.6));
+  // Other strategies keep no watermark state.
+  CHECK_FALSE(MakeFit()->ObserveWatermark(snapshot).has_value());
+}
+
+TEST_CASE("watermark spreads below high and stacks above it, with hysteresis",
+          "[plugins][noderesourcesfit][watermark]") {
+  auto plugin = MakeFit(Watermark(0.6, 0.4, {{"cpu", 1}}));
+  const auto pod = Info(PodBuilder("p").Container({{"cpu", "1"}}));
+  // Two 10-cpu nodes; node1 holds `on_node1` cpus, node2 `on_node2`.
+  auto scores = [&](const std::string& on_node1, const std::string& on_node2) {
+    Cluster cluster;
+    cluster.Node(Sized("node1", "10", "10Gi")).Node(Sized("node2", "10", "10Gi"));
+    if (on_node1 != "0") cluster.Pod("node1", PodBuilder("a").Container({{"cpu", on_node1}}));
+    if (on_node2 != "0") cluster.Pod("node2", PodBuilder("b").Container({{"cpu", on_node2}}));
+    const auto result = plugin_testing::ScoreAll(*plugin, cluster.Build(), *pod);
+    REQUIRE(result.has_value());
+    return *result;
+  };
+  using Mode = plugins::NodeResourcesFit::WatermarkMode;
+  auto mode = [&] {
+    Cluster empty;
+    return plugin->ObserveWatermark(empty.Node(Sized("n", "10", "10Gi")).Build())->mode;
+  };
+  // Ratio 0.5: below high, spread (least allocated: the emptier node2 wins).
+  CHECK(scores("8", "2") == Scores{{"node1", 10}, {"node2", 70}});
+  // Ratio 0.6 = high: stack (most allocated: the fuller node1 wins).
+  CHECK(scores("9", "3") == Scores{{"node1", 100}, {"node2", 40}});
+  // Ratio 0.5, between low and high: still stacking.
+  CHECK(scores("8", "2") == Scores{{"node1", 90}, {"node2", 30}});
+  // Ratio 0.35, below low: spread again.
+  CHECK(scores("5", "2") == Scores{{"node1", 40}, {"node2", 70}});
+  CHECK(scores("8", "2") == Scores{{"node1", 10}, {"node2", 70}});
+  // An empty cluster (ratio 0) always spreads.
+  CHECK(mode() == Mode::kSpread);
+}
+
+TEST_CASE("watermark Score without PreScore uses the kept mode",
+          "[plugins][noderesourcesfit][watermark]") {
+  auto plugin = MakeFit(Watermark(0.5, 0.5, {{"cpu", 1}}));
+  Cluster cluster;
+  cluster.Node(Sized("node1", "10", "10Gi"))
+      .Node(Sized("node2", "10", "10Gi"))
+      .Pod("node1", PodBuilder("a").Container({{"cpu", "8"}}))
+      .Pod("node2", PodBuilder("b").Container({{"cpu", "2"}}));
+  const auto& snapshot = cluster.Build();
+  const auto pod = Info(PodBuilder("p").Container({{"cpu", "1"}}));
+  CycleState state;
+  CHECK(plugin->Score(state, *pod, *snapshot.Get("node1")) == 10);  // spread before any cycle
+  REQUIRE(plugin->ObserveWatermark(snapshot)->mode ==
+          plugins::NodeResourcesFit::WatermarkMode::kStack);
+  CHECK(plugin->Score(state, *pod, *snapshot.Get("node1")) == 90);
+}
+
+TEST_CASE("watermark args are validated with the field named",
+          "[plugins][noderesourcesfit][watermark]") {
+  struct Case {
+    std::string name;
+    config::NodeResourcesFitArgs args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"high above 1", Watermark(1.5, 0.8),
+       "NodeResourcesFit: scoringStrategy.watermark.high: must be in (0, 1]"},
+      {"high zero", Watermark(0, 0),
+       "NodeResourcesFit: scoringStrategy.watermark.high: must be in (0, 1]"},
+      {"low above high", Watermark(0.8, 0.85),
+       "NodeResourcesFit: scoringStrategy.watermark.low: must be in (0, high]"},
+      {"low zero", Watermark(0.8, 0),
+       "NodeResourcesFit: scoringStrategy.watermark.low: must be in (0, high]"},
+      {"low NaN", Watermark(0.8, std::nan("")),
+       "NodeResourcesFit: scoringStrategy.watermark.low: must be in (0, high]"},
+      {"bad resource", Watermark(0.9, 0.8, {{"cpu", 0}}),
+       "NodeResourcesFit: scoringStrategy.resources[0].weight: must be in 1..100"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      const auto made = plugins::NewNodeResourcesFit(c.args, {});
+      REQUIRE_FALSE(made.ok());
+      CHECK(std::string(made.status().message()) == c.message);
+    }
+  }
+  SECTION("low equal to high is a plain threshold") {
+    CHECK(plugins::NewNodeResourcesFit(Watermark(0.9, 0.9), {}).ok());
+  }
+}
+
+TEST_CASE("watermark args decode from the configuration",
+          "[plugins][noderesourcesfit][watermark]") {
+  SECTION("thresholds and resources") {
+    const auto args = config::ParsePluginArgs(
+        "NodeResourcesFit",
+        "{scoringStrategy: {type: Watermark, resources: [{name: nvidia.com/gpu, weight: 3}], "
+        "watermark: {high: 0.9, low: 0.7}}}");
+    REQUIRE(args.ok());
+    const auto& strategy = std::get<config::NodeResourcesFitArgs>(*args).scoring_strategy;
+    CHECK(strategy.type == config::ScoringStrategyType::kWatermark);
+    CHECK(strategy.watermark.high == 0.9);
+    CHECK(strategy.watermark.low == 0.7);
+    REQUIRE(strategy.resources.size() == 1);
+    CHECK(strategy.resources[0].weight == 3);
+  }
+  SECTION("defaults: high 0.85, low 0.80") {
+    const auto args =
+        config::ParsePluginArgs("NodeResourcesFit", "{scoringStrategy: {type: Watermark}}");
+    REQUIRE(args.ok());
+    const auto& strategy = std::get<config::NodeResourcesFitArgs>(*args).scoring_strategy;
+    CHECK(strategy.watermark.high == 0.85);
+    CHECK(strategy.watermark.low == 0.80);
+  }
+  SECTION("errors name the field") {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"{scoringStrategy: {type: Watermark, watermark: {high: 0.8, low: 0.9}}}",
+         "scoringStrategy.watermark.low: must be in (0, high]"},
+        {"{scoringStrategy: {type: Watermark, watermark: {high: 2}}}",
+         "scoringStrategy.watermark.high: must be in (0, 1]"},
+        {"{scoringStrategy: {type: Watermark, watermark: {high: \"x\"}}}",
+         "scoringStrategy.watermark.high: must be a number"},
+        {"{scoringStrategy: {type: Watermark, watermark: {hi: 0.9}}}", "scoringStrategy.watermark"},
+        {"{scoringStrategy: {type: MostAllocated, watermark: {high: 0.9}}}",
+         "scoringStrategy.watermark: must not be set unless type is Watermark"},
+    };
+    for (const auto& [text, message] : cases) {
+      INFO(text);
+      const auto args = config::ParsePluginArgs("NodeResourcesFit", text);
+      REQUIRE_FALSE(args.ok());
+      CHECK_THAT(std::string(args.status().message()), Catch::Contains(message));
+    }
+  }
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ class Cluster {
   }
   const framework::Snapshot& Build() {
     builder_.RebuildLists();
+    builder_.RecomputeClusterTotals();  // the cache keeps these incrementally; here: recompute
     return snapshot_;
   }
 

@@ -3,6 +3,7 @@
 
 #include "scheduler/cache/cache.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -260,6 +261,79 @@ TEST_CASE("an updated node keeps its pods and takes the new allocatable", "[core
   CHECK(f.snapshot.Get("n1")->allocatable().Get(api::kCpu) == 16000);
   CHECK(f.snapshot.Get("n1")->pods().size() == 1);
   CHECK(f.cache.NodeCount() == 2);
+}
+
+// --- Cluster sums (the Watermark scoring strategy's input) ----------------------------------
+
+// The sums recomputed from scratch over the snapshot's nodes, to compare the incremental ones to.
+Cache::ClusterTotals Recomputed(Snapshot& snapshot) {
+  Cache::ClusterTotals totals;
+  for (const auto* info : snapshot.nodes()) {
+    totals.allocatable.Add(info->allocatable());
+    totals.requested.Add(info->requested());
+  }
+  return totals;
+}
+
+// Equal as amounts (a subtraction may leave explicit zero entries behind).
+void CheckSameAmounts(const api::ResourceList& a, const api::ResourceList& b) {
+  for (size_t id = 0; id < std::max(a.size(), b.size()); ++id) {
+    const auto resource = static_cast<api::ResourceId>(id);
+    INFO(api::ResourceName(resource));
+    CHECK(a.Get(resource) == b.Get(resource));
+  }
+}
+
+void CheckTotals(Fixture& f) {
+  f.cache.UpdateSnapshot(&f.snapshot);
+  const Cache::ClusterTotals kept = f.cache.Totals();
+  const Cache::ClusterTotals scanned = Recomputed(f.snapshot);
+  CheckSameAmounts(kept.allocatable, scanned.allocatable);
+  CheckSameAmounts(kept.requested, scanned.requested);
+  CheckSameAmounts(f.snapshot.cluster_allocatable(), kept.allocatable);
+  CheckSameAmounts(f.snapshot.cluster_requested(), kept.requested);
+}
+
+TEST_CASE("cluster sums follow every pod and node change without a scan", "[core]") {
+  Fixture f(3);
+  CHECK(f.cache.Totals().allocatable.Get(api::kCpu) == 24000);
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 0);
+  CheckTotals(f);
+
+  REQUIRE(f.cache.AssumePod(Pod("a", "n1", "2")).ok());
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
+  CheckTotals(f);
+  // Only the changed node is copied; the sums come along at O(resources).
+  CHECK(f.cache.LastSnapshotUpdate().nodes_copied == 1);
+
+  // Confirmed on another node than assumed: moved, not counted twice.
+  REQUIRE(f.cache.AddPod(Pod("a", "n2", "2")).ok());
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
+  REQUIRE(f.cache.AddPod(Pod("b", "n3", "3")).ok());
+  REQUIRE(f.cache.UpdatePod(Pod("b", "n3", "1")).ok());
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 3000);
+  CheckTotals(f);
+
+  // A node grows, then another is deleted while its pod is still bound: the placeholder counts
+  // neither its allocatable nor its pods.
+  f.cache.UpdateNode(NodeBuilder("n1").Capacity({{"cpu", "16"}, {"nvidia.com/gpu", "4"}}).Ptr());
+  CHECK(f.cache.Totals().allocatable.Get(api::kCpu) == 32000);
+  f.cache.RemoveNode("n3");
+  CHECK(f.cache.Totals().allocatable.Get(api::kCpu) == 24000);
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
+  CheckTotals(f);
+  REQUIRE(f.cache.RemovePod("default/b").ok());
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
+
+  // A forgotten and an expired assumed pod give their room back.
+  REQUIRE(f.cache.AssumePod(Pod("c", "n1", "4")).ok());
+  REQUIRE(f.cache.ForgetPod("default/c").ok());
+  REQUIRE(f.cache.AssumePod(Pod("d", "n2", "1")).ok());
+  REQUIRE(f.cache.FinishBinding("default/d").ok());
+  f.clock.Advance(absl::Seconds(31));
+  CHECK(f.cache.CleanupExpiredAssumedPods().size() == 1);
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
+  CheckTotals(f);
 }
 
 }  // namespace

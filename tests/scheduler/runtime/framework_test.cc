@@ -28,11 +28,13 @@ TEST_CASE("the default profile runs upstream's plugins in upstream's order and w
   CHECK((*fw)->profile_name() == "kubesched");
   CHECK(Names((*fw)->filter_plugins()) ==
         std::vector<std::string>{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                 "NodePorts", "NodeResourcesFit", "InterPodAffinity"});
+                                 "NodePorts", "NodeResourcesFit", "PodTopologySpread",
+                                 "InterPodAffinity"});
   CHECK(ScoreNames(**fw) ==
         std::vector<std::pair<std::string, int64_t>>{{"TaintToleration", 3},
                                                      {"NodeAffinity", 2},
                                                      {"NodeResourcesFit", 1},
+                                                     {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
                                                      {"NodeResourcesBalancedAllocation", 1}});
   CHECK(std::string((*fw)->queue_sort()->Name()) == "PrioritySort");
