@@ -187,16 +187,35 @@ bool HasAllTopologyKeys(const api::LabelSet& labels, const std::vector<Constrain
                      [&](const Constraint& c) { return labels.Has(c.topology_key); });
 }
 
+namespace {
+
+// Terminating pods are on their way out and do not count (upstream #87621).
+bool Counts(const framework::LabelGroupCount& group, const Constraint& constraint,
+            api::Symbol namespace_symbol) {
+  const api::Pod& sample = group.sample->get();
+  return !sample.meta.deletion_timestamp.has_value() &&
+         sample.meta.namespace_symbol == namespace_symbol &&
+         constraint.selector.Matches(sample.meta.labels);
+}
+
+}  // namespace
+
 int64_t CountMatchingPods(const framework::NodeInfo& node, const Constraint& constraint,
-                          api::Symbol namespace_symbol) {
+                          api::Symbol namespace_symbol, SelectorMemo* memo) {
   if (constraint.selects_nothing) return 0;
   int64_t count = 0;
-  for (const framework::PodInfoPtr& info : node.pods()) {
-    const api::Pod& existing = info->get();
-    // Terminating pods are on their way out and do not count (upstream #87621).
-    if (existing.meta.deletion_timestamp.has_value()) continue;
-    if (existing.meta.namespace_symbol != namespace_symbol) continue;
-    if (constraint.selector.Matches(existing.meta.labels)) ++count;
+  for (const framework::LabelGroupCount& group : node.label_groups()) {
+    bool counts = false;
+    if (memo == nullptr) {
+      counts = Counts(group, constraint, namespace_symbol);
+    } else {
+      // The group id decides namespace, labels and terminating state, so the whole verdict is
+      // remembered and the pod is not even looked at again.
+      auto [entry, inserted] = memo->try_emplace(group.id, false);
+      if (inserted) entry->second = Counts(group, constraint, namespace_symbol);
+      counts = entry->second;
+    }
+    if (counts) count += group.count;
   }
   return count;
 }

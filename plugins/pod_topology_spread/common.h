@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/api/objects.h"
@@ -59,8 +60,13 @@ bool MatchesInclusionPolicies(const Constraint& constraint, const api::Pod& pod,
 // Whether the node carries every constraint's topology key.
 bool HasAllTopologyKeys(const api::LabelSet& labels, const std::vector<Constraint>& constraints);
 
-// Pods on `node` in namespace `namespace_symbol`, not terminating, selected by `constraint`.
+// Remembers, for one constraint and one incoming pod, whether each label group counts,
+// so that a selector is evaluated once per distinct group instead of once per pod.
+using SelectorMemo = absl::flat_hash_map<framework::LabelGroupId, bool>;
+
+// Pods on `node` in namespace `namespace_symbol`, not terminating, selected by `constraint`;
+// counted by label group, with `memo` (null: match every group afresh).
 int64_t CountMatchingPods(const framework::NodeInfo& node, const Constraint& constraint,
-                          api::Symbol namespace_symbol);
+                          api::Symbol namespace_symbol, SelectorMemo* memo);
 
 }  // namespace kubesched::plugins::pod_topology_spread

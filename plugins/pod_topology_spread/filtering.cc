@@ -52,6 +52,7 @@ CycleState::Key PreFilterKey() {
 // constraint's key; each constraint then applies its own inclusion policies.
 void CountDomains(const api::Pod& pod, const Snapshot& snapshot, PreFilterState& state) {
   const pod_topology_spread::RequiredNodeAffinity affinity(pod);
+  std::vector<pod_topology_spread::SelectorMemo> memos(state.constraints.size());
   for (const NodeInfo* node : snapshot.nodes()) {
     const api::Node* n = node->node();
     if (n == nullptr || !HasAllTopologyKeys(n->meta.labels, state.constraints)) continue;
@@ -59,7 +60,8 @@ void CountDomains(const api::Pod& pod, const Snapshot& snapshot, PreFilterState&
       const Constraint& c = state.constraints[i];
       if (!MatchesInclusionPolicies(c, pod, *n, affinity)) continue;
       const api::Symbol value = *n->meta.labels.Get(c.topology_key);
-      state.counts[i].per_domain[value] += CountMatchingPods(*node, c, pod.meta.namespace_symbol);
+      state.counts[i].per_domain[value] +=
+          CountMatchingPods(*node, c, pod.meta.namespace_symbol, &memos[i]);
     }
   }
 }

@@ -89,6 +89,7 @@ void InitDomains(absl::Span<const NodeInfo* const> feasible, PreScoreState& stat
 // found in InitDomains.
 void CountDomains(const api::Pod& pod, const Snapshot& snapshot, PreScoreState& state) {
   const pod_topology_spread::RequiredNodeAffinity affinity(pod);
+  std::vector<pod_topology_spread::SelectorMemo> memos(state.constraints.size());
   for (const NodeInfo* node : snapshot.nodes()) {
     const api::Node* n = node->node();
     if (n == nullptr || Ignored(state, n->meta.labels)) continue;
@@ -97,7 +98,7 @@ void CountDomains(const api::Pod& pod, const Snapshot& snapshot, PreScoreState& 
       if (state.is_hostname[i] || !MatchesInclusionPolicies(c, pod, *n, affinity)) continue;
       const auto it = state.counts[i].find(ValueOrEmpty(n->meta.labels, c.topology_key));
       if (it == state.counts[i].end()) continue;
-      it->second += CountMatchingPods(*node, c, state.namespace_symbol);
+      it->second += CountMatchingPods(*node, c, state.namespace_symbol, &memos[i]);
     }
   }
 }
@@ -142,7 +143,7 @@ int64_t PodTopologySpread::Score(const CycleState& state, const PodInfo& pod,
     if (!value) continue;
     int64_t count = 0;
     if (data->is_hostname[i]) {
-      count = CountMatchingPods(node, c, data->namespace_symbol);
+      count = CountMatchingPods(node, c, data->namespace_symbol, nullptr);
     } else if (const auto it = data->counts[i].find(*value); it != data->counts[i].end()) {
       count = it->second;
     }

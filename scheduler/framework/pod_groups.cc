@@ -60,10 +60,12 @@ void AppendSelector(const std::optional<api::LabelSelector>& selector, Key* key)
 
 }  // namespace
 
-LabelGroupId InternLabelGroup(api::Symbol namespace_symbol, const api::LabelSet& labels) {
+LabelGroupId InternLabelGroup(api::Symbol namespace_symbol, const api::LabelSet& labels,
+                              bool terminating) {
   Key key;
-  key.reserve(1 + 2 * labels.size());
+  key.reserve(2 + 2 * labels.size());
   key.push_back(namespace_symbol);
+  key.push_back(terminating ? 1 : 0);
   for (const auto& [label, value] : labels.pairs()) {
     key.push_back(label);
     key.push_back(value);

@@ -83,7 +83,8 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority) {
   auto info = std::make_shared<PodInfo>();
   info->key = pod->Key();
   info->priority = priority;
-  info->label_group = InternLabelGroup(pod->meta.namespace_symbol, pod->meta.labels);
+  info->label_group = InternLabelGroup(pod->meta.namespace_symbol, pod->meta.labels,
+                                       pod->meta.deletion_timestamp.has_value());
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);
   info->non_zero_requests = PodRequests(pod->spec, /*non_zero=*/true);
   if (pod->spec.affinity.has_value()) {

@@ -38,7 +38,8 @@ struct PodInfo {
   std::shared_ptr<const api::Pod> pod;
   std::string key;  // "namespace/name"
   int32_t priority = 0;
-  // Shared by every pod with the same namespace and labels: what selectors see of a pod.
+  // Shared by every pod with the same namespace, labels and terminating state: what selectors
+  // (and spreading, which skips terminating pods) see of a pod.
   LabelGroupId label_group = 0;
 
   // Effective requests: max(sum of containers + sidecars, each init container + preceding
