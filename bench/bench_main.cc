@@ -1,6 +1,7 @@
 // kubesched_bench: runs scheduler_perf-like workloads through `simulate` and prints one table.
 //
 //   kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]
+//   kubesched_bench --compare-affinity
 //
 // Each workload is generated into a temporary directory (or DIR), then simulated N times; the
 // table shows the median run by pods/s.
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/affinity_comparison.h"
 #include "bench/workloads.h"
 #include "config/config.h"
 #include "scheduler/api/decode.h"
@@ -29,6 +31,7 @@ struct Options {
   int runs = 3;
   int threads = 0;
   std::string keep_dir;
+  bool compare_affinity = false;
 };
 
 bool ParseArgs(int argc, char** argv, Options* options) {
@@ -43,9 +46,12 @@ bool ParseArgs(int argc, char** argv, Options* options) {
       options->threads = std::atoi(value().c_str());
     } else if (arg == "--keep") {
       options->keep_dir = value();
+    } else if (arg == "--compare-affinity") {
+      options->compare_affinity = true;
     } else {
       std::cerr
           << "usage: kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]\n"
+          << "       kubesched_bench --compare-affinity\n"
           << "workloads:";
       for (const auto& w : kubesched::bench::Workloads()) std::cerr << " " << w.name;
       std::cerr << "\n";
@@ -75,6 +81,7 @@ double PeakRssMiB() {
 int main(int argc, char** argv) {
   Options options;
   if (!ParseArgs(argc, argv, &options)) return 2;
+  if (options.compare_affinity) return kubesched::bench::RunAffinityComparison();
   namespace fs = std::filesystem;
   const fs::path dir =
       options.keep_dir.empty()

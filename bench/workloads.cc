@@ -11,7 +11,7 @@ constexpr char kSetupNamespace[] = "sched-setup";
 constexpr char kTestNamespace[] = "sched-test";
 
 // Upstream's node-default.yaml: 110 pods, 4 cpu, 32Gi; labelNodePrepareStrategy adds the zone.
-std::string Node(int index, const std::vector<std::string>& zones) {
+std::string Node(int index, const std::vector<std::string>& zones, int cpu) {
   std::string labels = absl::StrCat(R"("kubernetes.io/hostname":"node-)", index, "\"");
   if (!zones.empty()) {
     absl::StrAppend(&labels, R"(,"topology.kubernetes.io/zone":")", zones[index % zones.size()],
@@ -19,8 +19,8 @@ std::string Node(int index, const std::vector<std::string>& zones) {
   }
   return absl::StrCat(
       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-)", index, R"(","labels":{)",
-      labels, R"(}},"spec":{},"status":{"capacity":{"pods":"110","cpu":"4","memory":"32Gi"},)",
-      R"("allocatable":{"pods":"110","cpu":"4","memory":"32Gi"}}})");
+      labels, R"(}},"spec":{},"status":{"capacity":{"pods":"110","cpu":")", cpu,
+      R"(","memory":"32Gi"},"allocatable":{"pods":"110","cpu":")", cpu, R"(","memory":"32Gi"}}})");
 }
 
 // A pod-affinity term over both benchmark namespaces, as upstream's templates write it.
@@ -71,6 +71,14 @@ ShapeParts PartsOf(PodShape shape) {
                                R"("requiredDuringSchedulingIgnoredDuringExecution":)",
                                R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":")", kZone,
                                R"(","operator":"In","values":["zone1","zone2"]}]}]}}})")};
+    case PodShape::kSpreadApplication:
+      return {R"({"app":"spread"})",
+              absl::StrCat(R"(,"affinity":{"podAntiAffinity":{)",
+                           R"("preferredDuringSchedulingIgnoredDuringExecution":[)",
+                           R"({"weight":1,"podAffinityTerm":{"labelSelector":{"matchLabels":)",
+                           R"({"app":"spread"}},"topologyKey":")", kHostname, R"("}},)",
+                           R"({"weight":1,"podAffinityTerm":{"labelSelector":{"matchLabels":)",
+                           R"({"app":"spread"}},"topologyKey":")", kZone, R"("}}]}})")};
     case PodShape::kTopologySpread:
       return {R"({"color":"blue"})",
               absl::StrCat(R"(,"topologySpreadConstraints":[{"maxSkew":5,"topologyKey":")", kZone,
@@ -147,13 +155,23 @@ const std::vector<WorkloadSpec>& Workloads() {
        kTopologySpread,
        {"moon-1", "moon-2", "moon-3"}},
       {"SchedulingNodeAffinity", 5000, 5000, 10000, kNodeAffinity, kNodeAffinity, {"zone1"}},
+      // The source article's end-to-end case: a 1,000-pod application spread by preferred
+      // anti-affinity on 300 nodes that already run 15,000 pods.
+      {"ArticleSpreadApplication",
+       300,
+       15000,
+       1000,
+       kDefault,
+       kSpreadApplication,
+       {"zone-a", "zone-b", "zone-c"},
+       64},
   };
   return *workloads;
 }
 
 GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) {
   std::vector<std::string> cluster = {Namespace(kSetupNamespace), Namespace(kTestNamespace)};
-  for (int i = 0; i < spec.nodes; ++i) cluster.push_back(Node(i, spec.zones));
+  for (int i = 0; i < spec.nodes; ++i) cluster.push_back(Node(i, spec.zones, spec.node_cpu));
   for (int i = 0; i < spec.init_pods; ++i) {
     cluster.push_back(Pod(absl::StrCat("init-pod-", i), kSetupNamespace, spec.init_shape,
                           absl::StrCat("node-", i % spec.nodes)));

@@ -20,6 +20,8 @@ enum class PodShape {
   kPreferredAntiAffinity,  // pod-with-preferred-pod-anti-affinity.yaml: by hostname, weight 1
   kNodeAffinity,           // pod-with-node-affinity.yaml: zone in (zone1, zone2)
   kTopologySpread,         // pod-with-topology-spreading.yaml: maxSkew 5 over zones
+  kSpreadApplication,      // the source article's application: preferred anti-affinity to its
+                           // own pods by hostname and by zone
 };
 
 struct WorkloadSpec {
@@ -31,6 +33,7 @@ struct WorkloadSpec {
   PodShape measured_shape = PodShape::kDefault;
   // Values of topology.kubernetes.io/zone, given to nodes in turn; empty = no zone label.
   std::vector<std::string> zones{};
+  int node_cpu = 4;  // node-default.yaml's
 };
 
 // The workloads `kubesched_bench` knows, with upstream's sizes (the 5000-node performance cases).
