@@ -377,6 +377,34 @@ absl::StatusOr<PluginArgs> DecodePodTopologySpreadArgs(const YAML::Node& node,
 }
 
 // ---------------------------------------------------------------------------------------------
+// MostAvailable
+
+void DecodePositiveDuration(Reader& r, const YAML::Node& node, std::string_view path,
+                            absl::Duration* out) {
+  r.Duration(node, path, out);
+  if (r.ok() && *out <= absl::ZeroDuration()) {
+    r.Fail(path, "must be greater than zero, got " + absl::FormatDuration(*out));
+  }
+}
+
+absl::StatusOr<PluginArgs> DecodeMostAvailableArgs(const YAML::Node& node, std::string_view path) {
+  Reader r;
+  MostAvailableArgs args;
+  if (!r.Map(node, path,
+             {"apiVersion", "kind", "resources", "metricsPollInterval", "metricsStalenessLimit"})) {
+    return r.status();
+  }
+  CheckTypeMeta(r, node, path, "MostAvailableArgs", /*required=*/false);
+  DecodeResourceWeights(r, Get(node, "resources"), Field(path, "resources"), &args.resources);
+  DecodePositiveDuration(r, Get(node, "metricsPollInterval"), Field(path, "metricsPollInterval"),
+                         &args.metrics_poll_interval);
+  DecodePositiveDuration(r, Get(node, "metricsStalenessLimit"),
+                         Field(path, "metricsStalenessLimit"), &args.metrics_staleness_limit);
+  if (!r.ok()) return r.status();
+  return PluginArgs(std::move(args));
+}
+
+// ---------------------------------------------------------------------------------------------
 // NodeAffinity
 
 // The decoder keeps requirements upstream would reject (marked invalid, matching nothing, as in a
@@ -504,6 +532,7 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
     if (plugin_name == names::kNodeAffinity) return DecodeNodeAffinityArgs(args, path);
     if (plugin_name == names::kInterPodAffinity) return DecodeInterPodAffinityArgs(args, path);
     if (plugin_name == names::kPodTopologySpread) return DecodePodTopologySpreadArgs(args, path);
+    if (plugin_name == names::kMostAvailable) return DecodeMostAvailableArgs(args, path);
     return DecodeNoArgs(args, path);
   } catch (const std::exception& e) {
     // yaml-cpp throws on misuse; no exception may leave config/.
@@ -529,6 +558,7 @@ PluginArgs DefaultPluginArgs(std::string_view plugin_name) {
   if (plugin_name == names::kNodeAffinity) return NodeAffinityArgs();
   if (plugin_name == names::kInterPodAffinity) return InterPodAffinityArgs();
   if (plugin_name == names::kPodTopologySpread) return PodTopologySpreadArgs();
+  if (plugin_name == names::kMostAvailable) return MostAvailableArgs();
   return std::monostate();
 }
 

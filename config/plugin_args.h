@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/api/objects.h"
 
@@ -66,7 +67,7 @@ struct NodeAffinityArgs {
 
 // InterPodAffinityArgs
 struct InterPodAffinityArgs {
-  int32_t hard_pod_affinity_weight = 1;             // hardPodAffinityWeight, 0..100
+  int32_t hard_pod_affinity_weight = 1;                  // hardPodAffinityWeight, 0..100
   bool ignore_preferred_terms_of_existing_pods = false;  // ignorePreferredTermsOfExistingPods
 };
 
@@ -81,7 +82,18 @@ struct PodTopologySpreadArgs {
   SpreadDefaultingType defaulting_type = SpreadDefaultingType::kSystem;  // defaultingType
 };
 
-using PluginArgs = std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs,
-                                NodeAffinityArgs, InterPodAffinityArgs, PodTopologySpreadArgs>;
+// MostAvailableArgs (kubesched extension; DESIGN.md "Scorers").
+struct MostAvailableArgs {
+  std::vector<ResourceWeight> resources = {{"cpu", 1}, {"memory", 1}};  // resources
+  // metricsPollInterval: how often `run` lists metrics.k8s.io/v1beta1 nodes; > 0.
+  absl::Duration metrics_poll_interval = absl::Seconds(30);
+  // metricsStalenessLimit: a node whose latest sample is older than this (or that has none) is
+  // scored on allocatable - requested instead; > 0.
+  absl::Duration metrics_staleness_limit = absl::Minutes(3);
+};
+
+using PluginArgs =
+    std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs, NodeAffinityArgs,
+                 InterPodAffinityArgs, PodTopologySpreadArgs, MostAvailableArgs>;
 
 }  // namespace kubesched::config

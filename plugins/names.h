@@ -19,12 +19,14 @@ inline constexpr std::string_view kNodePorts = "NodePorts";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+// kubesched extension (not upstream): load-aware scoring, opt-in.
+inline constexpr std::string_view kMostAvailable = "MostAvailable";
 
 inline constexpr std::array kAll = {
     kPrioritySort,      kNodeResourcesFit,  kNodeResourcesBalancedAllocation,
     kNodeName,          kNodeUnschedulable, kNodeAffinity,
     kTaintToleration,   kNodePorts,         kInterPodAffinity,
-    kPodTopologySpread, kDefaultBinder,
+    kPodTopologySpread, kDefaultBinder,     kMostAvailable,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler

@@ -2,6 +2,7 @@
 
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
+#include "plugins/most_available/most_available.h"
 #include "plugins/names.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
@@ -30,6 +31,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kInterPodAffinity, NewInterPodAffinity},
       {names::kPodTopologySpread, NewPodTopologySpread},
       {names::kDefaultBinder, NewDefaultBinder},
+      {names::kMostAvailable, NewMostAvailable},
   };
   return *registry;
 }

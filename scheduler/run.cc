@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <thread>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -25,6 +27,7 @@
 #include "scheduler/client/event_recorder.h"
 #include "scheduler/client/informers.h"
 #include "scheduler/client/kubeconfig.h"
+#include "scheduler/client/metrics_poller.h"
 #include "scheduler/client/pod_status_writer.h"
 #include "scheduler/client/rest_client.h"
 #include "scheduler/health_server.h"
@@ -215,6 +218,32 @@ int DefaultFilterThreads() {
   return std::max(1, cpus - 1);
 }
 
+bool Enables(const config::PluginSet& set, std::string_view name) {
+  for (const config::PluginRef& ref : set.enabled) {
+    if (ref.name == name) return true;
+  }
+  return false;
+}
+
+// The shortest metricsPollInterval of the profiles that score with MostAvailable; nullopt when
+// none does (then metrics are not polled at all).
+std::optional<absl::Duration> MetricsPollInterval(const config::Configuration& config) {
+  constexpr std::string_view kName = "MostAvailable";
+  std::optional<absl::Duration> interval;
+  for (const config::Profile& profile : config.profiles) {
+    if (!Enables(profile.plugins.score, kName) && !Enables(profile.plugins.multi_point, kName)) {
+      continue;
+    }
+    absl::Duration wanted = config::MostAvailableArgs().metrics_poll_interval;
+    for (const config::PluginConfig& entry : profile.plugin_config) {
+      const auto* args = std::get_if<config::MostAvailableArgs>(&entry.args);
+      if (entry.name == kName && args != nullptr) wanted = args->metrics_poll_interval;
+    }
+    interval = interval.has_value() ? std::min(*interval, wanted) : wanted;
+  }
+  return interval;
+}
+
 // Everything `run` owns, in construction order; members are destroyed in reverse, so threads that
 // use a component stop before it goes away.
 class Runner {
@@ -232,6 +261,8 @@ class Runner {
       if (stop_.stop_requested()) return Shutdown();
     }
     LogInfo("informers synced");
+    // After the sync, so that samples find their nodes; its own thread, never the scheduling one.
+    if (metrics_poller_ != nullptr) metrics_poller_->Start();
     if (config_.leader_election.leader_elect) {
       StartLeaderElection();
     } else {
@@ -301,6 +332,12 @@ class Runner {
     informer_options.scheduler_namespace = config_.leader_election.resource_namespace;
     informers_ =
         std::make_unique<client::Informers>(rest_.get(), scheduler_.get(), informer_options);
+    if (std::optional<absl::Duration> interval = MetricsPollInterval(config_)) {
+      metrics_poller_ =
+          std::make_unique<client::MetricsPoller>(rest_.get(), scheduler_.get(), *interval);
+      LogInfo(absl::StrCat("MostAvailable: polling node metrics every ",
+                           absl::FormatDuration(*interval)));
+    }
     return kExitOk;
   }
 
@@ -398,6 +435,7 @@ class Runner {
     if (election_thread_.joinable()) election_thread_.join();  // releases the lease
     if (status_queue_ != nullptr) status_queue_->Stop(absl::Seconds(2));
     if (events_ != nullptr) events_->Stop(absl::Seconds(2));
+    if (metrics_poller_ != nullptr) metrics_poller_->Stop();
     if (informers_ != nullptr) informers_->Stop();
     LogInfo("stopped");
     return kExitOk;
@@ -424,6 +462,8 @@ class Runner {
   // After the scheduler: its queued binding cycles call into the scheduler, so it goes first.
   std::unique_ptr<BindWorkerPool> bind_pool_;
   std::unique_ptr<client::Informers> informers_;
+  // Feeds the scheduler's cache like the informers; stopped before the scheduler goes.
+  std::unique_ptr<client::MetricsPoller> metrics_poller_;
   std::unique_ptr<HealthServer> health_;
   std::unique_ptr<LeaderElector> elector_;
   std::jthread election_thread_;

@@ -207,6 +207,14 @@ void Scheduler::OnNamespace(const client::Event<api::Namespace>& event) {
   }
 }
 
+void Scheduler::OnNodeMetrics(const client::Event<api::NodeMetrics>& event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemoveNodeMetrics(event.object->meta.name);
+  } else {
+    cache_->SetNodeMetrics(*event.object);
+  }
+}
+
 void Scheduler::OnPriorityClass(const client::Event<api::PriorityClass>& event) {
   absl::MutexLock lock(&mu_);
   if (event.type == EventType::kDeleted) {

@@ -89,6 +89,8 @@ class Scheduler : public client::ClusterEventHandler {
   void OnNode(const client::Event<api::Node>& event) override;
   void OnNamespace(const client::Event<api::Namespace>& event) override;
   void OnPriorityClass(const client::Event<api::PriorityClass>& event) override;
+  // Metrics samples feed the cache (MostAvailable); they never move pods between queues.
+  void OnNodeMetrics(const client::Event<api::NodeMetrics>& event) override;
 
   // Pops and schedules one pod, waiting up to `wait` for one (run mode; simulate never waits).
   // Returns false if activeQ stayed empty.

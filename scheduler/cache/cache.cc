@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "scheduler/framework/virtual_request.h"
 
 namespace kubesched::cache {
 namespace {
@@ -26,7 +27,15 @@ struct PodState {
   bool assumed = false;
   bool binding_finished = false;
   absl::Time deadline = absl::InfiniteFuture();  // meaningful once binding_finished
+  // When the pod was placed on its node (see "Load" in cache.h) and its VirtualRequest.
+  absl::Time placed_at = absl::InfinitePast();
+  api::ResourceList virtual_request{};
 };
+
+// Whether a pod placed at `placed_at` is too recent for the node's metrics sample to show it.
+bool PlacedSinceSample(const NodeInfo& info, absl::Time placed_at) {
+  return info.metrics().has_value() && placed_at >= info.metrics()->timestamp;
+}
 
 // Whether copying `fresh` over `stale` changes which snapshot lists the node belongs to.
 bool ListMembershipChanges(const NodeInfo& stale, const NodeInfo& fresh) {
@@ -59,6 +68,8 @@ struct Cache::Impl {
   SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
   // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
   ClusterTotals totals ABSL_GUARDED_BY(mu);
+  // The latest metrics sample per node name, with or without a NodeInfo.
+  absl::flat_hash_map<std::string, framework::MetricsSample> metrics ABSL_GUARDED_BY(mu);
 
   int64_t NextGeneration() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return ++generation; }
 
@@ -97,7 +108,13 @@ struct Cache::Impl {
 
   NodeItem* GetOrCreateNode(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     auto& slot = nodes[name];
-    if (slot == nullptr) slot = std::make_unique<NodeItem>();
+    if (slot == nullptr) {
+      slot = std::make_unique<NodeItem>();
+      // A sample that arrived before the node: no pods yet, so nothing placed since it.
+      if (auto it = metrics.find(name); it != metrics.end()) {
+        slot->info.SetMetrics(it->second, api::ResourceList(), generation);
+      }
+    }
     return slot.get();
   }
 
@@ -112,20 +129,52 @@ struct Cache::Impl {
     nodes.erase(it);
   }
 
-  void AddPodLocked(PodInfoPtr pod, bool is_assumed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  void AddPodLocked(PodInfoPtr pod, bool is_assumed, absl::Time placed_at)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const std::string node = pod->get().spec.node_name;
     NodeItem* item = GetOrCreateNode(node);
     const int64_t stamp = NextGeneration();
-    ChangeNode(item, [&](NodeInfo& info) { info.AddPod(pod, stamp); });
+    // Once per pod add; a bad annotation falls back to the requests (the plugin reports it).
+    api::ResourceList virtual_request = framework::VirtualRequestOf(*pod).amounts;
+    ChangeNode(item, [&](NodeInfo& info) {
+      info.AddPod(pod, stamp);
+      if (PlacedSinceSample(info, placed_at)) info.AddVirtualSinceSample(virtual_request);
+    });
     if (is_assumed) assumed.insert(pod->key);
     std::string key = pod->key;  // read before the move below
-    pods[std::move(key)] = PodState{std::move(pod), node, is_assumed};
+    pods[std::move(key)] = PodState{.pod = std::move(pod),
+                                    .node = node,
+                                    .assumed = is_assumed,
+                                    .placed_at = placed_at,
+                                    .virtual_request = std::move(virtual_request)};
+  }
+
+  // When a cached pod was placed; InfinitePast if not cached.
+  absl::Time PlacedAt(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = pods.find(key);
+    return it == pods.end() ? absl::InfinitePast() : it->second.placed_at;
+  }
+
+  // Installs `sample` (or none) on the node and recomputes its VirtualRequest sum from its pods.
+  void ApplyMetrics(NodeItem* item, const std::optional<framework::MetricsSample>& sample)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    api::ResourceList since;
+    if (sample.has_value()) {
+      for (const PodInfoPtr& pod : item->info.pods()) {
+        const PodState& state = pods.at(pod->key);
+        if (state.placed_at >= sample->timestamp) since.Add(state.virtual_request);
+      }
+    }
+    const int64_t stamp = NextGeneration();
+    ChangeNode(item, [&](NodeInfo& info) { info.SetMetrics(sample, since, stamp); });
   }
 
   absl::Status RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     auto it = pods.find(key);
     if (it == pods.end()) return absl::NotFoundError(absl::StrCat("pod ", key, " is not cached"));
     const std::string node = std::move(it->second.node);
+    const absl::Time placed_at = it->second.placed_at;
+    const api::ResourceList virtual_request = std::move(it->second.virtual_request);
     pods.erase(it);
     assumed.erase(key);
     auto node_it = nodes.find(node);
@@ -135,7 +184,11 @@ struct Cache::Impl {
     NodeItem* item = node_it->second.get();
     const int64_t stamp = NextGeneration();
     absl::Status status;
-    ChangeNode(item, [&](NodeInfo& info) { status = info.RemovePod(key, stamp); });
+    ChangeNode(item, [&](NodeInfo& info) {
+      // Checked before the removal: the pod counted iff it was placed since the sample.
+      if (PlacedSinceSample(info, placed_at)) info.SubtractVirtualSinceSample(virtual_request);
+      status = info.RemovePod(key, stamp);
+    });
     DropNodeIfEmpty(node);
     return status;
   }
@@ -169,6 +222,7 @@ void Cache::RemoveNode(const std::string& name) {
   if (it == impl_->nodes.end() || it->second->info.node() == nullptr) return;
   NodeItem* item = it->second.get();
   --impl_->node_objects;
+  impl_->metrics.erase(name);  // a node that comes back waits for its next sample
   // Pods still bound to the node keep a placeholder until the informer removes them (upstream).
   const int64_t stamp = impl_->NextGeneration();
   impl_->ChangeNode(item, [&](NodeInfo& info) { info.ClearNode(stamp); });
@@ -181,15 +235,19 @@ absl::Status Cache::AddPod(framework::PodInfoPtr pod) {
   }
   absl::MutexLock lock(&impl_->mu);
   auto it = impl_->pods.find(pod->key);
+  // A pod we did not assume was placed before we knew of it (see "Load" in cache.h).
+  absl::Time placed_at = absl::InfinitePast();
   if (it != impl_->pods.end()) {
     if (!it->second.assumed) {
       return absl::AlreadyExistsError(absl::StrCat("pod ", pod->key, " was already added"));
     }
-    // Confirmation of an assumed pod: take the informer's copy (and node) over the assumed one.
+    // Confirmation of an assumed pod: take the informer's copy (and node) over the assumed one,
+    // keeping the time we placed it.
+    placed_at = it->second.placed_at;
     absl::Status removed = impl_->RemovePodLocked(pod->key);
     if (!removed.ok()) return removed;
   }
-  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/false);
+  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/false, placed_at);
   return absl::OkStatus();
 }
 
@@ -200,11 +258,12 @@ absl::Status Cache::UpdatePod(framework::PodInfoPtr pod) {
   absl::MutexLock lock(&impl_->mu);
   // An update of a pod we have not seen (missed add) or only assumed is still a bound pod seen
   // by the informer, so it is added or confirmed rather than rejected.
+  const absl::Time placed_at = impl_->PlacedAt(pod->key);
   if (impl_->pods.contains(pod->key)) {
     absl::Status removed = impl_->RemovePodLocked(pod->key);
     if (!removed.ok()) return removed;
   }
-  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/false);
+  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/false, placed_at);
   return absl::OkStatus();
 }
 
@@ -222,7 +281,7 @@ absl::Status Cache::AssumePod(framework::PodInfoPtr pod) {
   if (impl_->pods.contains(pod->key)) {
     return absl::AlreadyExistsError(absl::StrCat("pod ", pod->key, " is already in the cache"));
   }
-  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/true);
+  impl_->AddPodLocked(std::move(pod), /*is_assumed=*/true, impl_->clock->Now());
   return absl::OkStatus();
 }
 
@@ -280,6 +339,26 @@ framework::PodInfoPtr Cache::GetPod(const std::string& pod_key) const {
   absl::MutexLock lock(&impl_->mu);
   auto it = impl_->pods.find(pod_key);
   return it == impl_->pods.end() ? nullptr : it->second.pod;
+}
+
+void Cache::SetNodeMetrics(const api::NodeMetrics& metrics) {
+  const absl::Time now = impl_->clock->Now();
+  framework::MetricsSample sample{metrics.timestamp.value_or(now), metrics.usage};
+  absl::MutexLock lock(&impl_->mu);
+  auto [stored, inserted] = impl_->metrics.try_emplace(metrics.meta.name, sample);
+  if (!inserted) {
+    if (sample.timestamp < stored->second.timestamp) return;
+    stored->second = sample;
+  }
+  auto it = impl_->nodes.find(metrics.meta.name);
+  if (it != impl_->nodes.end()) impl_->ApplyMetrics(it->second.get(), sample);
+}
+
+void Cache::RemoveNodeMetrics(const std::string& node_name) {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->metrics.erase(node_name) == 0) return;
+  auto it = impl_->nodes.find(node_name);
+  if (it != impl_->nodes.end()) impl_->ApplyMetrics(it->second.get(), std::nullopt);
 }
 
 void Cache::SetNamespace(api::Symbol namespace_symbol, api::LabelSet labels) {
@@ -350,6 +429,7 @@ void Cache::UpdateSnapshot(framework::Snapshot* snapshot) {
   if (stats.lists_rebuilt) builder.RebuildLists();
   builder.SetClusterTotals(impl_->totals.allocatable, impl_->totals.requested);
   builder.set_generation(impl_->generation);
+  builder.set_time(impl_->clock->Now());
   impl_->last_update = stats;
 }
 

@@ -33,6 +33,15 @@ namespace kubesched::cache {
 // nodes that have a node object, updated on every node and pod change (O(resources) each) and
 // copied into every snapshot (Snapshot::cluster_allocatable / cluster_requested). The Watermark
 // scoring strategy reads its cluster allocated ratio from them, never by scanning nodes.
+//
+// Load (MostAvailable): each node's latest metrics.k8s.io NodeMetrics sample, and on each NodeInfo
+// the sum of the VirtualRequests (framework/virtual_request.h) of its pods placed at or after the
+// sample's timestamp. "Placed" is when this scheduler assumed the pod (kept when the informer
+// confirms it); a pod the informer shows bound without our assuming it (bound before we started,
+// or by someone else) counts as placed before any sample, i.e. already in the measured usage.
+// Kept incrementally: a pod add/remove adjusts its node's sum in O(resources); a new sample
+// recomputes only its own node's sum, O(pods on the node). Samples live by node name, so a
+// sample that arrives before its Node object is applied when the node appears.
 class Cache {
  public:
   explicit Cache(const util::Clock* clock, absl::Duration assumed_ttl = absl::Seconds(30));
@@ -61,6 +70,11 @@ class Cache {
   // Node the cached pod is on, if the pod is cached (bound or assumed).
   std::optional<std::string> NodeOfPod(const std::string& pod_key) const;
   framework::PodInfoPtr GetPod(const std::string& pod_key) const;
+
+  // A node's metrics sample. A sample without a timestamp counts as taken now (the cache's
+  // clock); one older than the node's current sample is ignored (out-of-order delivery).
+  void SetNodeMetrics(const api::NodeMetrics& metrics);
+  void RemoveNodeMetrics(const std::string& node_name);
 
   void SetNamespace(api::Symbol namespace_symbol, api::LabelSet labels);
   void RemoveNamespace(api::Symbol namespace_symbol);

@@ -213,4 +213,19 @@ absl::Status NodeInfo::RemovePod(std::string_view pod_key, int64_t generation) {
   return absl::OkStatus();
 }
 
+void NodeInfo::SetMetrics(std::optional<MetricsSample> sample,
+                          const api::ResourceList& virtual_since, int64_t generation) {
+  metrics_ = std::move(sample);
+  virtual_requested_since_sample_ = virtual_since;
+  generation_ = generation;
+}
+
+void NodeInfo::AddVirtualSinceSample(const api::ResourceList& amounts) {
+  virtual_requested_since_sample_.Add(amounts);
+}
+
+void NodeInfo::SubtractVirtualSinceSample(const api::ResourceList& amounts) {
+  virtual_requested_since_sample_.Subtract(amounts);
+}
+
 }  // namespace kubesched::framework

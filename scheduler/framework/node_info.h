@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/framework/pod_info.h"
 
@@ -29,7 +31,8 @@ class HostPorts {
   std::vector<Entry> entries_;
 };
 
-// Pods of one node that look alike to any label selector (same namespace and labels), counted,
+// Pods of one node that look alike to any label selector (same namespace, labels and terminating
+// state), counted,
 // so that a plugin matches a selector once per group rather than once per pod.
 struct LabelGroupCount {
   LabelGroupId id = 0;
@@ -52,6 +55,12 @@ struct TermGroupCount {
   int32_t weight = 0;  // of a preferred term; 0 for a required one
   int32_t count = 0;
   const AffinityTerm* sample = nullptr;  // the term of one pod of the group; owned by pods()
+};
+
+// A node's latest metrics.k8s.io/v1beta1 NodeMetrics sample: measured usage at `timestamp`.
+struct MetricsSample {
+  absl::Time timestamp = absl::InfinitePast();
+  api::ResourceList usage{};
 };
 
 // The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
@@ -81,6 +90,14 @@ class NodeInfo {
   const api::ResourceList& non_zero_requested() const { return non_zero_requested_; }
   const HostPorts& used_ports() const { return used_ports_; }
 
+  // Load awareness (MostAvailable): the node's latest metrics sample, if any, and the sum of the
+  // VirtualRequests of the pods placed on the node after that sample's timestamp, which the
+  // sample cannot show yet. Both are kept by the cache, which knows when each pod was placed.
+  const std::optional<MetricsSample>& metrics() const { return metrics_; }
+  const api::ResourceList& virtual_requested_since_sample() const {
+    return virtual_requested_since_sample_;
+  }
+
   // Bumped on every change; the snapshot copies nodes whose generation is newer than its own.
   int64_t generation() const { return generation_; }
 
@@ -89,6 +106,13 @@ class NodeInfo {
   void AddPod(PodInfoPtr pod, int64_t generation);
   // NotFound if the pod (by key) is not on this node.
   absl::Status RemovePod(std::string_view pod_key, int64_t generation);
+  // A new sample (or none) with the VirtualRequest sum of the pods placed after it.
+  void SetMetrics(std::optional<MetricsSample> sample, const api::ResourceList& virtual_since,
+                  int64_t generation);
+  // Adjust the VirtualRequest sum for a pod placed after the sample being added or removed; called
+  // by the cache within the same change as AddPod / RemovePod (which set the generation).
+  void AddVirtualSinceSample(const api::ResourceList& amounts);
+  void SubtractVirtualSinceSample(const api::ResourceList& amounts);
 
  private:
   void AddToGroups(const PodInfo& pod);
@@ -105,6 +129,8 @@ class NodeInfo {
   api::ResourceList requested_;
   api::ResourceList non_zero_requested_;
   HostPorts used_ports_;
+  std::optional<MetricsSample> metrics_{};
+  api::ResourceList virtual_requested_since_sample_{};
   int64_t generation_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/framework/node_info.h"
 
@@ -42,6 +43,11 @@ class Snapshot {
   const api::ResourceList& cluster_allocatable() const { return cluster_allocatable_; }
   const api::ResourceList& cluster_requested() const { return cluster_requested_; }
 
+  // The cache's clock when the snapshot was last refreshed: the "now" against which a cycle
+  // judges time-dependent state (the age of a node's metrics sample), so that every node of one
+  // cycle is judged at the same instant and plugins never read a clock.
+  absl::Time time() const { return time_; }
+
  private:
   friend class SnapshotBuilder;  // the cache's writer side
 
@@ -54,6 +60,7 @@ class Snapshot {
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
   api::ResourceList cluster_allocatable_;
   api::ResourceList cluster_requested_;
+  absl::Time time_ = absl::UnixEpoch();
   int64_t generation_ = 0;
 };
 
@@ -76,6 +83,7 @@ class SnapshotBuilder {
   void SetNamespaceLabels(api::Symbol namespace_symbol, api::LabelSet labels);
   void RemoveNamespace(api::Symbol namespace_symbol);
   void set_generation(int64_t generation) { snapshot_->generation_ = generation; }
+  void set_time(absl::Time time) { snapshot_->time_ = time; }
   // The cache's incrementally kept cluster sums (see Snapshot::cluster_allocatable).
   void SetClusterTotals(const api::ResourceList& allocatable, const api::ResourceList& requested);
   // Recomputes the cluster sums from the stored nodes: O(nodes). For builders that fill a

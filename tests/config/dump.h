@@ -83,6 +83,11 @@ inline std::string Dump(const PluginArgs& args) {
       return absl::StrCat("spread type=", system ? "System" : "List", " defaults=[",
                           absl::StrJoin(parts, ", "), "]");
     }
+    std::string operator()(const config::MostAvailableArgs& a) const {
+      return absl::StrCat("mostavailable resources=[", Dump(a.resources),
+                          "] poll=", absl::FormatDuration(a.metrics_poll_interval),
+                          " stale=", absl::FormatDuration(a.metrics_staleness_limit));
+    }
   };
   return std::visit(Visitor{}, args);
 }

@@ -621,3 +621,32 @@ TEST_CASE("loading a cluster dump keeps the built-in namespaces and priority cla
 
 }  // namespace
 }  // namespace kubesched::testapi
+
+namespace kubesched::testapi {
+namespace {
+
+// What MostAvailable's poller lists in `run`: NodeMetrics loaded or POSTed, served by LIST.
+TEST_CASE("node metrics can be loaded, created and listed", "[testapi][most_available]") {
+  Fixture f;
+  const absl::Status loaded = f.api.LoadObjects(
+      "apiVersion: metrics.k8s.io/v1beta1\nkind: NodeMetrics\nmetadata: {name: n1}\n"
+      "timestamp: '2024-05-01T10:00:00Z'\nwindow: 20s\nusage: {cpu: 250m, memory: 1Gi}\n",
+      "metrics.yaml");
+  INFO(loaded.message());
+  REQUIRE(loaded.ok());
+  HttpRequest create{.method = "POST",
+                     .target = "/apis/metrics.k8s.io/v1beta1/nodes",
+                     .content_type = "application/json",
+                     .body = R"({"apiVersion":"metrics.k8s.io/v1beta1","kind":"NodeMetrics",)"
+                             R"("metadata":{"name":"n2"},"timestamp":"2024-05-01T10:00:00Z",)"
+                             R"("window":"20s","usage":{"cpu":"2","memory":"4Gi"}})"};
+  CHECK(f.api.Handle(create).status == 201);
+  const auto list = f.Call("GET", "/apis/metrics.k8s.io/v1beta1/nodes");
+  REQUIRE(list.status == 200);
+  CHECK(absl::StrContains(list.body, R"("name":"n1")"));
+  CHECK(absl::StrContains(list.body, R"("cpu":"250m")"));
+  CHECK(absl::StrContains(list.body, R"("name":"n2")"));
+}
+
+}  // namespace
+}  // namespace kubesched::testapi

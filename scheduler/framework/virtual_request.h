@@ -1,0 +1,32 @@
+#pragma once
+
+// VirtualRequest (DESIGN.md "Scorers", MostAvailable): an estimate of what a pod will really use,
+// from the pod annotation `kubesched.io/virtual-request` (a JSON resource list such as
+// {"cpu":"2","memory":"4Gi"}), else the pod's requests. Shared by the cache (which sums the
+// VirtualRequests of pods placed on a node since its last metrics sample) and the MostAvailable
+// plugin (the incoming pod's own VirtualRequest), so that both read the annotation the same way.
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "scheduler/api/resource.h"
+#include "scheduler/framework/pod_info.h"
+
+namespace kubesched::framework {
+
+inline constexpr std::string_view kVirtualRequestAnnotation = "kubesched.io/virtual-request";
+
+// Parses the annotation value: a JSON object of resource name -> quantity (string or number).
+// Errors name the resource and what is wrong; never throws.
+absl::StatusOr<api::ResourceList> ParseVirtualRequest(std::string_view json);
+
+struct VirtualRequest {
+  api::ResourceList amounts;
+  // Set when the annotation is present but does not parse; `amounts` are then the requests.
+  absl::Status annotation_error;
+};
+
+// The pod's VirtualRequest: the annotation when present and valid, else its real requests.
+VirtualRequest VirtualRequestOf(const PodInfo& pod);
+
+}  // namespace kubesched::framework
