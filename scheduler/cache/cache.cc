@@ -4,7 +4,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "scheduler/framework/virtual_request.h"
 
 namespace kubesched::cache {
 namespace {
@@ -27,9 +26,8 @@ struct PodState {
   bool assumed = false;
   bool binding_finished = false;
   absl::Time deadline = absl::InfiniteFuture();  // meaningful once binding_finished
-  // When the pod was placed on its node (see "Load" in cache.h) and its VirtualRequest.
+  // When the pod was placed on its node (see "Load" in cache.h).
   absl::Time placed_at = absl::InfinitePast();
-  api::ResourceList virtual_request{};
 };
 
 // Whether a pod placed at `placed_at` is too recent for the node's metrics sample to show it.
@@ -134,19 +132,15 @@ struct Cache::Impl {
     const std::string node = pod->get().spec.node_name;
     NodeItem* item = GetOrCreateNode(node);
     const int64_t stamp = NextGeneration();
-    // Once per pod add; a bad annotation falls back to the requests (the plugin reports it).
-    api::ResourceList virtual_request = framework::VirtualRequestOf(*pod).amounts;
+    // A bad annotation has fallen back to the requests already (the plugin reports it).
     ChangeNode(item, [&](NodeInfo& info) {
       info.AddPod(pod, stamp);
-      if (PlacedSinceSample(info, placed_at)) info.AddVirtualSinceSample(virtual_request);
+      if (PlacedSinceSample(info, placed_at)) info.AddVirtualSinceSample(pod->virtual_request);
     });
     if (is_assumed) assumed.insert(pod->key);
     std::string key = pod->key;  // read before the move below
-    pods[std::move(key)] = PodState{.pod = std::move(pod),
-                                    .node = node,
-                                    .assumed = is_assumed,
-                                    .placed_at = placed_at,
-                                    .virtual_request = std::move(virtual_request)};
+    pods[std::move(key)] = PodState{
+        .pod = std::move(pod), .node = node, .assumed = is_assumed, .placed_at = placed_at};
   }
 
   // When a cached pod was placed; InfinitePast if not cached.
@@ -162,7 +156,7 @@ struct Cache::Impl {
     if (sample.has_value()) {
       for (const PodInfoPtr& pod : item->info.pods()) {
         const PodState& state = pods.at(pod->key);
-        if (state.placed_at >= sample->timestamp) since.Add(state.virtual_request);
+        if (state.placed_at >= sample->timestamp) since.Add(pod->virtual_request);
       }
     }
     const int64_t stamp = NextGeneration();
@@ -174,7 +168,7 @@ struct Cache::Impl {
     if (it == pods.end()) return absl::NotFoundError(absl::StrCat("pod ", key, " is not cached"));
     const std::string node = std::move(it->second.node);
     const absl::Time placed_at = it->second.placed_at;
-    const api::ResourceList virtual_request = std::move(it->second.virtual_request);
+    const PodInfoPtr pod = std::move(it->second.pod);  // alive until the node has dropped it
     pods.erase(it);
     assumed.erase(key);
     auto node_it = nodes.find(node);
@@ -186,7 +180,9 @@ struct Cache::Impl {
     absl::Status status;
     ChangeNode(item, [&](NodeInfo& info) {
       // Checked before the removal: the pod counted iff it was placed since the sample.
-      if (PlacedSinceSample(info, placed_at)) info.SubtractVirtualSinceSample(virtual_request);
+      if (PlacedSinceSample(info, placed_at)) {
+        info.SubtractVirtualSinceSample(pod->virtual_request);
+      }
       status = info.RemovePod(key, stamp);
     });
     DropNodeIfEmpty(node);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "scheduler/framework/virtual_request.h"
+
 namespace kubesched::framework {
 namespace {
 
@@ -87,6 +89,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority) {
                                        pod->meta.deletion_timestamp.has_value());
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);
   info->non_zero_requests = PodRequests(pod->spec, /*non_zero=*/true);
+  info->virtual_request = ComputeVirtualRequest(*pod, info->requests, &info->virtual_request_error);
   if (pod->spec.affinity.has_value()) {
     const api::Affinity& affinity = *pod->spec.affinity;
     const api::Symbol own_namespace = pod->meta.namespace_symbol;

@@ -48,6 +48,11 @@ struct PodInfo {
   // The same with upstream's non-zero defaults for cpu (100m) and memory (200Mi) applied to
   // containers that do not list them; used by scoring, as upstream.
   api::ResourceList non_zero_requests;
+  // MostAvailable's estimate of use (see virtual_request.h), parsed once here: the annotation
+  // kubesched.io/virtual-request, else `requests`; the error is set when the annotation is
+  // present but does not parse.
+  api::ResourceList virtual_request;
+  absl::Status virtual_request_error;
 
   std::vector<AffinityTerm> required_affinity;
   std::vector<AffinityTerm> required_anti_affinity;

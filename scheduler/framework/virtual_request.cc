@@ -33,13 +33,18 @@ absl::StatusOr<api::ResourceList> ParseVirtualRequest(std::string_view json) {
   return out;
 }
 
-VirtualRequest VirtualRequestOf(const PodInfo& pod) {
-  const auto& annotations = pod.get().meta.annotations;
+api::ResourceList ComputeVirtualRequest(const api::Pod& pod, const api::ResourceList& requests,
+                                        absl::Status* error) {
+  *error = absl::OkStatus();
+  const auto& annotations = pod.meta.annotations;
   auto it = annotations.find(std::string(kVirtualRequestAnnotation));
-  if (it == annotations.end()) return {pod.requests, absl::OkStatus()};
+  if (it == annotations.end()) return requests;
   absl::StatusOr<api::ResourceList> parsed = ParseVirtualRequest(it->second);
-  if (!parsed.ok()) return {pod.requests, parsed.status()};
-  return {*std::move(parsed), absl::OkStatus()};
+  if (!parsed.ok()) {
+    *error = parsed.status();
+    return requests;
+  }
+  return *std::move(parsed);
 }
 
 }  // namespace kubesched::framework

@@ -26,7 +26,14 @@ struct VirtualRequest {
   absl::Status annotation_error;
 };
 
-// The pod's VirtualRequest: the annotation when present and valid, else its real requests.
-VirtualRequest VirtualRequestOf(const PodInfo& pod);
+// The annotation when present and valid, else `requests`; `error` is set when the annotation is
+// present but does not parse. MakePodInfo calls it once per pod.
+api::ResourceList ComputeVirtualRequest(const api::Pod& pod, const api::ResourceList& requests,
+                                        absl::Status* error);
+
+// The pod's VirtualRequest as MakePodInfo computed it.
+inline VirtualRequest VirtualRequestOf(const PodInfo& pod) {
+  return {pod.virtual_request, pod.virtual_request_error};
+}
 
 }  // namespace kubesched::framework
