@@ -34,7 +34,7 @@ constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
 // The fields kubesched reads, then upstream's others: accepted so that kube-scheduler configs
 // load unchanged. Anything else is an error, as upstream's strict decoding makes it.
-constexpr std::array<std::string_view, 16> kTopLevelFields = {
+constexpr std::array<std::string_view, 17> kTopLevelFields = {
     "apiVersion",
     "kind",
     "profiles",
@@ -44,6 +44,7 @@ constexpr std::array<std::string_view, 16> kTopLevelFields = {
     "parallelism",
     "leaderElection",
     "clientConnection",
+    "queues",  // kubesched's own
     // Upstream's other fields, accepted and ignored here.
     "healthzBindAddress",
     "metricsBindAddress",
@@ -308,6 +309,7 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
   DecodeClientConnection(r, Get(root, "clientConnection"), &config.client_connection);
   DecodeLeaderElection(r, Get(root, "leaderElection"), &config.leader_election);
   DecodeProfiles(r, Get(root, "profiles"), &config.profiles);
+  DecodeQueuesSection(r, Get(root, "queues"), "queues", /*in_file=*/true, &config.queues);
   if (!r.ok()) return r.status();
   if (config.profiles.empty()) config.profiles.emplace_back();
   const Plugins defaults = DefaultPlugins();

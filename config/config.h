@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "config/plugin_args.h"
+#include "config/queues.h"
 
 namespace kubesched::config {
 
@@ -89,6 +90,9 @@ struct Configuration {
   int64_t pod_initial_backoff_seconds = 1;
   int64_t pod_max_backoff_seconds = 10;
   int32_t parallelism = 16;
+  // kubesched's own section: hierarchical queue quota. Absent: every pod goes to
+  // root.<namespace>, limited only by namespace annotations.
+  QueuesConfig queues;
 };
 
 // Upstream's default plugin set (the plugins kubesched has), as a multiPoint list with weights.

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "config/plugin_args.h"
+#include "config/queues.h"
 #include "config/yaml_reader.h"
 
 namespace kubesched::config {
@@ -33,5 +34,10 @@ void CheckTypeMeta(yaml::Reader& reader, const YAML::Node& map, std::string_view
 // or the field alone when `path` is empty. Never throws.
 absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const YAML::Node& args,
                                             std::string_view path);
+
+// Decodes the `queues` section at `path`. `in_file` allows the fields only the configuration file
+// may set (configMap, ledger, ledgerInterval). Errors are recorded in `reader`.
+void DecodeQueuesSection(yaml::Reader& reader, const YAML::Node& node, std::string_view path,
+                         bool in_file, QueuesConfig* out);
 
 }  // namespace kubesched::config

@@ -23,6 +23,8 @@ Plugins DefaultPlugins() {
   Plugins plugins;
   plugins.multi_point.enabled = {
       {std::string(names::kPrioritySort), 0},
+      // kubesched's: first, so a pod its queue cannot take costs no other plugin's PreFilter.
+      {std::string(names::kQueueQuota), 0},
       {std::string(names::kNodeUnschedulable), 0},
       {std::string(names::kNodeName), 0},
       {std::string(names::kTaintToleration), 3},

@@ -21,12 +21,15 @@ inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 // kubesched extension (not upstream): load-aware scoring, opt-in.
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
+// kubesched extension: hierarchical queue quota and budgets, on by default.
+inline constexpr std::string_view kQueueQuota = "QueueQuota";
 
 inline constexpr std::array kAll = {
     kPrioritySort,      kNodeResourcesFit,  kNodeResourcesBalancedAllocation,
     kNodeName,          kNodeUnschedulable, kNodeAffinity,
     kTaintToleration,   kNodePorts,         kInterPodAffinity,
     kPodTopologySpread, kDefaultBinder,     kMostAvailable,
+    kQueueQuota,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler

@@ -12,6 +12,7 @@
 #include "plugins/node_unschedulable/node_unschedulable.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
+#include "plugins/queue_quota/queue_quota.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 
 namespace kubesched::plugins {
@@ -32,6 +33,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kPodTopologySpread, NewPodTopologySpread},
       {names::kDefaultBinder, NewDefaultBinder},
       {names::kMostAvailable, NewMostAvailable},
+      {names::kQueueQuota, NewQueueQuota},
   };
   return *registry;
 }

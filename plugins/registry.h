@@ -11,12 +11,14 @@
 #include "absl/status/statusor.h"
 #include "config/plugin_args.h"
 #include "scheduler/framework/plugin.h"
+#include "scheduler/quota/quota_tracker.h"
 
 namespace kubesched::plugins {
 
 // What a plugin may be handed at construction besides its args.
 struct PluginHandle {
   framework::PodBinder* binder = nullptr;  // DefaultBinder only
+  quota::QuotaTracker* quota = nullptr;    // QueueQuota only
 };
 
 // Builds a plugin from its args (std::monostate = defaults). Wrong or invalid args are an

@@ -47,6 +47,8 @@ struct Explanation {
   std::vector<NodeExplanation> nodes;  // snapshot order
   const framework::NodeInfo* selected = nullptr;
   std::string message;  // FailedScheduling message when nothing fits
+  // Owns what the statuses' reasons may point into (plugins keep per-pod messages there).
+  std::shared_ptr<framework::CycleState> state;
 };
 
 // Owns the per-cycle buffers and the round-robin start index, so one instance serves one

@@ -52,6 +52,85 @@ void Resources(Writer& w, const api::ResourceList& list) {
   w.EndObject();
 }
 
+// The resources in `ids` (all of them, zeros included) plus any other non-zero entry.
+void LimitedResources(Writer& w, const api::ResourceList& list,
+                      const std::vector<api::ResourceId>& ids) {
+  w.StartObject();
+  std::vector<api::ResourceId> all = ids;
+  list.ForEachNonZero([&](api::ResourceId id, int64_t) {
+    if (std::find(all.begin(), all.end(), id) == all.end()) all.push_back(id);
+  });
+  std::sort(all.begin(), all.end());
+  for (api::ResourceId id : all) {
+    Key(w, api::ResourceName(id));
+    String(w, api::FormatAmount(id, list.Get(id)));
+  }
+  w.EndObject();
+}
+
+void Queue(Writer& w, const quota::QueueUsage& queue) {
+  w.StartObject();
+  Field(w, "name", std::string_view(queue.path));
+  Key(w, "leaf");
+  w.Bool(queue.leaf);
+  Key(w, "autoCreated");
+  w.Bool(queue.auto_created);
+  Key(w, "max");
+  api::ResourceList max;
+  for (api::ResourceId id : queue.limited) max.Set(id, queue.max.Get(id));
+  LimitedResources(w, max, queue.limited);
+  Key(w, "used");
+  LimitedResources(w, queue.used, queue.limited);
+  Key(w, "budgets");
+  w.StartArray();
+  for (const auto& budget : queue.budgets) {
+    w.StartObject();
+    Field(w, "resource", api::ResourceName(budget.resource));
+    Field(w, "budget", std::string_view(budget.limit));
+    Field(w, "budgetHours", budget.limit_hours);
+    Field(w, "usedHours", budget.used_hours);
+    Key(w, "period");
+    if (budget.period.has_value()) {
+      String(w, absl::FormatDuration(*budget.period));
+    } else {
+      w.Null();
+    }
+    Key(w, "periodStart");
+    if (budget.period_start.has_value()) {
+      String(w, absl::FormatTime(absl::RFC3339_sec, *budget.period_start, absl::UTCTimeZone()));
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+// "queue root.prod.search: cpu 600/750 (150 free), pods 3/-" lines, leaf first.
+std::string QueueLines(const std::vector<quota::QueueUsage>& path) {
+  std::string out;
+  for (const auto& queue : path) {
+    std::vector<std::string> parts;
+    for (api::ResourceId id : queue.limited) {
+      const int64_t used = queue.used.Get(id);
+      const int64_t max = queue.max.Get(id);
+      parts.push_back(absl::StrCat(util::Absl(api::ResourceName(id)), " ",
+                                   api::FormatAmount(id, used), "/", api::FormatAmount(id, max),
+                                   " (", api::FormatAmount(id, std::max<int64_t>(0, max - used)),
+                                   " free)"));
+    }
+    for (const auto& budget : queue.budgets) {
+      parts.push_back(absl::StrFormat("budget %s %.6gh of %s",
+                                      util::Absl(api::ResourceName(budget.resource)),
+                                      budget.used_hours, budget.limit));
+    }
+    if (parts.empty()) parts.push_back("no limits");
+    absl::StrAppend(&out, "queue ", queue.path, ": ", util::Join(parts, ", "), "\n");
+  }
+  return out;
+}
+
 // "watermark": {"mode", "allocatedRatio"}, or null when no profile uses the Watermark strategy.
 void Watermark(Writer& w, const std::optional<WatermarkReport>& watermark) {
   Key(w, "watermark");
@@ -177,6 +256,7 @@ std::string SimulationJson(const SimulationReport& report) {
   Nodes(w, report);
   Key(w, "queues");
   w.StartArray();
+  for (const auto& queue : report.queues) Queue(w, queue);
   w.EndArray();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
@@ -206,6 +286,32 @@ std::string SimulationTable(const SimulationReport& report) {
       report.seconds, report.pods_per_second, report.attempt_latency.p50 * 1e6,
       report.attempt_latency.p90 * 1e6, report.attempt_latency.p99 * 1e6);
   out += WatermarkLine(report.watermark);
+  std::vector<std::vector<std::string>> queues = {{"QUEUE", "MAX", "USED", "BUDGET USED"}};
+  for (const auto& queue : report.queues) {
+    std::vector<std::string> max;
+    std::vector<std::string> used;
+    for (api::ResourceId id : queue.limited) {
+      max.push_back(absl::StrCat(util::Absl(api::ResourceName(id)), "=",
+                                 api::FormatAmount(id, queue.max.Get(id))));
+    }
+    queue.used.ForEachNonZero([&](api::ResourceId id, int64_t amount) {
+      used.push_back(
+          absl::StrCat(util::Absl(api::ResourceName(id)), "=", api::FormatAmount(id, amount)));
+    });
+    std::vector<std::string> budgets;
+    for (const auto& budget : queue.budgets) {
+      budgets.push_back(absl::StrFormat("%s=%.6gh/%s",
+                                        util::Absl(api::ResourceName(budget.resource)),
+                                        budget.used_hours, budget.limit));
+    }
+    queues.push_back({queue.path, max.empty() ? "-" : util::Join(max, ","),
+                      used.empty() ? "-" : util::Join(used, ","),
+                      budgets.empty() ? "-" : util::Join(budgets, ",")});
+  }
+  const bool any_limits =
+      std::any_of(report.queues.begin(), report.queues.end(),
+                  [](const auto& q) { return !q.limited.empty() || !q.budgets.empty(); });
+  if (any_limits) out += "\n" + Table(queues);
   return out;
 }
 
@@ -254,6 +360,11 @@ std::string ExplainJson(const ExplainReport& report) {
   Field(w, "selected", report.selected);
   Field(w, "message", report.message);
   Watermark(w, report.watermark);
+  Field(w, "queue", report.queue);
+  Key(w, "queuePath");
+  w.StartArray();
+  for (const auto& queue : report.queue_path) Queue(w, queue);
+  w.EndArray();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
@@ -285,6 +396,7 @@ std::string ExplainTable(const ExplainReport& report) {
     out += absl::StrCat("\nno node fits: ", report.message.value_or(""), "\n");
   }
   out += WatermarkLine(report.watermark);
+  out += QueueLines(report.queue_path);
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "plugins/names.h"
+#include "scheduler/client/client_log.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::scheduler {
@@ -50,8 +52,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
     return absl::InvalidArgumentError("scheduler needs a clock, a binder and a bind executor");
   }
   std::unique_ptr<Scheduler> s(new Scheduler(deps));
+  s->file_queues_ = config.queues;
+  s->quota_ = std::make_unique<quota::QuotaTracker>(deps.clock, config.queues);
   plugins::PluginHandle handle;
   handle.binder = deps.binder;
+  handle.quota = s->quota_.get();
   for (const auto& profile : config.profiles) {
     auto fw = runtime::Framework::Create(
         profile, handle, deps.registry != nullptr ? *deps.registry : plugins::Registry());
@@ -74,6 +79,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   options.max_backoff = absl::Seconds(config.pod_max_backoff_seconds);
   s->queue_ = std::make_unique<queue::SchedulingQueue>(deps.clock, options,
                                                        s->frameworks_.front()->queue_sort());
+  queue::SchedulingQueue* queue = s->queue_.get();
+  s->quota_->SetWakeHandler(
+      [queue](const std::vector<std::string>& keys) { queue->MoveQuotaWaiters(keys); });
   return s;
 }
 
@@ -134,7 +142,9 @@ void Scheduler::OnPod(const client::Event<api::Pod>& event) {
 void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
   if (IsAssigned(*pod)) {
     if (pod->IsTerminal()) return;  // finished pods take no resources
-    (void)cache_->AddPod(MakeInfo(pod));
+    auto info = MakeInfo(pod);
+    (void)cache_->AddPod(info);
+    quota_->ChargeBound(*info);
     queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
     return;
   }
@@ -151,13 +161,16 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
       // scheduled from being requeued) and joins the cache.
       queue_->Delete(key);
       if (!pod->IsTerminal()) {
-        (void)cache_->AddPod(MakeInfo(pod));
+        auto info = MakeInfo(pod);
+        (void)cache_->AddPod(info);
+        quota_->ChargeBound(*info);
         queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
       }
       return;
     }
     if (pod->IsTerminal()) {
       (void)cache_->RemovePod(key);
+      quota_->Release(key, /*assumed_only=*/false);
       queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
       return;
     }
@@ -177,6 +190,7 @@ void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
   const std::string key = pod->Key();
   if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
     (void)cache_->RemovePod(key);
+    quota_->Release(key, /*assumed_only=*/false);
     queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
   }
   queue_->Delete(key);
@@ -185,14 +199,17 @@ void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
 void Scheduler::OnNode(const client::Event<api::Node>& event) {
   switch (event.type) {
     case EventType::kAdded:
+      quota_->SetNode(*event.object);
       cache_->AddNode(event.object);
       queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeAdded);
       break;
     case EventType::kModified:
+      quota_->SetNode(*event.object);
       cache_->UpdateNode(event.object);
       queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeUpdated);
       break;
     case EventType::kDeleted:
+      quota_->RemoveNode(event.object->meta.name);
       cache_->RemoveNode(event.object->meta.name);
       break;
   }
@@ -202,9 +219,54 @@ void Scheduler::OnNamespace(const client::Event<api::Namespace>& event) {
   const api::Symbol name = api::Intern(event.object->meta.name);
   if (event.type == EventType::kDeleted) {
     cache_->RemoveNamespace(name);
+    quota_->RemoveNamespace(event.object->meta.name);
   } else {
     cache_->SetNamespace(name, event.object->meta.labels);
+    quota_->SetNamespace(*event.object);
   }
+}
+
+void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
+  const config::ObjectRef& ref = file_queues_.config_map;
+  const api::ConfigMap& map = *event.object;
+  if (ref.empty() || map.meta.name != ref.name || map.meta.namespace_name != ref.namespace_name) {
+    return;
+  }
+  const std::string source = absl::StrCat("ConfigMap ", ref.namespace_name, "/", ref.name);
+  if (event.type == EventType::kDeleted) {
+    client::LogInfo(absl::StrCat(source, " deleted: the configuration file's queues apply"));
+    quota_->SetConfig(file_queues_);
+    return;
+  }
+  auto text = map.data.find(std::string(config::kQueuesConfigMapKey));
+  absl::StatusOr<config::QueuesConfig> parsed =
+      text == map.data.end()
+          ? absl::InvalidArgumentError(absl::StrCat("no data key ", config::kQueuesConfigMapKey))
+          : config::ParseQueuesDocument(text->second);
+  if (!parsed.ok()) {
+    const std::string error = absl::StrCat(source,
+                                           ": queue configuration rejected, the last good "
+                                           "one stays in force: ",
+                                           parsed.status().message());
+    client::LogWarning(error);
+    absl::MutexLock lock(&mu_);
+    ++reloads_.rejected;
+    reloads_.last_error = error;
+    return;
+  }
+  // Where the ConfigMap lives and where the ledger goes stay the file's business.
+  parsed->config_map = file_queues_.config_map;
+  parsed->ledger = file_queues_.ledger;
+  parsed->ledger_interval = file_queues_.ledger_interval;
+  quota_->SetConfig(*std::move(parsed));
+  client::LogInfo(absl::StrCat(source, ": queue configuration applied"));
+  absl::MutexLock lock(&mu_);
+  ++reloads_.applied;
+}
+
+Scheduler::QueueConfigReloads Scheduler::queue_config_reloads() const {
+  absl::MutexLock lock(&mu_);
+  return reloads_;
 }
 
 void Scheduler::OnNodeMetrics(const client::Event<api::NodeMetrics>& event) {
@@ -230,10 +292,13 @@ void Scheduler::OnPriorityClass(const client::Event<api::PriorityClass>& event) 
 void Scheduler::Housekeep() {
   queue_->FlushBackoffCompleted();
   queue_->FlushUnschedulableLeftover();
-  if (!cache_->CleanupExpiredAssumedPods().empty()) {
+  const auto expired = cache_->CleanupExpiredAssumedPods();
+  for (const auto& key : expired) quota_->Release(key, /*assumed_only=*/true);
+  if (!expired.empty()) {
     // Room held by a pod whose binding was never confirmed is free again.
     queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
   }
+  quota_->Tick();
 }
 
 bool Scheduler::ScheduleOne(absl::Duration wait) {
@@ -293,12 +358,14 @@ absl::Status Scheduler::Evict(const std::string& pod_key) {
 void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
                               const framework::Status& status) {
   const framework::PodInfo& pod = *queued.pod_info;
+  queued.quota_wait_keys.clear();
   if (fit_error != nullptr) {
     queued.unschedulable_plugins = fit_error->RejectingPlugins();
     if (deps_.observer != nullptr) {
       deps_.observer->OnUnschedulable(pod, fit_error->Message(), queued.attempts);
     }
-    Requeue(std::move(queued), /*unschedulable=*/true);
+    const bool waits = SetQuotaWait(queued, queued.unschedulable_plugins);
+    Requeue(std::move(queued), /*unschedulable=*/waits);
     return;
   }
   const bool rejected = status.IsRejected();
@@ -308,13 +375,21 @@ void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_e
       message = absl::StrCat("running \"", util::Absl(status.plugin()), "\": ", message);
     }
     if (rejected) {
-      queued.unschedulable_plugins = {std::string(status.plugin())};
       deps_.observer->OnUnschedulable(pod, message, queued.attempts);
     } else {
       deps_.observer->OnError(pod, message, queued.attempts);
     }
   }
-  Requeue(std::move(queued), rejected);
+  if (rejected) queued.unschedulable_plugins = {std::string(status.plugin())};
+  const bool waits = !rejected || SetQuotaWait(queued, queued.unschedulable_plugins);
+  Requeue(std::move(queued), rejected && waits);
+}
+
+bool Scheduler::SetQuotaWait(queue::QueuedPodInfo& queued,
+                             const std::vector<std::string>& rejecting) {
+  if (rejecting.size() != 1 || rejecting.front() != plugins::names::kQueueQuota) return true;
+  queued.quota_wait_keys = quota_->WaitKeys(*queued.pod_info);
+  return !queued.quota_wait_keys.empty();
 }
 
 void Scheduler::Requeue(queue::QueuedPodInfo queued, bool unschedulable) {
@@ -382,8 +457,10 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   const runtime::Framework* fw = FrameworkFor(pod);
   if (fw == nullptr) fw = frameworks_.front().get();
   cache_->UpdateSnapshot(&snapshot_);
-  framework::CycleState state;
-  return algorithm_->Explain(*fw, state, *info, snapshot_);
+  auto state = std::make_shared<framework::CycleState>();
+  Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);
+  explanation.state = std::move(state);
+  return explanation;
 }
 
 }  // namespace kubesched::scheduler

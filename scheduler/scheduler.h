@@ -15,6 +15,7 @@
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
 #include "scheduler/queue/scheduling_queue.h"
+#include "scheduler/quota/quota_tracker.h"
 #include "scheduler/runtime/framework.h"
 #include "scheduler/util/clock.h"
 #include "scheduler/util/parallel.h"
@@ -89,6 +90,9 @@ class Scheduler : public client::ClusterEventHandler {
   void OnNode(const client::Event<api::Node>& event) override;
   void OnNamespace(const client::Event<api::Namespace>& event) override;
   void OnPriorityClass(const client::Event<api::PriorityClass>& event) override;
+  // The queue quota ConfigMap (queues.configMap): a valid update replaces the queue tree; a bad
+  // one is logged and counted, and the last good tree stays. Deleting it restores the file's.
+  void OnConfigMap(const client::Event<api::ConfigMap>& event) override;
   // Metrics samples feed the cache (MostAvailable); they never move pods between queues.
   void OnNodeMetrics(const client::Event<api::NodeMetrics>& event) override;
 
@@ -114,6 +118,15 @@ class Scheduler : public client::ClusterEventHandler {
 
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return *cache_; }
+  quota::QuotaTracker& quota() { return *quota_; }
+
+  // Queue configuration updates from the ConfigMap that were rejected, and the last error.
+  struct QueueConfigReloads {
+    int64_t applied = 0;
+    int64_t rejected = 0;
+    std::string last_error;
+  };
+  QueueConfigReloads queue_config_reloads() const;
 
  private:
   explicit Scheduler(SchedulerDeps deps) : deps_(deps) {}
@@ -139,10 +152,15 @@ class Scheduler : public client::ClusterEventHandler {
                        const std::string& node);
   // Requeues a pod after a failure (the queue drops it if it was bound or deleted meanwhile).
   void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
+  // When queue quota alone rejected the pod, it waits for what blocks it; returns false (and the
+  // pod should go to backoff) when that is gone already.
+  bool SetQuotaWait(queue::QueuedPodInfo& queued, const std::vector<std::string>& rejecting);
 
   SchedulerDeps deps_;
   std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
   std::unique_ptr<cache::Cache> cache_;
+  std::unique_ptr<quota::QuotaTracker> quota_;
+  config::QueuesConfig file_queues_;  // in force while the queue ConfigMap does not exist
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::unique_ptr<util::WorkerPool> pool_;
   std::unique_ptr<ScheduleAlgorithm> algorithm_;
@@ -150,6 +168,7 @@ class Scheduler : public client::ClusterEventHandler {
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);
+  QueueConfigReloads reloads_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubesched::scheduler

@@ -180,7 +180,7 @@ std::optional<WatermarkReport> FirstWatermark(Scheduler& scheduler,
 }
 
 void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& cluster,
-                    const Scheduler& scheduler, const SimulationObserver& observer,
+                    Scheduler& scheduler, const SimulationObserver& observer,
                     SimulationReport* report) {
   for (const auto& key : loaded.pending_pod_keys) {
     const auto pod = cluster.GetPod(key);
@@ -201,6 +201,11 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
       result.message = outcome->message;
       if (!result.node.has_value()) result.nominated_node = outcome->nominated_node;
       if (!pod->spec.node_name.empty()) result.node = pod->spec.node_name;
+    }
+    if (!result.skipped) {
+      const auto admission =
+          scheduler.quota().Admit(*framework::MakePodInfo(pod, scheduler.ResolvePriority(*pod)));
+      if (!admission.queue.empty()) result.queue = admission.queue;
     }
     if (!result.skipped && !loaded.workload_bound.contains(key)) {
       if (result.node.has_value()) {
@@ -308,6 +313,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   }
   report.nodes = NodeResults(*sim.scheduler);
   report.watermark = FirstWatermark(*sim.scheduler, config);
+  report.queues = sim.scheduler->quota().Usage();
   return report;
 }
 
@@ -360,6 +366,11 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
     fw = ProfileFramework(*sim.scheduler, config.profiles.front().scheduler_name);
   }
   report.watermark = WatermarkOf(fw, *sim.scheduler);
+  const auto info = framework::MakePodInfo(std::make_shared<const api::Pod>(pod),
+                                           sim.scheduler->ResolvePriority(pod));
+  const auto admission = sim.scheduler->quota().Admit(*info);
+  if (!admission.queue.empty()) report.queue = admission.queue;
+  report.queue_path = sim.scheduler->quota().PathUsage(*info);
   return report;
 }
 

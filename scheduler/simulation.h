@@ -13,6 +13,7 @@
 #include "scheduler/algorithm.h"
 #include "scheduler/api/decode.h"
 #include "scheduler/cluster/embedded_cluster.h"
+#include "scheduler/quota/quota_tracker.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/util/clock.h"
 
@@ -71,6 +72,8 @@ struct SimulationReport {
   std::vector<PodResult> pod_results;
   std::vector<PreemptionResult> preemptions;
   std::vector<NodeResult> nodes;
+  // Every queue at the end: max, used and budget spent (by the virtual clock).
+  std::vector<quota::QueueUsage> queues;
   // Input objects that were bad and skipped (the CLI's exit code reflects them).
   std::vector<api::DecodeProblem> problems;
 };
@@ -124,6 +127,10 @@ struct ExplainReport {
   std::optional<std::string> message;  // FailedScheduling message when nothing fits
   // Set when the pod's profile scores NodeResourcesFit with the Watermark strategy.
   std::optional<WatermarkReport> watermark;
+  // The pod's leaf queue (absent when it names no usable queue) and the usage of it and every
+  // ancestor, leaf first: the headroom the pod has.
+  std::optional<std::string> queue;
+  std::vector<quota::QueueUsage> queue_path;
   std::vector<api::DecodeProblem> problems;
 };
 

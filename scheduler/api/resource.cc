@@ -72,7 +72,9 @@ ResourceRegistry& Registry() {
 }
 
 bool IsByteSized(ResourceId id) {
-  return id == kMemory || id == kEphemeralStorage || IsHugePagesResourceName(ResourceName(id));
+  if (id == kMemory || id == kEphemeralStorage) return true;
+  const std::string_view name = ResourceName(id);
+  return IsHugePagesResourceName(name) || name.starts_with("memory.");
 }
 
 }  // namespace
@@ -108,12 +110,14 @@ bool IsExtendedResourceName(std::string_view name) {
   return IsValidLabelKey(quota_name);
 }
 
+bool CountsInMilli(ResourceId id) { return id == kCpu || ResourceName(id).starts_with("cpu."); }
+
 int64_t CanonicalAmount(ResourceId id, const Quantity& quantity) {
-  return id == kCpu ? quantity.milli() : quantity.ValueCeil();
+  return CountsInMilli(id) ? quantity.milli() : quantity.ValueCeil();
 }
 
 std::string FormatAmount(ResourceId id, int64_t amount) {
-  if (id == kCpu) {
+  if (CountsInMilli(id)) {
     if (amount % 1000 == 0) return absl::StrCat(amount / 1000);
     return absl::StrCat(amount, "m");
   }

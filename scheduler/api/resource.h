@@ -31,6 +31,10 @@ bool IsScalarResource(ResourceId id);
 bool IsExtendedResourceName(std::string_view name);
 bool IsHugePagesResourceName(std::string_view name);
 
+// Whether amounts are milli-units: cpu, and queue quota's per-model cpu keys ("cpu.A4"), which no
+// pod can request but must count like cpu.
+bool CountsInMilli(ResourceId id);
+
 // Amount of a resource in canonical units: milli-cores for cpu, whole units rounded up for every
 // other resource (bytes for memory), as upstream's MilliValue()/Value().
 int64_t CanonicalAmount(ResourceId id, const Quantity& quantity);

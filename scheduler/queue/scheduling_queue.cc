@@ -13,7 +13,9 @@ using framework::PodInfoPtr;
 
 constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 
-enum class Where : uint8_t { kActive, kBackoff, kUnschedulable };
+enum class Where : uint8_t { kActive, kBackoff, kUnschedulable, kQuotaWaiting };
+
+constexpr std::string_view kWakeAll = "*";  // quota::kWakeAll
 
 // A queued pod and its place in the queue. Owned by Impl::items; the heaps and the unschedulable
 // set hold raw pointers to it.
@@ -153,6 +155,9 @@ struct SchedulingQueue::Impl {
   // The part of `unschedulable` that kAssignedPodAdded may help, so that event (one per bind)
   // does not scan every unschedulable pod.
   absl::flat_hash_set<Item*> unschedulable_affinity ABSL_GUARDED_BY(mu);
+  // Pods held back only by queue quota, by wait key (a pod is under each of its keys).
+  absl::flat_hash_map<std::string, absl::flat_hash_set<Item*>> quota_waiting ABSL_GUARDED_BY(mu);
+  size_t quota_waiting_count ABSL_GUARDED_BY(mu) = 0;
   uint64_t next_sequence ABSL_GUARDED_BY(mu) = 0;
 
   // Upstream's schedulingCycle / moveRequestCycle: a pod popped in cycle c that fails after a
@@ -161,6 +166,7 @@ struct SchedulingQueue::Impl {
   int64_t scheduling_cycle ABSL_GUARDED_BY(mu) = 0;
   int64_t move_request_cycle ABSL_GUARDED_BY(mu) = -1;
   int64_t affinity_move_request_cycle ABSL_GUARDED_BY(mu) = -1;
+  int64_t quota_move_request_cycle ABSL_GUARDED_BY(mu) = -1;
   absl::flat_hash_map<std::string, InFlight> in_flight ABSL_GUARDED_BY(mu);
 
   // Nominator: at most one node per pod.
@@ -206,6 +212,13 @@ struct SchedulingQueue::Impl {
     if (HelpedByAssignedPod(item->info)) unschedulable_affinity.insert(item);
   }
 
+  void PushQuotaWaiting(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    item->where = Where::kQuotaWaiting;
+    item->sequence = next_sequence++;
+    for (const auto& key : item->info.quota_wait_keys) quota_waiting[key].insert(item);
+    ++quota_waiting_count;
+  }
+
   // Takes the item out of whichever sub-queue holds it; it stays in `items`.
   void Detach(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     switch (item->where) {
@@ -218,6 +231,15 @@ struct SchedulingQueue::Impl {
       case Where::kUnschedulable:
         unschedulable.erase(item);
         unschedulable_affinity.erase(item);
+        break;
+      case Where::kQuotaWaiting:
+        for (const auto& key : item->info.quota_wait_keys) {
+          auto it = quota_waiting.find(key);
+          if (it == quota_waiting.end()) continue;
+          it->second.erase(item);
+          if (it->second.empty()) quota_waiting.erase(it);
+        }
+        --quota_waiting_count;
         break;
     }
   }
@@ -294,6 +316,7 @@ void SchedulingQueue::Update(framework::PodInfoPtr pod) {
     case Where::kBackoff:
       break;  // the expiry does not depend on the object
     case Where::kUnschedulable:
+    case Where::kQuotaWaiting:
       if (PodChangedBeyondStatus(old->get(), item->info.pod_info->get())) {
         impl_->Detach(item);
         impl_->PushActive(item);
@@ -317,6 +340,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::Impl::PopLocked() {
   QueuedPodInfo info = std::move(item->info);
   items.erase(it);
   ++info.attempts;
+  info.quota_wait_keys.clear();  // set again by the attempt's verdict
   if (info.attempts == 1) info.initial_attempt_timestamp = clock->Now();
   info.scheduling_cycle = ++scheduling_cycle;
   in_flight[info.pod_info->key] = InFlight{};
@@ -349,13 +373,19 @@ void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
   }
   if (items.contains(key)) return;
   pod.timestamp = clock->Now();
+  const bool quota_wait = !pod.quota_wait_keys.empty();
   if (unschedulable_verdict && !to_backoff) {
-    to_backoff = move_request_cycle >= pod.scheduling_cycle ||
-                 (affinity_move_request_cycle >= pod.scheduling_cycle && HelpedByAssignedPod(pod));
+    // A quota release while the pod was out may have been the one it waits for.
+    to_backoff = quota_wait ? quota_move_request_cycle >= pod.scheduling_cycle
+                            : move_request_cycle >= pod.scheduling_cycle ||
+                                  (affinity_move_request_cycle >= pod.scheduling_cycle &&
+                                   HelpedByAssignedPod(pod));
   }
   Item* item = NewItem(std::move(pod));
   if (to_backoff) {
     PushBackoff(item);
+  } else if (quota_wait) {
+    PushQuotaWaiting(item);
   } else {
     PushUnschedulable(item);
   }
@@ -404,6 +434,25 @@ void SchedulingQueue::MoveAllToActiveOrBackoff(ClusterEvent event) {
   }
 }
 
+void SchedulingQueue::MoveQuotaWaiters(const std::vector<std::string>& keys) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->quota_move_request_cycle = impl_->scheduling_cycle;
+  absl::flat_hash_set<Item*> unique;
+  for (const auto& key : keys) {
+    if (key == kWakeAll) {
+      for (const auto& [k, items] : impl_->quota_waiting) unique.insert(items.begin(), items.end());
+      break;
+    }
+    auto it = impl_->quota_waiting.find(key);
+    if (it != impl_->quota_waiting.end()) unique.insert(it->second.begin(), it->second.end());
+  }
+  if (unique.empty()) return;
+  std::vector<Item*> moving(unique.begin(), unique.end());
+  SortByQueueOrder(moving);
+  const absl::Time now = impl_->clock->Now();
+  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
+}
+
 void SchedulingQueue::FlushBackoffCompleted() {
   absl::MutexLock lock(&impl_->mu);
   const absl::Time now = impl_->clock->Now();
@@ -416,9 +465,20 @@ void SchedulingQueue::FlushUnschedulableLeftover() {
   absl::MutexLock lock(&impl_->mu);
   const absl::Time now = impl_->clock->Now();
   std::vector<Item*> moving;
+  auto old = [&](const Item* item) {
+    return now - item->info.timestamp > impl_->options.max_in_unschedulable;
+  };
   for (Item* item : impl_->unschedulable) {
-    if (now - item->info.timestamp > impl_->options.max_in_unschedulable) moving.push_back(item);
+    if (old(item)) moving.push_back(item);
   }
+  // Quota waiters are woken by the tracker; this is only the same safety net as upstream's.
+  absl::flat_hash_set<Item*> quota_old;
+  for (const auto& [key, items] : impl_->quota_waiting) {
+    for (Item* item : items) {
+      if (old(item)) quota_old.insert(item);
+    }
+  }
+  moving.insert(moving.end(), quota_old.begin(), quota_old.end());
   if (moving.empty()) return;
   SortByQueueOrder(moving);
   for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
@@ -495,7 +555,12 @@ size_t SchedulingQueue::BackoffCount() const {
 
 size_t SchedulingQueue::UnschedulableCount() const {
   absl::MutexLock lock(&impl_->mu);
-  return impl_->unschedulable.size();
+  return impl_->unschedulable.size() + impl_->quota_waiting_count;
+}
+
+size_t SchedulingQueue::QuotaWaitingCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->quota_waiting_count;
 }
 
 std::vector<QueuedPodInfo> SchedulingQueue::PendingPods() const {

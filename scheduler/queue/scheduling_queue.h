@@ -18,7 +18,7 @@ namespace kubesched::queue {
 // A pod waiting to be scheduled, with its queue bookkeeping.
 struct QueuedPodInfo {
   framework::PodInfoPtr pod_info;
-  absl::Time timestamp;               // when it last entered activeQ / was last tried
+  absl::Time timestamp;                  // when it last entered activeQ / was last tried
   absl::Time initial_attempt_timestamp;  // first time it was popped
   int32_t attempts = 0;
   // Plugins that rejected it in the last attempt; empty means "any event may help".
@@ -26,13 +26,16 @@ struct QueuedPodInfo {
   // The queue's scheduling cycle at the Pop that handed the pod out; AddUnschedulable compares it
   // with the last move request (upstream's schedulingCycle / moveRequestCycle).
   int64_t scheduling_cycle = 0;
+  // Set when only queue quota stood in the way: the pod waits for one of these keys
+  // (quota::QuotaTracker's wait keys) instead of for cluster events.
+  std::vector<std::string> quota_wait_keys;
 };
 
 // Cluster events that may make unschedulable pods schedulable.
 enum class ClusterEvent {
   kNodeAdded,
   kNodeUpdated,
-  kPodDeleted,      // an assigned pod was deleted or terminated: frees room
+  kPodDeleted,        // an assigned pod was deleted or terminated: frees room
   kAssignedPodAdded,  // may satisfy pod affinity
   kUnschedulableTimeout,
 };
@@ -46,7 +49,9 @@ struct QueueOptions {
 // The scheduling queue: activeQ (a heap ordered by the profile's QueueSort plugin, else priority
 // then arrival), backoffQ (ordered by backoff expiry; backoff = initial * 2^(attempts-1), capped at
 // max), and the unschedulable set (moved back by cluster events, flushed after
-// max_in_unschedulable). Also tracks nominated pods per node.
+// max_in_unschedulable). Pods held back only by queue quota wait in a separate set, keyed by
+// what blocks them, and leave it when MoveQuotaWaiters names one of their keys (or the leftover
+// flush). Also tracks nominated pods per node.
 //
 // In flight: a popped pod stays known until AddUnschedulable / AddBackoff / Done / Delete. Add of
 // it is ignored; an Update is kept and applied when it comes back (then via backoffQ); a Delete
@@ -85,6 +90,9 @@ class SchedulingQueue {
   // Moves every unschedulable pod that the event could help to activeQ (or backoffQ while its
   // backoff has not expired).
   void MoveAllToActiveOrBackoff(ClusterEvent event);
+  // Moves the quota-waiting pods under any of `keys` (quota::kWakeAll: all of them) to activeQ
+  // (or backoffQ while their backoff has not expired).
+  void MoveQuotaWaiters(const std::vector<std::string>& keys);
   // Moves pods whose backoff expired from backoffQ to activeQ.
   void FlushBackoffCompleted();
   // Moves pods that have been unschedulable longer than max_in_unschedulable.
@@ -99,7 +107,9 @@ class SchedulingQueue {
 
   size_t ActiveCount() const;
   size_t BackoffCount() const;
+  // Includes the quota-waiting pods.
   size_t UnschedulableCount() const;
+  size_t QuotaWaitingCount() const;
   // Every pod known to the queue (any sub-queue), for reporting.
   std::vector<QueuedPodInfo> PendingPods() const;
 

@@ -85,7 +85,7 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
   REQUIRE(config->profiles.size() == 2);
   CHECK(Dump(config->profiles[0].plugins.multi_point) == Dump(DefaultPlugins().multi_point));
   CHECK(Dump(config->profiles[1].plugins.multi_point) ==
-        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
+        "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
         "NodeResourcesBalancedAllocation:1, DefaultBinder, -NodePorts");
 }
@@ -180,7 +180,8 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
                              "      enabled: [{name: NodeResourcesFit, weight: 5}]\n"));
   REQUIRE(config.ok());
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
-        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
+        "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
+        "NodePorts, "
         "NodeResourcesFit:5, PodTopologySpread:2, InterPodAffinity:2, "
         "NodeResourcesBalancedAllocation:1, DefaultBinder");
 }

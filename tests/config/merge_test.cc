@@ -20,7 +20,8 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
           "[config]") {
   const Plugins plugins = DefaultPlugins();
   CHECK(Dump(plugins.multi_point) ==
-        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
+        "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
+        "NodePorts, "
         "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
         "NodeResourcesBalancedAllocation:1, DefaultBinder");
 }

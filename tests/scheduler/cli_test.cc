@@ -88,6 +88,30 @@ profiles:
   CHECK(r.err.find("weight") != std::string::npos);
 }
 
+TEST_CASE("a bad queue tree exits with code 2 naming the queue and field", "[cli][quota]") {
+  TempFile config(R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+queues:
+  tree:
+  - name: prod
+    max: {cpu: "900"}
+    queues: [{name: search, max: {cpu: "1000"}}]
+)");
+  const auto r = Cli({"simulate", "--cluster", kCluster, "--config", config.path()});
+  CHECK(r.code == kExitUsage);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("queues.tree[0].queues[0] (root.prod.search).max.cpu: 1000 is "
+                                    "above root.prod's max 900"));
+}
+
+TEST_CASE("the queue quota example simulates the shipped cluster", "[cli][quota]") {
+  const auto r = Cli({"simulate", "--cluster", kCluster, "--workload", kWorkload, "--config",
+                      SourcePath("config/examples/queues.yaml"), "--output", "json"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"name\": \"root.prod.search\""));
+  CHECK_THAT(r.out, Catch::Contains("\"queue\": \"root."));
+}
+
 TEST_CASE("run without a reachable cluster configuration exits with code 1", "[cli]") {
   const auto r = Cli({"run", "--kubeconfig", "/nonexistent/kubeconfig"});
   CHECK(r.code == kExitFailure);

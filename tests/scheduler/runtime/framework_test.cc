@@ -21,15 +21,15 @@ std::vector<std::pair<std::string, int64_t>> ScoreNames(const Framework& fw) {
 
 config::Profile DefaultProfile() { return config::DefaultConfiguration().profiles.at(0); }
 
-TEST_CASE("the default profile runs upstream's plugins in upstream's order and weights",
+TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstream's order",
           "[runtime]") {
   auto fw = Framework::Create(DefaultProfile(), {});
   REQUIRE(fw.ok());
   CHECK((*fw)->profile_name() == "kubesched");
   CHECK(Names((*fw)->filter_plugins()) ==
-        std::vector<std::string>{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity",
-                                 "NodePorts", "NodeResourcesFit", "PodTopologySpread",
-                                 "InterPodAffinity"});
+        std::vector<std::string>{"QueueQuota", "NodeUnschedulable", "NodeName", "TaintToleration",
+                                 "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                                 "PodTopologySpread", "InterPodAffinity"});
   CHECK(ScoreNames(**fw) ==
         std::vector<std::pair<std::string, int64_t>>{{"TaintToleration", 3},
                                                      {"NodeAffinity", 2},

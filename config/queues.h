@@ -1,0 +1,71 @@
+#pragma once
+
+// The `queues` section: the hierarchical queue quota tree (see DESIGN.md "Queue quota"). Read from
+// the configuration file and from the watched ConfigMap's `queues.yaml`, with the same decoder and
+// the same validation, so a ConfigMap update is accepted exactly when the same text would start
+// the scheduler.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "scheduler/api/resource.h"
+
+namespace kubesched::config {
+
+// A GPU-hour (or core-hour) allowance for one resource: canonical units (milli-cores for cpu)
+// times seconds, so accrual is request x running time with no unit conversion.
+struct BudgetLimit {
+  api::ResourceId resource = 0;
+  double unit_seconds = 0;
+  std::string text;  // as written ("1000h"), for messages
+};
+
+struct QueueSpec {
+  std::string name;                      // one path segment, no dots
+  std::string path;                      // "root.prod.search", filled by the decoder
+  api::ResourceList max;                 // canonical amounts
+  std::vector<api::ResourceId> limited;  // resources `max` names, in the order written
+  std::vector<BudgetLimit> budget;
+  std::optional<absl::Duration> period;  // budget reset period; none: the budget never resets
+  std::vector<QueueSpec> queues;         // children
+};
+
+struct ObjectRef {
+  std::string namespace_name;
+  std::string name;
+  bool empty() const { return name.empty(); }
+};
+
+struct QueuesConfig {
+  // Resource name -> node label whose value names the model ("nvidia.com/gpu" ->
+  // "nvidia.com/gpu.product"): `<resource>.<value>` is then a typed key that limits usage on such
+  // nodes only.
+  std::vector<std::pair<std::string, std::string>> model_labels = {
+      {"nvidia.com/gpu", "nvidia.com/gpu.product"}};
+  std::vector<QueueSpec> tree;  // root's children
+  // Pods with no queue label or namespace annotation go to root.<namespace> (under the namespace's
+  // kubesched.io/parent-queue). Off: such pods stay pending.
+  bool auto_create = true;
+  // A ConfigMap whose `queues.yaml` replaces `tree` and `modelLabels` while it exists.
+  ObjectRef config_map;
+  // Where `run` keeps the budget ledger, and how often it writes it.
+  ObjectRef ledger;
+  absl::Duration ledger_interval = absl::Minutes(1);
+};
+
+// Data key of the watched ConfigMap.
+inline constexpr char kQueuesConfigMapKey[] = "queues.yaml";
+
+// Decodes a `queues.yaml` document: either the section's content (`modelLabels`, `tree`, ...) or
+// a document with a top-level `queues:` holding it. Only modelLabels, tree and autoCreate may be
+// given there (where the ConfigMap itself lives is the file's business). Errors name the queue
+// path and the field: `queues.tree[0].queues[1] (root.prod.search): max.cpu: 1000 is above the
+// parent root.prod's max 900`.
+absl::StatusOr<QueuesConfig> ParseQueuesDocument(std::string_view text);
+
+}  // namespace kubesched::config

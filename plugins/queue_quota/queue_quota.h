@@ -1,0 +1,52 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "config/plugin_args.h"
+#include "plugins/registry.h"
+#include "scheduler/framework/plugin.h"
+#include "scheduler/quota/quota_tracker.h"
+
+namespace kubesched::plugins {
+
+// QueueQuota (kubesched extension; DESIGN.md "Queue quota"): a pod fits only if its leaf queue
+// and every ancestor have room for its request under their max, and their budgets are not spent.
+//
+// PreFilter asks the QuotaTracker once per pod: an untyped limit or budget that blocks rejects
+// every node (Unschedulable: removing pods of the queue would help; a spent budget or a pod that
+// names no usable leaf queue is UnschedulableAndUnresolvable). Typed limits
+// (`nvidia.com/gpu.A100`) block only nodes of that model: PreFilter lists the blocked
+// (label, value) pairs and Filter compares them with the node's labels, so a pod whose A100 quota
+// is used up still lands on a V100 node. With nothing blocked per model, Filter is skipped.
+//
+// Reserve checks once more and charges the pod to its queue on that node (typed key included);
+// Unreserve refunds it unless the informers already saw it bound.
+class QueueQuota final : public framework::PreFilterPlugin,
+                         public framework::FilterPlugin,
+                         public framework::ReservePlugin {
+ public:
+  // null `tracker`: the plugin lets everything through (configuration checks build plugins
+  // without a scheduler).
+  explicit QueueQuota(quota::QuotaTracker* tracker) : tracker_(tracker) {}
+
+  std::string_view Name() const override;
+  framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                        const framework::Snapshot& snapshot) override;
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) const override;
+  framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                            std::string_view node_name) override;
+  void Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                 std::string_view node_name) override;
+
+ private:
+  quota::QuotaTracker* const tracker_;
+};
+
+// Takes no args.
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewQueueQuota(const config::PluginArgs& args,
+                                                                 const PluginHandle& handle);
+
+}  // namespace kubesched::plugins

@@ -1,0 +1,218 @@
+#pragma once
+
+// Queue quota usage and budgets: which queue each pod belongs to, what every queue's subtree uses,
+// and how much of each budget has been spent. Fed by the scheduler (bound pods from the
+// informers, namespaces, nodes, configuration) and by the QueueQuota plugin (Reserve charges an
+// assumed pod, Unreserve refunds it); read by the plugin once per pod in PreFilter.
+//
+// Threads: one mutex guards all state; every public call takes it briefly. Never called from the
+// per-node loop.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "config/queues.h"
+#include "scheduler/api/objects.h"
+#include "scheduler/framework/pod_info.h"
+#include "scheduler/quota/queue_tree.h"
+#include "scheduler/util/clock.h"
+
+namespace kubesched::quota {
+
+inline constexpr char kQueueLabel[] = "kubesched.io/queue";
+inline constexpr char kQueueAnnotation[] = "kubesched.io/queue";
+inline constexpr char kParentQueueAnnotation[] = "kubesched.io/parent-queue";
+inline constexpr char kNamespaceQuotaAnnotation[] = "kubesched.io/namespace-quota";
+
+// Nodes whose model label has this value do not fit the pod's queue (a typed max or budget).
+struct BlockedModel {
+  api::Symbol label_key = api::kEmptySymbol;
+  api::Symbol label_value = api::kEmptySymbol;
+  std::string message;
+  std::string queue;    // the queue whose limit it is
+  bool budget = false;  // a spent budget rather than a max
+};
+
+enum class Verdict {
+  kFits,        // fits every untyped limit and budget (typed ones: see blocked_models)
+  kOverQuota,   // used + request > max somewhere on the path: waits for usage to drop
+  kOverBudget,  // a budget on the path is spent: waits for the period to reset
+  kNoQueue,     // the pod names no usable leaf queue: waits for the configuration to change
+};
+
+struct Admission {
+  Verdict verdict = Verdict::kFits;
+  std::string queue;           // the pod's leaf queue; "" for kNoQueue
+  std::string message;         // why not, for anything but kFits
+  std::string blocking_queue;  // the deepest queue whose limit or budget blocks
+  std::vector<BlockedModel> blocked_models;
+};
+
+struct BudgetUsage {
+  api::ResourceId resource = 0;
+  std::string limit;  // as configured ("1000h")
+  double limit_hours = 0;
+  double used_hours = 0;
+  std::optional<absl::Time> period_start;
+  std::optional<absl::Duration> period;
+};
+
+struct QueueUsage {
+  std::string path;
+  bool leaf = true;
+  bool auto_created = false;
+  api::ResourceList max;
+  std::vector<api::ResourceId> limited;  // every resource with a max, typed ones included
+  api::ResourceList used;                // typed keys included
+  std::vector<BudgetUsage> budgets;
+};
+
+// The budget ledger as persisted: spent amounts per queue and resource, in the resource's
+// canonical units times seconds.
+struct LedgerEntry {
+  std::string queue;
+  std::string resource;
+  double used_unit_seconds = 0;
+  absl::Time period_start;
+};
+struct Ledger {
+  absl::Time written_at;
+  std::vector<LedgerEntry> entries;
+};
+
+// Wait keys: a pod blocked by quota waits under the keys of what blocks it; a change that may
+// help announces the matching keys. kWakeAll stands for every key.
+inline constexpr char kWakeAll[] = "*";
+
+class QuotaTracker {
+ public:
+  // Called, outside the tracker's lock, with the wait keys a change may help.
+  using WakeHandler = std::function<void(const std::vector<std::string>& keys)>;
+
+  QuotaTracker(const util::Clock* clock, config::QueuesConfig config);
+  // Set once, before events flow.
+  void SetWakeHandler(WakeHandler handler) { wake_ = std::move(handler); }
+
+  // A new validated configuration (from the file or the ConfigMap): the tree is rebuilt and the
+  // usage of every pod already counted is recomputed under it. Budgets keep what was spent by
+  // queue path. Wakes every waiting pod; so do namespace changes that move queues.
+  void SetConfig(config::QueuesConfig config);
+  // Returns true when the namespace's queue annotations changed (waiting pods may now fit).
+  bool SetNamespace(const api::Namespace& ns);
+  bool RemoveNamespace(const std::string& name);
+  void SetNode(const api::Node& node);
+  void RemoveNode(const std::string& name);
+
+  // PreFilter's question: does the pod fit its queue's limits and budgets (on some node)?
+  Admission Admit(const framework::PodInfo& pod);
+  // After a failed attempt: the keys whose release may let the pod fit ("quota:<queue>",
+  // "budget:<queue>", "placement"); empty when it fits now.
+  std::vector<std::string> WaitKeys(const framework::PodInfo& pod);
+
+  // Reserve: checks the pod against its queue once more, with `node`'s model, and charges it as
+  // assumed. On failure, the FailedScheduling message.
+  absl::Status Reserve(const framework::PodInfo& pod, std::string_view node);
+  // A pod the informers show bound and running (confirms an assumed charge).
+  void ChargeBound(const framework::PodInfo& pod);
+  // Refunds the pod's charge (deleted, terminated, expired, unreserved). `assumed_only`: only if
+  // it has not been confirmed bound (a failed bind must not refund a pod that did bind). Wakes
+  // (and returns) the wait keys this may help.
+  std::vector<std::string> Release(const std::string& pod_key, bool assumed_only);
+  // Rolls budget periods over; wakes (and returns) the wait keys of budgets that reset.
+  std::vector<std::string> Tick();
+
+  std::vector<QueueUsage> Usage();
+  // The pod's queue and every ancestor's usage, leaf first (explain's headroom).
+  std::vector<QueueUsage> PathUsage(const framework::PodInfo& pod);
+
+  Ledger ExportLedger();
+  // Adopts spent amounts for queues and resources that have a budget now; pods found running
+  // later are charged from `written_at` (or their start) so downtime is not free.
+  void ImportLedger(const Ledger& ledger);
+
+ private:
+  struct NamespaceInfo {
+    std::string queue;
+    std::string parent;
+    std::string quota_text;
+    api::ResourceList max;
+    std::vector<api::ResourceId> limited;
+    std::string quota_error;
+
+    bool SameQueueSettings(const NamespaceInfo& other) const {
+      return queue == other.queue && parent == other.parent && quota_text == other.quota_text;
+    }
+  };
+
+  struct PodCharge {
+    std::string namespace_name;
+    std::string label_queue;
+    std::string node;
+    api::ResourceList base;     // requests + one pod
+    api::ResourceList amounts;  // base + the node's typed keys
+    int queue = 0;              // where it is counted: its leaf, or the deepest existing queue
+    bool assumed = true;
+  };
+
+  struct BudgetState {
+    double spent = 0;  // canonical units x seconds in the current period
+    double rate = 0;   // canonical units of running pods in the subtree
+    absl::Time last;
+    absl::Time period_start;
+    // The period start Tick last announced: resets happen lazily on any read, Tick tells waiters.
+    absl::Time announced_start;
+  };
+
+  struct Resolution {
+    int queue = -1;   // the leaf the pod goes to; -1 when it names no usable leaf
+    int account = 0;  // where its usage counts when it runs anyway
+    std::string error;
+  };
+
+  void RebuildLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Resolution ResolveLocked(std::string_view ns, std::string_view label_queue)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Admission CheckLocked(const framework::PodInfo& pod, const Resolution& where, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  api::ResourceList TypedAmounts(const api::ResourceList& base, const std::string& node) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyLocked(const PodCharge& charge, int sign, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FoldBudgetsLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  double SpentLocked(int queue, size_t budget, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EnsureBudgetStatesLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  QueueUsage UsageOfLocked(int queue, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  void Wake(const std::vector<std::string>& keys) const {
+    if (wake_ && !keys.empty()) wake_(keys);
+  }
+
+  const util::Clock* const clock_;
+  WakeHandler wake_;
+  mutable absl::Mutex mu_;
+  config::QueuesConfig config_ ABSL_GUARDED_BY(mu_);
+  QueueTree tree_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::ResourceList> used_ ABSL_GUARDED_BY(mu_);  // by queue index
+  // By queue index, parallel to QueueNode::budget.
+  std::vector<std::vector<BudgetState>> budgets_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, PodCharge> charges_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, NamespaceInfo> namespaces_ ABSL_GUARDED_BY(mu_);
+  // Node name -> the typed keys a placement there charges ({generic, typed} per model).
+  absl::flat_hash_map<std::string, std::vector<std::pair<api::ResourceId, api::ResourceId>>>
+      node_models_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, api::LabelSet> node_labels_ ABSL_GUARDED_BY(mu_);
+  // From ImportLedger: pods first seen running are charged from here at the earliest.
+  std::optional<absl::Time> ledger_written_at_ ABSL_GUARDED_BY(mu_);
+};
+
+// "root.prod" for "prod" or "root.prod": queue names may be written without the root.
+std::string NormalizeQueuePath(std::string_view name);
+
+}  // namespace kubesched::quota
