@@ -286,6 +286,75 @@ TEST_CASE("simulate reports each pod's queue and every queue's usage", "[quota][
   CHECK_THAT(SimulationTable(*report), Catch::Contains("root.research"));
 }
 
+TEST_CASE("a pod that terminates gives its quota to a waiting pod", "[quota][simulation]") {
+  World world(ConfigWithQueues("queues:\n  tree: [{name: q, max: {cpu: '2'}}]\n"));
+  world.Add(NodeBuilder("n").Capacity({{"cpu", "64"}, {"pods", "100"}}).Build());
+  world.Add(QueuedPod("running", "root.q", {{"cpu", "2"}}));
+  world.Run();
+  world.Add(QueuedPod("waiting", "root.q", {{"cpu", "1"}}));
+  world.Run();
+  REQUIRE(world.observer.bound.size() == 1);
+  CHECK(world.scheduler->queue().QuotaWaitingCount() == 1);
+  api::Pod done = *world.cluster.GetPod("default/running");
+  done.status.phase = api::PodPhase::kSucceeded;
+  REQUIRE(world.cluster.UpdatePod(done).ok());
+  world.Run();
+  CHECK(world.observer.bound.contains("default/waiting"));
+  CHECK(world.Used("root.q", "cpu") == 1000);
+}
+
+TEST_CASE("a pod waiting for its queue to exist schedules once its namespace names one",
+          "[quota][simulation]") {
+  World world(ConfigWithQueues("queues:\n  tree: [{name: teams, queues: [{name: a}]}]\n"));
+  world.Add(NodeBuilder("n").Capacity({{"cpu", "64"}, {"pods", "100"}}).Build());
+  api::Namespace ns;
+  ns.meta.name = "ml";
+  ns.meta.annotations["kubesched.io/parent-queue"] = "root.missing";
+  world.Add(ns);
+  world.Add(PodBuilder("p", "ml").Container({{"cpu", "1"}}).Build());
+  world.Run();
+  CHECK(world.observer.bound.empty());
+  CHECK(world.observer.messages["ml/p"] ==
+        "0/1 nodes are available: queue root.missing (annotation kubesched.io/parent-queue of "
+        "namespace ml) does not exist.");
+  CHECK(world.scheduler->queue().QuotaWaitingCount() == 1);
+
+  ns.meta.annotations["kubesched.io/parent-queue"] = "root.teams";
+  world.scheduler->OnNamespace(
+      {client::EventType::kModified, nullptr, std::make_shared<const api::Namespace>(ns)});
+  world.Run();
+  CHECK(world.observer.bound.contains("ml/p"));
+  CHECK(world.Used("root.teams.ml", "cpu") == 1000);
+}
+
+TEST_CASE("explain shows the pod's queue and its headroom up to root", "[quota][simulation]") {
+  const auto config = ConfigWithQueues(
+      "queues:\n  tree: [{name: prod, max: {cpu: '10'}, queues: [{name: search, max: {cpu: "
+      "'4'}}]}]\n");
+  std::vector<api::Object> cluster = {
+      NodeBuilder("n").Capacity({{"cpu", "64"}, {"pods", "100"}}).Build(),
+      PodBuilder("running", "default")
+          .Container({{"cpu", "3"}})
+          .Label("kubesched.io/queue", "root.prod.search")
+          .NodeName("n")
+          .Build()};
+  const api::Pod pod = QueuedPod("next", "root.prod.search", {{"cpu", "2"}});
+  auto report = ExplainObjects(cluster, pod, config);
+  REQUIRE(report.ok());
+  CHECK(report->queue == "root.prod.search");
+  REQUIRE(report->queue_path.size() == 3);
+  CHECK(report->queue_path[0].path == "root.prod.search");
+  CHECK(report->queue_path[0].used.Get(api::kCpu) == 3000);
+  CHECK(report->queue_path[2].path == "root");
+  CHECK(report->message ==
+        "0/1 nodes are available: queue root.prod.search: insufficient quota for cpu (used 3, max "
+        "4, requested 2).");
+  const std::string table = ExplainTable(*report);
+  CHECK_THAT(table, Catch::Contains("queue root.prod.search: cpu 3/4 (1 free)"));
+  CHECK_THAT(table, Catch::Contains("queue root.prod: cpu 3/10 (7 free)"));
+  CHECK_THAT(ExplainJson(*report), Catch::Contains("\"queuePath\""));
+}
+
 // Random trees, quotas, nodes and pods; pods come and go. After every simulation no queue is over
 // any max it sets, and every pending pod either does not fit its queue or fits no node.
 TEST_CASE("randomized: quotas are never exceeded and no pod that fits is left pending",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/quota/quota_tracker.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched {
@@ -396,6 +397,71 @@ TEST_CASE("PendingPods lists every queued pod", "[core]") {
   f.queue.Add(Pod("active"));
   f.queue.Add(Pod("active"));
   CHECK(f.queue.PendingPods().size() == 2);
+}
+
+}  // namespace
+}  // namespace kubesched
+
+namespace kubesched {
+namespace {
+
+// Adds a pod, pops it and parks it as held back by quota under `keys`.
+void ParkOnQuota(queue::SchedulingQueue& q, const std::string& name,
+                 std::vector<std::string> keys) {
+  q.Add(framework::MakePodInfo(testing::PodBuilder(name).Ptr(), 0));
+  auto popped = q.Pop();
+  REQUIRE(popped.has_value());
+  popped->unschedulable_plugins = {"QueueQuota"};
+  popped->quota_wait_keys = std::move(keys);
+  q.AddUnschedulable(std::move(*popped), /*unschedulable=*/true);
+}
+
+TEST_CASE("quota-waiting pods ignore cluster events and leave on their own keys", "[core][quota]") {
+  util::FakeClock clock;
+  queue::SchedulingQueue q(&clock, queue::QueueOptions{});
+  ParkOnQuota(q, "a", {"quota:root.a"});
+  ParkOnQuota(q, "b", {"quota:root.b", "budget:root"});
+  CHECK(q.QuotaWaitingCount() == 2);
+  CHECK(q.UnschedulableCount() == 2);
+  clock.Advance(absl::Seconds(30));  // past every backoff
+  q.MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeAdded);
+  q.MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  CHECK(q.ActiveCount() == 0);
+
+  q.MoveQuotaWaiters({"quota:root.b"});
+  CHECK(q.QuotaWaitingCount() == 1);
+  auto popped = q.Pop();
+  REQUIRE(popped.has_value());
+  CHECK(popped->pod_info->key == "default/b");
+  CHECK(popped->quota_wait_keys.empty());  // a new attempt starts without them
+
+  q.MoveQuotaWaiters({std::string(quota::kWakeAll)});
+  CHECK(q.QuotaWaitingCount() == 0);
+  CHECK(q.Pop()->pod_info->key == "default/a");
+}
+
+TEST_CASE("a quota release during a pod's attempt sends it to backoff, not to wait",
+          "[core][quota]") {
+  util::FakeClock clock;
+  queue::SchedulingQueue q(&clock, queue::QueueOptions{});
+  q.Add(framework::MakePodInfo(testing::PodBuilder("a").Ptr(), 0));
+  auto popped = q.Pop();
+  REQUIRE(popped.has_value());
+  q.MoveQuotaWaiters({"quota:root.x"});  // released while the pod was being scheduled
+  popped->quota_wait_keys = {"quota:root.a"};
+  q.AddUnschedulable(std::move(*popped), /*unschedulable=*/true);
+  CHECK(q.QuotaWaitingCount() == 0);
+  CHECK(q.BackoffCount() == 1);
+}
+
+TEST_CASE("a quota-waiting pod whose spec changes is retried at once", "[core][quota]") {
+  util::FakeClock clock;
+  queue::SchedulingQueue q(&clock, queue::QueueOptions{});
+  ParkOnQuota(q, "a", {"placement"});
+  q.Update(framework::MakePodInfo(
+      testing::PodBuilder("a").Label("kubesched.io/queue", "root.b").Ptr(), 0));
+  CHECK(q.QuotaWaitingCount() == 0);
+  CHECK(q.ActiveCount() == 1);
 }
 
 }  // namespace
