@@ -64,8 +64,8 @@ inline constexpr char kQueuesConfigMapKey[] = "queues.yaml";
 // Decodes a `queues.yaml` document: either the section's content (`modelLabels`, `tree`, ...) or
 // a document with a top-level `queues:` holding it. Only modelLabels, tree and autoCreate may be
 // given there (where the ConfigMap itself lives is the file's business). Errors name the queue
-// path and the field: `queues.tree[0].queues[1] (root.prod.search): max.cpu: 1000 is above the
-// parent root.prod's max 900`.
+// path and the field: `queues.tree[0].queues[1] (root.prod.search).max.cpu: 1000 is above
+// root.prod's max 900`.
 absl::StatusOr<QueuesConfig> ParseQueuesDocument(std::string_view text);
 
 }  // namespace kubesched::config

@@ -27,6 +27,7 @@
 #include "scheduler/client/event_recorder.h"
 #include "scheduler/client/informers.h"
 #include "scheduler/client/kubeconfig.h"
+#include "scheduler/client/ledger_store.h"
 #include "scheduler/client/metrics_poller.h"
 #include "scheduler/client/pod_status_writer.h"
 #include "scheduler/client/rest_client.h"
@@ -42,6 +43,9 @@ namespace {
 
 using client::LogInfo;
 using client::LogWarning;
+
+// The budget ledger's ConfigMap when queues.ledger does not name one (in the lease's namespace).
+constexpr std::string_view kDefaultLedgerName = "kubesched-queue-ledger";
 
 // SIGTERM and SIGINT become a stop request. The signals are blocked in every thread (the mask is
 // set before any thread starts and inherited), and one thread takes them with sigtimedwait, so no
@@ -328,8 +332,17 @@ class Runner {
     scheduler_ = *std::move(scheduler);
 
     client::InformerOptions informer_options;
-    // The scheduler's own namespace (its lease's) holds the ConfigMaps it watches.
-    informer_options.scheduler_namespace = config_.leader_election.resource_namespace;
+    // The informers watch ConfigMaps in one namespace: the scheduler's own (its lease's), unless
+    // queues.configMap names the queue ConfigMap, the only one the scheduler acts on; then its
+    // namespace (RBAC must let kubesched get/list/watch ConfigMaps there).
+    informer_options.scheduler_namespace = config_.queues.config_map.empty()
+                                               ? config_.leader_election.resource_namespace
+                                               : config_.queues.config_map.namespace_name;
+    ledger_ref_ = config_.queues.ledger;
+    if (ledger_ref_.empty()) {
+      ledger_ref_ = {config_.leader_election.resource_namespace, std::string(kDefaultLedgerName)};
+    }
+    ledger_store_ = std::make_unique<client::LedgerStore>(rest_.get());
     informers_ =
         std::make_unique<client::Informers>(rest_.get(), scheduler_.get(), informer_options);
     if (std::optional<absl::Duration> interval = MetricsPollInterval(config_)) {
@@ -369,7 +382,7 @@ class Runner {
     elector_ = std::make_unique<LeaderElector>(rest_.get(), election);
     LogInfo(absl::StrCat("campaigning for lease ", election.namespace_name, "/", election.name,
                          " as ", identity_));
-    election_thread_ = std::jthread([this](std::stop_token own) {
+    election_thread_ = std::jthread([this] {
       LeaderCallbacks callbacks;
       callbacks.on_started_leading = [this] {
         LogInfo("became the leader; scheduling");
@@ -386,21 +399,93 @@ class Runner {
       callbacks.on_new_leader = [this](const std::string& leader) {
         if (leader != identity_) LogInfo(absl::StrCat("the leader is ", leader));
       };
-      // Stops when the process stops; Run releases the lease on the way out.
-      std::stop_callback forward(stop_.get_token(),
-                                 [&own_source = election_stop_] { own_source.request_stop(); });
+      // Stopped by Shutdown (not by the stop request itself): the lease is kept, and renewed,
+      // while binds drain and the budget ledger is written, and released on the way out.
       elector_->Run(election_stop_.get_token(), callbacks);
     });
   }
 
   // Called on the main thread, or on the election thread when it wins the lease; never after
-  // Shutdown has taken the thread.
+  // Shutdown has taken the thread. Neither waits here for the network: the ledger thread reads
+  // the budget ledger, and the scheduling thread waits for that before its first cycle.
   void StartScheduling() {
     std::lock_guard<std::mutex> lock(scheduling_mu_);
     if (stop_.stop_requested()) return;
     leading_.store(true, std::memory_order_release);
-    scheduling_thread_ =
-        std::jthread([this] { SchedulingLoop(*scheduler_, leading_, stop_.get_token()); });
+    ledger_thread_ = std::jthread([this] { LedgerLoop(stop_.get_token()); });
+    scheduling_thread_ = std::jthread([this] {
+      if (!WaitForLedger(stop_.get_token())) return;
+      SchedulingLoop(*scheduler_, leading_, stop_.get_token());
+    });
+  }
+
+  // The budget ledger, on its own thread while we lead: read once (then scheduling may start),
+  // then written every queues.ledgerInterval. Shutdown writes it once more.
+  void LedgerLoop(const std::stop_token& stop) {
+    ImportLedger();
+    {
+      std::lock_guard<std::mutex> lock(ledger_mu_);
+      ledger_imported_ = true;
+    }
+    ledger_cv_.notify_all();
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock<std::mutex> lock(mu);
+    while (!cv.wait_for(lock, stop, absl::ToChronoNanoseconds(config_.queues.ledger_interval),
+                        [] { return false; })) {
+      if (stop.stop_requested() || !leading_.load(std::memory_order_acquire)) return;
+      WriteLedger();
+    }
+  }
+
+  // A read error other than "not found" is logged and the ledger starts empty: budgets must not
+  // stop scheduling.
+  void ImportLedger() {
+    const std::string where = absl::StrCat(ledger_ref_.namespace_name, "/", ledger_ref_.name);
+    absl::StatusOr<std::optional<quota::Ledger>> ledger =
+        ledger_store_->Read(ledger_ref_.namespace_name, ledger_ref_.name);
+    if (!ledger.ok()) {
+      LogWarning(absl::StrCat("queue budget ledger: ", ledger.status().message(),
+                              "; starting with an empty ledger"));
+      return;
+    }
+    if (!ledger->has_value()) {
+      LogInfo(absl::StrCat("queue budget ledger: ConfigMap ", where,
+                           " does not exist yet; starting with an empty ledger"));
+      return;
+    }
+    ledger_exists_ = true;
+    scheduler_->quota().ImportLedger(**ledger);
+    LogInfo(absl::StrCat(
+        "queue budget ledger: read ConfigMap ", where, " (", (*ledger)->entries.size(),
+        " entries, written ",
+        absl::FormatTime(absl::RFC3339_sec, (*ledger)->written_at, absl::UTCTimeZone()), ")"));
+  }
+
+  // Writes the ledger. Nothing is created while no queue has a budget (clusters that use none get
+  // no ConfigMap); once it exists it is kept current, also when budgets are removed. Called on
+  // the ledger thread, and by Shutdown after that thread has ended.
+  void WriteLedger() {
+    const quota::Ledger ledger = scheduler_->quota().ExportLedger();
+    if (ledger.entries.empty() && !ledger_exists_) return;
+    absl::Status status =
+        ledger_store_->Write(ledger_ref_.namespace_name, ledger_ref_.name, ledger);
+    if (!status.ok()) {
+      LogWarning(absl::StrCat("queue budget ledger: ", status.message()));
+      return;
+    }
+    ledger_exists_ = true;
+  }
+
+  // Until the ledger thread has imported the ledger; false when stopped first.
+  bool WaitForLedger(const std::stop_token& stop) {
+    std::unique_lock<std::mutex> lock(ledger_mu_);
+    return ledger_cv_.wait(lock, stop, [this] { return ledger_imported_; });
+  }
+
+  bool LedgerImported() {
+    std::lock_guard<std::mutex> lock(ledger_mu_);
+    return ledger_imported_;
   }
 
   void StopScheduling() {
@@ -411,6 +496,19 @@ class Runner {
       thread = std::move(scheduling_thread_);
     }
     if (thread.joinable()) thread.join();
+  }
+
+  // Ends the ledger thread (its wait ends with the stop request); true when this process led and
+  // read the ledger, so its final write is due.
+  bool StopLedger() {
+    std::jthread thread;
+    {
+      std::lock_guard<std::mutex> lock(scheduling_mu_);
+      thread = std::move(ledger_thread_);
+    }
+    if (!thread.joinable()) return false;
+    thread.join();
+    return LedgerImported();
   }
 
   void WaitForStop() {
@@ -432,6 +530,11 @@ class Runner {
     if (bind_pool_ != nullptr && !bind_pool_->WaitIdle(options_.shutdown_grace)) {
       LogWarning(absl::StrCat(bind_pool_->InFlight(), " bind(s) still in flight at shutdown"));
     }
+    // The last ledger write: after the binds, while we still hold the lease (the elector renews
+    // it until told to stop below). Not when the ledger was never read (stopped first): that
+    // would overwrite it with less than it holds; not when the lease was lost meanwhile.
+    if (StopLedger() && (elector_ == nullptr || elector_->IsLeader())) WriteLedger();
+    election_stop_.request_stop();
     if (election_thread_.joinable()) election_thread_.join();  // releases the lease
     if (status_queue_ != nullptr) status_queue_->Stop(absl::Seconds(2));
     if (events_ != nullptr) events_->Stop(absl::Seconds(2));
@@ -467,7 +570,17 @@ class Runner {
   std::unique_ptr<HealthServer> health_;
   std::unique_ptr<LeaderElector> elector_;
   std::jthread election_thread_;
+  // The budget ledger's ConfigMap (queues.ledger, else kubesched-queue-ledger in the lease's
+  // namespace) and its store. Only the leader reads and writes it.
+  config::ObjectRef ledger_ref_;
+  std::unique_ptr<client::LedgerStore> ledger_store_;
+  // Whether the ConfigMap exists (read or written): only the ledger thread, then Shutdown, use it.
+  bool ledger_exists_ = false;
+  std::mutex ledger_mu_;
+  std::condition_variable_any ledger_cv_;
+  bool ledger_imported_ = false;  // guarded by ledger_mu_
   std::mutex scheduling_mu_;
+  std::jthread ledger_thread_;      // guarded by scheduling_mu_
   std::jthread scheduling_thread_;  // guarded by scheduling_mu_
 };
 

@@ -178,9 +178,10 @@ spec:
     checked.insert(key);
   }
   // The requests that matter were all seen (so the check above covered them).
-  for (const char* key : {"create pods/binding", "patch pods/status", "watch pods", "list nodes",
-                          "create events.events.k8s.io", "create leases.coordination.k8s.io",
-                          "update leases.coordination.k8s.io", "watch configmaps"}) {
+  for (const char* key :
+       {"create pods/binding", "patch pods/status", "watch pods", "list nodes",
+        "create events.events.k8s.io", "create leases.coordination.k8s.io",
+        "update leases.coordination.k8s.io", "watch configmaps", "get configmaps"}) {
     INFO(key);
     CHECK(checked.count(key) == 1);
   }
