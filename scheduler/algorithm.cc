@@ -58,7 +58,9 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
                                      const framework::CycleState& state,
                                      const framework::PodInfo& pod, const std::vector<bool>& skip,
                                      const std::vector<const framework::NodeInfo*>& candidates,
-                                     int to_find, FitError* fit_error) {
+                                     int to_find, const NominatedPods* nominated,
+                                     FitError* fit_error) {
+  if (nominated != nullptr && nominated->empty()) nominated = nullptr;
   feasible_.clear();
   const size_t n = candidates.size();
   if (n == 0) return;
@@ -71,7 +73,10 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
         const auto* node = candidates[(start + processed + i) % n];
-        round_statuses_[i] = fw.RunFilter(state, pod, *node, skip);
+        round_statuses_[i] =
+            nominated == nullptr
+                ? fw.RunFilter(state, pod, *node, skip)
+                : RunFiltersWithNominated(fw, state, pod, *node, skip, nominated->For(node));
       }
     });
     size_t used = 0;
@@ -143,12 +148,14 @@ size_t ScheduleAlgorithm::SelectHost() {
 ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
                                             framework::CycleState& state,
                                             const framework::PodInfo& pod,
-                                            const framework::Snapshot& snapshot) {
+                                            const framework::Snapshot& snapshot,
+                                            const NominatedPods* nominated) {
   FitError fit_error;
   fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
   if (snapshot.nodes().empty()) return fit_error;
 
   auto pre = fw.RunPreFilter(state, pod, snapshot);
+  last_skip_filter_ = pre.skip_filter;
   if (pre.status.code() == framework::Code::kError) return pre.status;
   if (!pre.status.IsSuccess()) {
     fit_error.pre_filter_status = pre.status;
@@ -164,7 +171,7 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   }
   const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
   const int to_find = NumFeasibleNodesToFind(percentage, static_cast<int>(candidates.size()));
-  FindFeasible(fw, state, pod, pre.skip_filter, candidates, to_find, &fit_error);
+  FindFeasible(fw, state, pod, pre.skip_filter, candidates, to_find, nominated, &fit_error);
   for (const auto& node_status : fit_error.node_statuses) {
     if (node_status.status.code() == framework::Code::kError) return node_status.status;
   }

@@ -10,6 +10,7 @@
 
 #include "scheduler/fit_error.h"
 #include "scheduler/framework/snapshot.h"
+#include "scheduler/nominated_pods.h"
 #include "scheduler/runtime/framework.h"
 #include "scheduler/util/parallel.h"
 
@@ -57,8 +58,13 @@ class ScheduleAlgorithm {
  public:
   ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed);
 
+  // `nominated` (may be null): pods nominated to nodes, which filters count (see
+  // RunFiltersWithNominated).
   ScheduleOutcome Schedule(const runtime::Framework& fw, framework::CycleState& state,
-                           const framework::PodInfo& pod, const framework::Snapshot& snapshot);
+                           const framework::PodInfo& pod, const framework::Snapshot& snapshot,
+                           const NominatedPods* nominated = nullptr);
+  // The PreFilter skips of the last Schedule call (for the PostFilter host).
+  const std::vector<bool>& last_skip_filter() const { return last_skip_filter_; }
 
   // Runs every filter on every node (no early stop) and scores every feasible node (no
   // sampling). Does not change the round-robin start index.
@@ -72,7 +78,7 @@ class ScheduleAlgorithm {
   void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
                     const framework::PodInfo& pod, const std::vector<bool>& skip,
                     const std::vector<const framework::NodeInfo*>& candidates, int to_find,
-                    FitError* fit_error);
+                    const NominatedPods* nominated, FitError* fit_error);
   // Scores feasible_ into totals_; false (with `error`) if PreScore failed. With `keep_raw`
   // (explain), raw_scores_ keeps each plugin's scores from before normalization.
   bool ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
@@ -94,6 +100,7 @@ class ScheduleAlgorithm {
   std::vector<std::vector<int64_t>> raw_scores_;
   std::vector<int64_t> totals_;
   std::vector<bool> skip_score_;
+  std::vector<bool> last_skip_filter_;
 };
 
 }  // namespace kubesched::scheduler

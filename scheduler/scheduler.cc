@@ -119,7 +119,17 @@ int32_t Scheduler::ResolvePriority(const api::Pod& pod) const {
 
 framework::PodInfoPtr Scheduler::MakeInfo(std::shared_ptr<const api::Pod> pod) const {
   const int32_t priority = ResolvePriority(*pod);
-  return framework::MakePodInfo(std::move(pod), priority);
+  return framework::MakePodInfo(std::move(pod), priority, ClassIsNonPreemptible(*pod));
+}
+
+bool Scheduler::ClassIsNonPreemptible(const api::Pod& pod) const {
+  if (pod.spec.priority_class_name.empty()) return false;
+  absl::MutexLock lock(&mu_);
+  auto it = priority_classes_.find(pod.spec.priority_class_name);
+  if (it == priority_classes_.end()) return false;
+  auto policy = it->second.meta.annotations.find(framework::kPreemptionPolicyAnnotation);
+  return policy != it->second.meta.annotations.end() &&
+         policy->second == framework::kNonPreemptible;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,6 +287,15 @@ void Scheduler::OnNodeMetrics(const client::Event<api::NodeMetrics>& event) {
   }
 }
 
+void Scheduler::OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemovePdb(
+        absl::StrCat(event.object->meta.namespace_name, "/", event.object->meta.name));
+  } else {
+    cache_->SetPdb(event.object);
+  }
+}
+
 void Scheduler::OnPriorityClass(const client::Event<api::PriorityClass>& event) {
   absl::MutexLock lock(&mu_);
   if (event.type == EventType::kDeleted) {
@@ -312,8 +331,9 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     return true;
   }
   cache_->UpdateSnapshot(&snapshot_);
+  nominated_.Reset(queue_->AllNominatedPods(), snapshot_);
   auto state = std::make_unique<framework::CycleState>();
-  auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_);
+  auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_);
   if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
     AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
@@ -329,7 +349,19 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
 void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
                               const framework::PodInfoPtr& pod, FitError* fit_error) {
   if (fw.post_filter_plugins().empty()) return;
-  auto outcome = fw.RunPostFilter(state, *pod, snapshot_, fit_error->node_statuses);
+  // A PreFilter rejection is every node's verdict.
+  std::vector<framework::NodeStatus> all_rejected;
+  if (!fit_error->pre_filter_status.IsSuccess()) {
+    for (const auto* node : snapshot_.nodes()) {
+      all_rejected.push_back({node, fit_error->pre_filter_status});
+    }
+  }
+  const CycleFilterHost host(fw, algorithm_->last_skip_filter(), nominated_);
+  auto outcome =
+      fw.RunPostFilter(state, *pod, snapshot_,
+                       all_rejected.empty() ? absl::MakeConstSpan(fit_error->node_statuses)
+                                            : absl::MakeConstSpan(all_rejected),
+                       host);
   if (!outcome.status.IsSuccess()) {
     fit_error->post_filter_message = outcome.status.Message();
     return;

@@ -14,6 +14,7 @@
 #include "scheduler/cache/cache.h"
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
+#include "scheduler/nominated_pods.h"
 #include "scheduler/queue/scheduling_queue.h"
 #include "scheduler/quota/quota_tracker.h"
 #include "scheduler/runtime/framework.h"
@@ -95,6 +96,8 @@ class Scheduler : public client::ClusterEventHandler {
   void OnConfigMap(const client::Event<api::ConfigMap>& event) override;
   // Metrics samples feed the cache (MostAvailable); they never move pods between queues.
   void OnNodeMetrics(const client::Event<api::NodeMetrics>& event) override;
+  // Budgets feed the cache's snapshots (preemption prefers victims that violate none).
+  void OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) override;
 
   // Pops and schedules one pod, waiting up to `wait` for one (run mode; simulate never waits).
   // Returns false if activeQ stayed empty.
@@ -136,6 +139,8 @@ class Scheduler : public client::ClusterEventHandler {
   void OnPodDeleted(const std::shared_ptr<const api::Pod>& pod);
   bool IsPendingForUs(const api::Pod& pod) const;
   framework::PodInfoPtr MakeInfo(std::shared_ptr<const api::Pod> pod) const;
+  // The pod's PriorityClass carries kubesched.io/preemption-policy: NonPreemptible.
+  bool ClassIsNonPreemptible(const api::Pod& pod) const;
 
   void HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
                      const framework::Status& status);
@@ -165,6 +170,7 @@ class Scheduler : public client::ClusterEventHandler {
   std::unique_ptr<util::WorkerPool> pool_;
   std::unique_ptr<ScheduleAlgorithm> algorithm_;
   framework::Snapshot snapshot_;  // scheduling thread only
+  NominatedPods nominated_;       // scheduling thread only; refreshed every cycle
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
@@ -63,6 +64,9 @@ struct Cache::Impl {
   absl::flat_hash_set<std::string> assumed ABSL_GUARDED_BY(mu);
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespaces ABSL_GUARDED_BY(mu);
   int64_t namespaces_generation ABSL_GUARDED_BY(mu) = 0;
+  absl::btree_map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs
+      ABSL_GUARDED_BY(mu);
+  int64_t pdbs_generation ABSL_GUARDED_BY(mu) = 0;
   SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
   // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
   ClusterTotals totals ABSL_GUARDED_BY(mu);
@@ -369,6 +373,18 @@ void Cache::RemoveNamespace(api::Symbol namespace_symbol) {
   impl_->namespaces_generation = impl_->NextGeneration();
 }
 
+void Cache::SetPdb(std::shared_ptr<const api::PodDisruptionBudget> pdb) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->pdbs[absl::StrCat(pdb->meta.namespace_name, "/", pdb->meta.name)] = std::move(pdb);
+  impl_->pdbs_generation = impl_->NextGeneration();
+}
+
+void Cache::RemovePdb(const std::string& key) {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->pdbs.erase(key) == 0) return;
+  impl_->pdbs_generation = impl_->NextGeneration();
+}
+
 // Walks the recency list from the head and stops at the first node the snapshot already has.
 void Cache::Impl::CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
                                    SnapshotUpdateStats& stats) {
@@ -422,6 +438,12 @@ void Cache::UpdateSnapshot(framework::Snapshot* snapshot) {
   impl_->CopyChangedNodes(builder, since, stats);
   impl_->RemoveDeletedNodes(builder, stats);
   if (impl_->namespaces_generation > since) impl_->CopyNamespaces(*snapshot, builder);
+  if (impl_->pdbs_generation > since) {
+    std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs;
+    pdbs.reserve(impl_->pdbs.size());
+    for (const auto& [key, pdb] : impl_->pdbs) pdbs.push_back(pdb);
+    builder.SetPdbs(std::move(pdbs));
+  }
   if (stats.lists_rebuilt) builder.RebuildLists();
   builder.SetClusterTotals(impl_->totals.allocatable, impl_->totals.requested);
   builder.set_generation(impl_->generation);

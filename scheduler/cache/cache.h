@@ -78,6 +78,9 @@ class Cache {
 
   void SetNamespace(api::Symbol namespace_symbol, api::LabelSet labels);
   void RemoveNamespace(api::Symbol namespace_symbol);
+  // PodDisruptionBudgets by "namespace/name", handed to snapshots when they change.
+  void SetPdb(std::shared_ptr<const api::PodDisruptionBudget> pdb);
+  void RemovePdb(const std::string& key);
 
   // Brings `snapshot` up to date. Only nodes changed since the snapshot's generation are copied.
   void UpdateSnapshot(framework::Snapshot* snapshot);

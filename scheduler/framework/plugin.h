@@ -77,12 +77,26 @@ struct PostFilterOutcome {
   std::vector<std::string> victims;  // pod keys to remove
 };
 
+// What a PostFilter plugin may ask of the scheduler that runs it; valid during the call only.
+class PostFilterHost {
+ public:
+  virtual ~PostFilterHost() = default;
+  // Runs the profile's Filter plugins for `pod` on `node` (typically a copy with victims
+  // removed) with this cycle's state and PreFilter skips, counting the pods nominated to that node
+  // with priority >= the pod's, as the Filter phase does. Safe to call concurrently for different
+  // nodes.
+  virtual Status RunFilters(const CycleState& state, const PodInfo& pod,
+                            const NodeInfo& node) const = 0;
+};
+
 class PostFilterPlugin : public virtual Plugin {
  public:
-  // Called when no node fits (e.g. preemption).
+  // Called when no node fits (e.g. preemption). `filtered` has every node that was rejected,
+  // with its status (a PreFilter rejection is given to every node).
   virtual PostFilterOutcome PostFilter(CycleState& state, const PodInfo& pod,
                                        const Snapshot& snapshot,
-                                       absl::Span<const NodeStatus> filtered) = 0;
+                                       absl::Span<const NodeStatus> filtered,
+                                       const PostFilterHost& host) = 0;
 };
 
 class PreScorePlugin : public virtual Plugin {

@@ -81,10 +81,14 @@ bool AffinityTerm::Matches(const api::Pod& pod, const api::LabelSet* namespace_l
   return namespace_matches && selector->Matches(pod.meta.labels);
 }
 
-PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority) {
+PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
+                       bool class_non_preemptible) {
   auto info = std::make_shared<PodInfo>();
   info->key = pod->Key();
   info->priority = priority;
+  auto policy = pod->meta.annotations.find(kPreemptionPolicyAnnotation);
+  info->non_preemptible = class_non_preemptible || (policy != pod->meta.annotations.end() &&
+                                                    policy->second == kNonPreemptible);
   info->label_group = InternLabelGroup(pod->meta.namespace_symbol, pod->meta.labels,
                                        pod->meta.deletion_timestamp.has_value());
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);

@@ -38,6 +38,9 @@ struct PodInfo {
   std::shared_ptr<const api::Pod> pod;
   std::string key;  // "namespace/name"
   int32_t priority = 0;
+  // The pod, or its PriorityClass, carries kubesched.io/preemption-policy: NonPreemptible: it is
+  // never a preemption victim, except of a preemptor at or above the override priority.
+  bool non_preemptible = false;
   // Shared by every pod with the same namespace, labels and terminating state: what selectors
   // (and spreading, which skips terminating pods) see of a pod.
   LabelGroupId label_group = 0;
@@ -69,8 +72,13 @@ struct PodInfo {
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
 
-// Builds the PodInfo of `pod` with the given resolved priority.
-PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority);
+inline constexpr char kPreemptionPolicyAnnotation[] = "kubesched.io/preemption-policy";
+inline constexpr char kNonPreemptible[] = "NonPreemptible";
+
+// Builds the PodInfo of `pod` with the given resolved priority. `class_non_preemptible`: its
+// PriorityClass is annotated NonPreemptible (the pod's own annotation is read here).
+PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
+                       bool class_non_preemptible = false);
 
 // Upstream's non-zero defaults.
 inline constexpr int64_t kDefaultMilliCpuRequest = 100;

@@ -36,6 +36,8 @@ class Snapshot {
     return namespace_labels_;
   }
   int64_t generation() const { return generation_; }
+  // Every PodDisruptionBudget, for preemption (which prefers victims that violate none).
+  const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs() const { return pdbs_; }
 
   // Cluster-wide sums over the nodes that have a Node object: allocatable, and the real requests
   // of the pods (bound and assumed) on them. The cache keeps them incrementally and copies them in
@@ -58,6 +60,7 @@ class Snapshot {
   std::vector<const NodeInfo*> nodes_with_affinity_pods_;
   std::vector<const NodeInfo*> nodes_with_required_anti_affinity_pods_;
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
+  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
   api::ResourceList cluster_allocatable_;
   api::ResourceList cluster_requested_;
   absl::Time time_ = absl::UnixEpoch();
@@ -82,6 +85,9 @@ class SnapshotBuilder {
   size_t size() const { return snapshot_->storage_.size(); }
   void SetNamespaceLabels(api::Symbol namespace_symbol, api::LabelSet labels);
   void RemoveNamespace(api::Symbol namespace_symbol);
+  void SetPdbs(std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs) {
+    snapshot_->pdbs_ = std::move(pdbs);
+  }
   void set_generation(int64_t generation) { snapshot_->generation_ = generation; }
   void set_time(absl::Time time) { snapshot_->time_ = time; }
   // The cache's incrementally kept cluster sums (see Snapshot::cluster_allocatable).

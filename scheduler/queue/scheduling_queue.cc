@@ -543,6 +543,12 @@ std::vector<framework::PodInfoPtr> SchedulingQueue::NominatedPodsForNode(
   return it->second;
 }
 
+std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>>
+SchedulingQueue::AllNominatedPods() const {
+  absl::MutexLock lock(&impl_->mu);
+  return {impl_->nominated_pods.begin(), impl_->nominated_pods.end()};
+}
+
 size_t SchedulingQueue::ActiveCount() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->active.size();

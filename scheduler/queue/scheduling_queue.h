@@ -104,6 +104,8 @@ class SchedulingQueue {
   void AddNominatedPod(framework::PodInfoPtr pod, const std::string& node_name);
   void DeleteNominatedPod(const std::string& pod_key);
   std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string& node_name) const;
+  // Every nomination, by node (empty when none: the common case costs one lock).
+  std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> AllNominatedPods() const;
 
   size_t ActiveCount() const;
   size_t BackoffCount() const;

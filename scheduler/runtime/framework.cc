@@ -250,11 +250,12 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
 
 framework::PostFilterOutcome Framework::RunPostFilter(
     framework::CycleState& state, const framework::PodInfo& pod,
-    const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered) const {
+    const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered,
+    const framework::PostFilterHost& host) const {
   framework::PostFilterOutcome last;
   last.status = Status::Unschedulable("no PostFilter plugin could help");
   for (auto* plugin : post_filter_) {
-    auto outcome = plugin->PostFilter(state, pod, snapshot, filtered);
+    auto outcome = plugin->PostFilter(state, pod, snapshot, filtered, host);
     outcome.status.set_plugin(plugin->Name());
     if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
     last = std::move(outcome);

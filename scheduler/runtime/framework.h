@@ -76,9 +76,11 @@ class Framework {
 
   // Runs PostFilter plugins in order until one succeeds (nominates a node) or errs; otherwise
   // returns the last rejection, whose message joins the FailedScheduling message.
-  framework::PostFilterOutcome RunPostFilter(
-      framework::CycleState& state, const framework::PodInfo& pod,
-      const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered) const;
+  framework::PostFilterOutcome RunPostFilter(framework::CycleState& state,
+                                             const framework::PodInfo& pod,
+                                             const framework::Snapshot& snapshot,
+                                             absl::Span<const framework::NodeStatus> filtered,
+                                             const framework::PostFilterHost& host) const;
 
   PreScoreSummary RunPreScore(framework::CycleState& state, const framework::PodInfo& pod,
                               const framework::Snapshot& snapshot,

@@ -61,9 +61,10 @@ class EvictLowerPriority : public framework::PostFilterPlugin {
  public:
   static constexpr std::string_view kName = "EvictLowerPriority";
   std::string_view Name() const override { return kName; }
-  framework::PostFilterOutcome PostFilter(
-      framework::CycleState&, const framework::PodInfo& pod, const framework::Snapshot&,
-      absl::Span<const framework::NodeStatus> filtered) override {
+  framework::PostFilterOutcome PostFilter(framework::CycleState&, const framework::PodInfo& pod,
+                                          const framework::Snapshot&,
+                                          absl::Span<const framework::NodeStatus> filtered,
+                                          const framework::PostFilterHost&) override {
     framework::PostFilterOutcome outcome;
     for (const auto& node_status : filtered) {
       if (node_status.node == nullptr) continue;
