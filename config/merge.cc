@@ -33,6 +33,7 @@ Plugins DefaultPlugins() {
       {std::string(names::kNodeResourcesFit), 1},
       {std::string(names::kPodTopologySpread), 2},
       {std::string(names::kInterPodAffinity), 2},
+      {std::string(names::kDefaultPreemption), 0},
       {std::string(names::kNodeResourcesBalancedAllocation), 1},
       {std::string(names::kDefaultBinder), 0},
   };

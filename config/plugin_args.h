@@ -92,8 +92,20 @@ struct MostAvailableArgs {
   absl::Duration metrics_staleness_limit = absl::Minutes(3);
 };
 
-using PluginArgs =
-    std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs, NodeAffinityArgs,
-                 InterPodAffinityArgs, PodTopologySpreadArgs, MostAvailableArgs>;
+// DefaultPreemptionArgs
+struct DefaultPreemptionArgs {
+  // minCandidateNodesPercentage, 0..100: at least this share of the nodes where preemption might
+  // help is dry-run for candidates...
+  int32_t min_candidate_nodes_percentage = 10;
+  // minCandidateNodesAbsolute, >= 0: ...and at least this many. Not both 0.
+  int32_t min_candidate_nodes_absolute = 100;
+  // nonPreemptibleOverridePriority (kubesched extension; DESIGN.md "Preemption"): a preemptor of
+  // at least this priority may preempt NonPreemptible pods (default: the system classes). >= 0.
+  int32_t non_preemptible_override_priority = 2000000000;
+};
+
+using PluginArgs = std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs,
+                                NodeAffinityArgs, InterPodAffinityArgs, PodTopologySpreadArgs,
+                                MostAvailableArgs, DefaultPreemptionArgs>;
 
 }  // namespace kubesched::config

@@ -1,6 +1,7 @@
 #include "plugins/registry.h"
 
 #include "plugins/default_binder/default_binder.h"
+#include "plugins/default_preemption/default_preemption.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/most_available/most_available.h"
 #include "plugins/names.h"
@@ -34,6 +35,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kDefaultBinder, NewDefaultBinder},
       {names::kMostAvailable, NewMostAvailable},
       {names::kQueueQuota, NewQueueQuota},
+      {names::kDefaultPreemption, NewDefaultPreemption},
   };
   return *registry;
 }

@@ -120,6 +120,32 @@ class ApiReporter : public SchedulingObserver {
     });
   }
 
+  // On the bind worker that deletes the victim, so the condition is written first (upstream).
+  void OnEvicting(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                  const std::string& node) override {
+    const absl::Status status = status_->AddDisruptionTarget(
+        victim.get(),
+        absl::StrCat(preemptor.get().spec.scheduler_name,
+                     ": preempting to accommodate a higher priority pod"),
+        clock_->Now());
+    if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+  }
+
+  void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                 const std::string& node) override {
+    events_->Record(victim.get(), &preemptor.get(), client::EventKind::kNormal, "Preempted",
+                    "Preempting",
+                    absl::StrCat("Preempted by pod ", preemptor.get().meta.uid, " on node ", node));
+  }
+
+  void OnNominationCleared(const framework::PodInfo& pod) override {
+    std::shared_ptr<const api::Pod> object = pod.pod;
+    status_queue_->Enqueue([this, object] {
+      const absl::Status status = status_->SetNominatedNodeName(*object, "");
+      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+    });
+  }
+
  private:
   client::EventRecorder* events_;
   client::PodStatusWriter* status_;

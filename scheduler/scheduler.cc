@@ -366,25 +366,54 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
     fit_error->post_filter_message = outcome.status.Message();
     return;
   }
-  for (const auto& victim : outcome.victims) {
-    if (auto status = Evict(victim); !status.ok()) {
-      fit_error->post_filter_message =
-          absl::StrCat("preemption: evicting ", victim, " failed: ", status.message());
+  if (deps_.deleter == nullptr) {
+    fit_error->post_filter_message = "preemption: no pod deleter configured";
+    return;
+  }
+  std::vector<framework::PodInfoPtr> victims;
+  for (const auto& key : outcome.victims) {
+    framework::PodInfoPtr victim = cache_->GetPod(key);
+    if (victim == nullptr) {
+      fit_error->post_filter_message = absl::StrCat("preemption: victim ", key, " is not cached");
       return;
     }
+    victims.push_back(std::move(victim));
   }
   queue_->AddNominatedPod(pod, outcome.nominated_node);
+  // Pods of lower priority nominated to the same node lose the nomination (upstream): the room
+  // they were waiting for now goes to this pod.
+  for (const auto& other : queue_->NominatedPodsForNode(outcome.nominated_node)) {
+    if (other->priority >= pod->priority || other->key == pod->key) continue;
+    queue_->DeleteNominatedPod(other->key);
+    if (deps_.observer != nullptr) deps_.observer->OnNominationCleared(*other);
+  }
   if (deps_.observer != nullptr) {
     deps_.observer->OnPreempted(*pod, outcome.nominated_node, outcome.victims);
   }
+  // Deleting goes over the network in run mode: off the scheduling thread. The pod waits in the
+  // queue; the victims' deletion events move it back.
+  deps_.bind_executor->Submit(
+      [this, victims = std::move(victims), preemptor = pod, node = outcome.nominated_node] {
+        for (const auto& victim : victims) Evict(*victim, *preemptor, node);
+      });
 }
 
-absl::Status Scheduler::Evict(const std::string& pod_key) {
-  if (deps_.deleter == nullptr) return absl::FailedPreconditionError("no pod deleter configured");
-  const framework::PodInfoPtr victim = cache_->GetPod(pod_key);
-  if (victim == nullptr) return absl::NotFoundError(absl::StrCat("pod ", pod_key, " not cached"));
-  const api::Pod& pod = victim->get();
-  return deps_.deleter->DeletePod(pod.meta.namespace_name, pod.meta.name, pod.meta.uid);
+void Scheduler::Evict(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                      const std::string& node) {
+  if (deps_.observer != nullptr) deps_.observer->OnEvicting(victim, preemptor, node);
+  const api::Pod& pod = victim.get();
+  const absl::Status status =
+      deps_.deleter->DeletePod(pod.meta.namespace_name, pod.meta.name, pod.meta.uid);
+  if (status.ok() || absl::IsNotFound(status)) {
+    if (deps_.observer != nullptr && status.ok()) {
+      deps_.observer->OnEvicted(victim, preemptor, node);
+    }
+    return;
+  }
+  client::LogWarning(absl::StrCat("preemption: deleting victim ", victim.key, " for ",
+                                  preemptor.key, " failed: ", status.message()));
+  // The preemptor waits for deletions that will not come: let it try again.
+  queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
 }
 
 void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,

@@ -37,10 +37,18 @@ class SchedulingObserver {
   virtual void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) {}
   virtual void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
                             const std::string& message) {}
-  // A PostFilter plugin (preemption) nominated `node` for the pod and evicted `victims`
-  // ("namespace/name").
+  // A PostFilter plugin (preemption) nominated `node` for the pod and chose `victims`
+  // ("namespace/name"), which are deleted next (on a bind worker).
   virtual void OnPreempted(const framework::PodInfo& pod, const std::string& node,
                            const std::vector<std::string>& victims) {}
+  // Around each victim's deletion, on the bind worker that deletes it: before (run mode marks it
+  // with a DisruptionTarget condition) and after it was deleted (the Preempted event).
+  virtual void OnEvicting(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                          const std::string& node) {}
+  virtual void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                         const std::string& node) {}
+  // A pod of lower priority lost its nomination to `node` to a preemptor.
+  virtual void OnNominationCleared(const framework::PodInfo& pod) {}
 };
 
 // Runs binding cycles off the scheduling thread. simulate queues them and runs them between
@@ -148,7 +156,9 @@ class Scheduler : public client::ClusterEventHandler {
   // message joins the FailedScheduling message.
   void RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
                      const framework::PodInfoPtr& pod, FitError* fit_error);
-  absl::Status Evict(const std::string& pod_key);
+  // Deletes one preemption victim (a bind worker runs it).
+  void Evict(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+             const std::string& node);
   void AssumeAndBind(const runtime::Framework& fw, std::unique_ptr<framework::CycleState> state,
                      queue::QueuedPodInfo queued, const std::string& node);
   void RunBindingCycle(const runtime::Framework& fw,

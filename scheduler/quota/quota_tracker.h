@@ -91,6 +91,36 @@ struct Ledger {
 // help announces the matching keys. kWakeAll stands for every key.
 inline constexpr char kWakeAll[] = "*";
 
+// Quota-aware preemption for a pod held back by queue quota: which running pods it may preempt
+// (lower priority is the plugin's business; here: counted in the subtree of the queue that
+// blocks it) and whether removing a set of them makes room in every queue on its path. A copy of
+// the tracker's numbers at one moment, read without the tracker's lock.
+class QuotaPreemption {
+ public:
+  const std::string& blocking_queue() const { return blocking_queue_; }
+  // Whether the pod counts in the blocking queue's subtree (only those may be preempted).
+  bool MayPreempt(const std::string& pod_key) const { return charges_.contains(pod_key); }
+  // Whether the pod fits its queue's limits (untyped ones) once `victims` are gone.
+  bool FitsWithout(const std::vector<std::string>& victims) const;
+
+ private:
+  friend class QuotaTracker;
+  struct Level {
+    std::string path;
+    std::vector<api::ResourceId> limited;
+    api::ResourceList max;
+    api::ResourceList used;
+  };
+  struct Charge {
+    std::string queue;  // where it counts
+    api::ResourceList amounts;
+  };
+  std::string blocking_queue_;
+  api::ResourceList request_;
+  std::vector<Level> path_;  // the pod's leaf first
+  absl::flat_hash_map<std::string, Charge> charges_;
+};
+
 class QuotaTracker {
  public:
   // Called, outside the tracker's lock, with the wait keys a change may help.
@@ -127,6 +157,9 @@ class QuotaTracker {
   std::vector<std::string> Release(const std::string& pod_key, bool assumed_only);
   // Rolls budget periods over; wakes (and returns) the wait keys of budgets that reset.
   std::vector<std::string> Tick();
+
+  // For a pod that Admit holds back with kOverQuota: the view preemption needs; nullopt otherwise.
+  std::optional<QuotaPreemption> PreemptionView(const framework::PodInfo& pod);
 
   std::vector<QueueUsage> Usage();
   // The pod's queue and every ancestor's usage, leaf first (explain's headroom).

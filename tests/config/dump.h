@@ -88,6 +88,11 @@ inline std::string Dump(const PluginArgs& args) {
                           "] poll=", absl::FormatDuration(a.metrics_poll_interval),
                           " stale=", absl::FormatDuration(a.metrics_staleness_limit));
     }
+    std::string operator()(const config::DefaultPreemptionArgs& a) const {
+      return absl::StrCat("preemption percentage=", a.min_candidate_nodes_percentage,
+                          " absolute=", a.min_candidate_nodes_absolute,
+                          " override=", a.non_preemptible_override_priority);
+    }
   };
   return std::visit(Visitor{}, args);
 }

@@ -18,6 +18,7 @@ constexpr std::string_view kFit = "NodeResourcesFit";
 constexpr std::string_view kBalanced = "NodeResourcesBalancedAllocation";
 constexpr std::string_view kNodeAffinity = "NodeAffinity";
 constexpr std::string_view kInterPod = "InterPodAffinity";
+constexpr std::string_view kPreemption = "DefaultPreemption";
 
 // The dump of the parsed args, or the error message.
 std::string Parse(std::string_view plugin, const std::string& text) {
@@ -43,6 +44,7 @@ TEST_CASE("DefaultPluginArgs gives upstream's defaults for each plugin", "[confi
       {kNodeAffinity, "affinity none"},
       {kInterPod, "interpod hard=1 ignore_preferred=false"},
       {"PodTopologySpread", "spread type=System defaults=[]"},
+      {kPreemption, "preemption percentage=10 absolute=100 override=2000000000"},
       {"NodeName", "none"},
       {"PrioritySort", "none"},
   };
@@ -110,6 +112,16 @@ TEST_CASE("plugin args are read with upstream's v1 field names", "[config]") {
       {"InterPodAffinity ignoring existing pods' preferred terms", kInterPod,
        R"({"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": true})",
        "interpod hard=1 ignore_preferred=true"},
+      {"DefaultPreemption candidate counts", kPreemption,
+       "minCandidateNodesPercentage: 20\nminCandidateNodesAbsolute: 0\n",
+       "preemption percentage=20 absolute=0 override=2000000000"},
+      {"DefaultPreemption typed, with the NonPreemptible override", kPreemption,
+       R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "DefaultPreemptionArgs",
+           "minCandidateNodesAbsolute": 5, "nonPreemptibleOverridePriority": 1000000})",
+       "preemption percentage=10 absolute=5 override=1000000"},
+      {"DefaultPreemption percentage 0 with an absolute count", kPreemption,
+       "minCandidateNodesPercentage: 0",
+       "preemption percentage=0 absolute=100 override=2000000000"},
       {"NodeAffinity with a required term", kNodeAffinity,
        R"({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
            {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
@@ -253,6 +265,26 @@ TEST_CASE("every bad plugin arg is an error naming the plugin and the field", "[
        "    preference: {matchExpressions: [{key: a, operator: Exists}]}\n",
        "NodeAffinity: addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
        "must be in 1..100, got 101"},
+      {"minCandidateNodesPercentage above 100", kPreemption, "minCandidateNodesPercentage: 101",
+       "DefaultPreemption: minCandidateNodesPercentage: Invalid value: 101: not in valid range "
+       "[0, 100]"},
+      {"negative minCandidateNodesPercentage", kPreemption, "minCandidateNodesPercentage: -1",
+       "DefaultPreemption: minCandidateNodesPercentage: Invalid value: -1: not in valid range "
+       "[0, 100]"},
+      {"negative minCandidateNodesAbsolute", kPreemption, "minCandidateNodesAbsolute: -1",
+       "DefaultPreemption: minCandidateNodesAbsolute: Invalid value: -1: not in valid range "
+       "[0, inf)"},
+      {"both candidate counts zero", kPreemption,
+       "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}",
+       "DefaultPreemption: minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the "
+       "same time as minCandidateNodesAbsolute"},
+      {"negative nonPreemptibleOverridePriority", kPreemption, "nonPreemptibleOverridePriority: -5",
+       "DefaultPreemption: nonPreemptibleOverridePriority: must not be negative, got -5"},
+      {"override above int32", kPreemption, "nonPreemptibleOverridePriority: 3000000000",
+       "DefaultPreemption: nonPreemptibleOverridePriority: must be a 32-bit integer, got "
+       "\"3000000000\""},
+      {"unknown DefaultPreemption field", kPreemption, "minCandidateNodes: 3",
+       "DefaultPreemption: unknown field \"minCandidateNodes\""},
       {"args for a plugin that takes none", "NodeName", "foo: 1",
        "NodeName: must be empty; the plugin takes no args"},
       {"unknown plugin", "Foo", "{}", "unknown plugin \"Foo\""},

@@ -138,7 +138,9 @@ TEST_CASE("pods are bound where they fit and the rest get upstream's message", "
   CHECK_FALSE(h.NodeOf("default/a").empty());
   CHECK_FALSE(h.NodeOf("default/b").empty());
   CHECK(h.NodeOf("default/c").empty());
-  CHECK(h.recorder.messages["default/c"] == "0/2 nodes are available: 2 Insufficient cpu.");
+  CHECK(h.recorder.messages["default/c"] ==
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No "
+        "preemption victims found for incoming pod..");
   CHECK(h.scheduler->queue().UnschedulableCount() == 1);
 }
 
@@ -210,7 +212,9 @@ TEST_CASE("a deleted node takes no more pods and leaves the count", "[scheduler]
   REQUIRE(h.cluster.Create(PodBuilder("big").Container({{"cpu", "2"}}).Build()).ok());
   h.Run();
   CHECK(h.NodeOf("default/big").empty());
-  CHECK(h.recorder.messages["default/big"] == "0/1 nodes are available: 1 Insufficient cpu.");
+  CHECK(h.recorder.messages["default/big"] ==
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 "
+        "Preemption is not helpful for scheduling..");
 }
 
 TEST_CASE("finished pods take no room on their node", "[scheduler]") {

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "config/queues.h"
@@ -353,6 +354,55 @@ TEST_CASE("a failed bind refunds only an unconfirmed charge", "[quota]") {
   CHECK(Used(tracker, "root.a", "cpu") == 3000);
   CHECK_FALSE(tracker.Release(pod->key, /*assumed_only=*/false).empty());
   CHECK(Used(tracker, "root.a", "cpu") == 0);
+}
+
+}  // namespace
+}  // namespace kubesched::quota
+
+namespace kubesched::quota {
+namespace {
+
+TEST_CASE("the preemption view names who may be preempted and whether their room suffices",
+          "[quota][preemption]") {
+  util::FakeClock clock;
+  QuotaTracker tracker(&clock, Queues(R"(
+tree:
+- name: org
+  max: {cpu: "10"}
+  queues:
+  - {name: a, max: {cpu: "4"}}
+  - {name: b}
+- name: other
+)"));
+  for (const auto& [name, queue, cpu] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"a1", "root.org.a", "2"},
+                                                                      {"a2", "root.org.a", "2"},
+                                                                      {"b1", "root.org.b", "3"},
+                                                                      {"b2", "root.org.b", "3"},
+                                                                      {"o1", "root.other", "8"}}) {
+    REQUIRE(tracker.Reserve(*Pod(name, queue, {{"cpu", cpu}}), "n").ok());
+  }
+  CHECK_FALSE(tracker.PreemptionView(*Pod("fits", "root.other", {{"cpu", "1"}})).has_value());
+
+  // Blocked at its leaf root.org.a (4 of 4 used): only a1 and a2 may go.
+  auto leaf = tracker.PreemptionView(*Pod("x", "root.org.a", {{"cpu", "2"}}));
+  REQUIRE(leaf.has_value());
+  CHECK(leaf->blocking_queue() == "root.org.a");
+  CHECK(leaf->MayPreempt("default/a1"));
+  CHECK_FALSE(leaf->MayPreempt("default/b1"));
+  CHECK_FALSE(leaf->MayPreempt("default/o1"));
+  CHECK(leaf->FitsWithout({"default/a1"}));
+  CHECK_FALSE(leaf->FitsWithout({}));
+
+  // Blocked at root.org (10 of 10): anything under org may go; removing 3 is not enough for 4.
+  auto parent = tracker.PreemptionView(*Pod("y", "root.org.b", {{"cpu", "4"}}));
+  REQUIRE(parent.has_value());
+  CHECK(parent->blocking_queue() == "root.org");
+  CHECK(parent->MayPreempt("default/a1"));
+  CHECK(parent->MayPreempt("default/b2"));
+  CHECK_FALSE(parent->MayPreempt("default/o1"));
+  CHECK_FALSE(parent->FitsWithout({"default/b1"}));
+  CHECK(parent->FitsWithout({"default/b1", "default/a1"}));
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstr
                                                      {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
                                                      {"NodeResourcesBalancedAllocation", 1}});
+  CHECK(Names((*fw)->post_filter_plugins()) == std::vector<std::string>{"DefaultPreemption"});
   CHECK(std::string((*fw)->queue_sort()->Name()) == "PrioritySort");
 }
 

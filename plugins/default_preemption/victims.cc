@@ -1,0 +1,172 @@
+#include "plugins/default_preemption/victims.h"
+
+#include <algorithm>
+#include <string>
+
+#include "scheduler/util/strings.h"
+
+namespace kubesched::plugins::preemption {
+namespace {
+
+using framework::PodInfoPtr;
+using framework::Status;
+
+bool MoreImportantPtr(const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportant(*a, *b); }
+
+// Removes `pods` from the what-if node.
+Status RemoveAll(framework::NodeInfo& node, const std::vector<PodInfoPtr>& pods) {
+  for (const PodInfoPtr& pod : pods) {
+    if (absl::Status removed = node.RemovePod(pod->key, node.generation()); !removed.ok()) {
+      return Status::Error(util::Std(removed.message()));
+    }
+  }
+  return Status::Success();
+}
+
+// Sorts the node's pods that are below the preemptor into those it may preempt and the
+// NonPreemptible ones it may not.
+void CollectPotentialVictims(const framework::PodInfo& pod, const framework::NodeInfo& node,
+                             const VictimPolicy& policy, VictimScratch& scratch) {
+  scratch.potential.clear();
+  scratch.protected_pods.clear();
+  for (const PodInfoPtr& other : node.pods()) {
+    if (other->key == pod.key) continue;
+    if (policy.MayPreempt(*other)) {
+      scratch.potential.push_back(other);
+    } else if (policy.Protected(*other)) {
+      scratch.protected_pods.push_back(other);
+    }
+  }
+}
+
+// The node's verdict when the preemptor does not fit with every eligible pod removed: if removing
+// the NonPreemptible pods as well would make room, they are what stands in the way.
+Status WhyNoRoom(const framework::CycleState& state, const framework::PodInfo& pod,
+                 Status rejection, const framework::PostFilterHost& host, VictimScratch& scratch) {
+  if (rejection.code() == framework::Code::kError || scratch.protected_pods.empty()) {
+    return rejection;
+  }
+  if (Status removed = RemoveAll(scratch.node, scratch.protected_pods); !removed.IsSuccess()) {
+    return removed;
+  }
+  if (host.RunFilters(state, pod, scratch.node).IsSuccess()) {
+    return Status::Unschedulable(kReasonNonPreemptible);
+  }
+  return rejection;
+}
+
+// Upstream's filterPodsWithPDBViolation over the sorted potential victims; keeps their order.
+void SplitByPdbViolation(PdbBudgets& pdbs, VictimScratch& scratch) {
+  scratch.violating.clear();
+  scratch.non_violating.clear();
+  pdbs.Reset();
+  for (const PodInfoPtr& victim : scratch.potential) {
+    (pdbs.Disrupt(victim->get()) ? scratch.violating : scratch.non_violating).push_back(victim);
+  }
+}
+
+// Adds `victim` back; keeps it if the preemptor still fits, else removes it again and records it
+// as a victim. False on an internal error (reported through `error`).
+bool Reprieve(const framework::CycleState& state, const framework::PodInfo& pod,
+              const PodInfoPtr& victim, const framework::PostFilterHost& host,
+              framework::NodeInfo& node, std::vector<const framework::PodInfo*>* victims,
+              bool* fits, Status* error) {
+  node.AddPod(victim, node.generation());
+  *fits = host.RunFilters(state, pod, node).IsSuccess();
+  if (*fits) return true;
+  if (absl::Status removed = node.RemovePod(victim->key, node.generation()); !removed.ok()) {
+    *error = Status::Error(util::Std(removed.message()));
+    return false;
+  }
+  victims->push_back(victim.get());
+  return true;
+}
+
+}  // namespace
+
+absl::Time StartTime(const framework::PodInfo& pod) {
+  const auto& start = pod.get().status.start_time;
+  return start.has_value() ? *start : absl::InfiniteFuture();
+}
+
+bool MoreImportant(const framework::PodInfo& a, const framework::PodInfo& b) {
+  if (a.priority != b.priority) return a.priority > b.priority;
+  const absl::Time a_start = StartTime(a);
+  const absl::Time b_start = StartTime(b);
+  if (a_start != b_start) return a_start < b_start;
+  return a.key < b.key;
+}
+
+PdbBudgets::PdbBudgets(const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs)
+    : pdbs_(pdbs), allowed_(pdbs.size(), 0) {
+  for (size_t i = 0; i < pdbs_.size(); ++i) {
+    by_namespace_[pdbs_[i]->meta.namespace_symbol].push_back(i);
+  }
+}
+
+void PdbBudgets::Reset() {
+  for (size_t i = 0; i < pdbs_.size(); ++i) allowed_[i] = pdbs_[i]->disruptions_allowed;
+}
+
+bool PdbBudgets::Disrupt(const api::Pod& pod) {
+  // A pod without labels matches no PDB.
+  if (pdbs_.empty() || pod.meta.labels.empty()) return false;
+  const auto it = by_namespace_.find(pod.meta.namespace_symbol);
+  if (it == by_namespace_.end()) return false;
+  bool violated = false;
+  for (const size_t i : it->second) {
+    const api::PodDisruptionBudget& pdb = *pdbs_[i];
+    // A PDB with no selector or an empty one matches nothing (upstream).
+    if (!pdb.selector.has_value() || pdb.selector->empty()) continue;
+    if (!pdb.selector->Matches(pod.meta.labels)) continue;
+    // Already counted by the API server: not a new violation, and no double count.
+    const auto& disrupted = pdb.disrupted_pods;
+    if (std::find(disrupted.begin(), disrupted.end(), pod.meta.name) != disrupted.end()) continue;
+    if (--allowed_[i] < 0) violated = true;
+  }
+  return violated;
+}
+
+Status SelectVictimsOnNode(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node, const VictimPolicy& policy,
+                           PdbBudgets& pdbs, const framework::PostFilterHost& host,
+                           VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims,
+                           int* pdb_violations) {
+  *pdb_violations = 0;
+  CollectPotentialVictims(pod, node, policy, scratch);
+  if (scratch.potential.empty() && scratch.protected_pods.empty()) {
+    return Status::Unresolvable(kReasonNoVictims);
+  }
+  scratch.node = node;  // reuses the buffers of the previous node's copy
+  if (Status removed = RemoveAll(scratch.node, scratch.potential); !removed.IsSuccess()) {
+    return removed;
+  }
+  if (scratch.potential.empty()) {
+    // Only NonPreemptible pods are below the preemptor: the node is as it was.
+    return WhyNoRoom(state, pod, Status::Unresolvable(kReasonNoVictims), host, scratch);
+  }
+  if (Status fits = host.RunFilters(state, pod, scratch.node); !fits.IsSuccess()) {
+    return WhyNoRoom(state, pod, std::move(fits), host, scratch);
+  }
+  std::sort(scratch.potential.begin(), scratch.potential.end(), MoreImportantPtr);
+  SplitByPdbViolation(pdbs, scratch);
+  const size_t first_victim = victims->size();
+  Status error;
+  bool fits = false;
+  for (const PodInfoPtr& victim : scratch.violating) {
+    if (!Reprieve(state, pod, victim, host, scratch.node, victims, &fits, &error)) return error;
+    if (!fits) ++*pdb_violations;
+  }
+  for (const PodInfoPtr& victim : scratch.non_violating) {
+    if (!Reprieve(state, pod, victim, host, scratch.node, victims, &fits, &error)) return error;
+  }
+  if (!scratch.violating.empty() && !scratch.non_violating.empty()) {
+    std::sort(victims->begin() + static_cast<std::ptrdiff_t>(first_victim), victims->end(),
+              [](const framework::PodInfo* a, const framework::PodInfo* b) {
+                return MoreImportant(*a, *b);
+              });
+  }
+  return Status::Success();
+}
+
+}  // namespace kubesched::plugins::preemption

@@ -1,0 +1,84 @@
+#pragma once
+
+// DefaultPreemption's work on one node: which pods may go, and upstream's SelectVictimsOnNode.
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "scheduler/api/objects.h"
+#include "scheduler/framework/plugin.h"
+
+namespace kubesched::plugins::preemption {
+
+inline constexpr std::string_view kReasonNoVictims = "No preemption victims found for incoming pod";
+inline constexpr std::string_view kReasonNonPreemptible = "NonPreemptible pods cannot be preempted";
+
+// Who the preemptor may preempt.
+struct VictimPolicy {
+  int32_t preemptor_priority = 0;
+  int32_t override_priority = 0;  // nonPreemptibleOverridePriority
+
+  // Lower priority, and not NonPreemptible unless the preemptor is at the override or above.
+  bool MayPreempt(const framework::PodInfo& victim) const {
+    return victim.priority < preemptor_priority &&
+           (!victim.non_preemptible || preemptor_priority >= override_priority);
+  }
+  // Lower priority but NonPreemptible: what only the override could remove.
+  bool Protected(const framework::PodInfo& victim) const {
+    return victim.priority < preemptor_priority && victim.non_preemptible &&
+           preemptor_priority < override_priority;
+  }
+};
+
+// When the pod started; a pod that has not started yet counts as the latest (upstream: now).
+absl::Time StartTime(const framework::PodInfo& pod);
+
+// Upstream's MoreImportantPod: higher priority, then earlier start; ties broken by key so that
+// the order is total and runs are reproducible.
+bool MoreImportant(const framework::PodInfo& a, const framework::PodInfo& b);
+
+// The cluster's PodDisruptionBudgets and what each still allows, counted down as one node's
+// victims are considered (upstream's filterPodsWithPDBViolation).
+class PdbBudgets {
+ public:
+  explicit PdbBudgets(const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs);
+  // Restores every budget to its disruptionsAllowed (before each node).
+  void Reset();
+  // Counts `pod` against every PDB of its namespace that selects it (unless the PDB lists it as
+  // disrupted already); true if that takes one below zero.
+  bool Disrupt(const api::Pod& pod);
+
+ private:
+  const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs_;
+  absl::flat_hash_map<api::Symbol, std::vector<size_t>> by_namespace_;
+  std::vector<int32_t> allowed_;
+};
+
+// Buffers reused from node to node, so that a dry run allocates little once warm.
+struct VictimScratch {
+  framework::NodeInfo node;  // the what-if copy
+  std::vector<framework::PodInfoPtr> potential;
+  std::vector<framework::PodInfoPtr> protected_pods;
+  std::vector<framework::PodInfoPtr> violating;
+  std::vector<framework::PodInfoPtr> non_violating;
+};
+
+// Upstream's SelectVictimsOnNode. On success, appends the victims to `victims` (most important
+// first) and returns their PDB violations through `pdb_violations`; Success with no victims does
+// not happen (a node rejected by the filters always needs some). Otherwise the node's status:
+// the filters' rejection with every eligible pod removed, kReasonNoVictims (unresolvable) when
+// there is nothing to remove, kReasonNonPreemptible when removing the NonPreemptible pods too
+// would have made room, or an Error.
+framework::Status SelectVictimsOnNode(const framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const framework::NodeInfo& node, const VictimPolicy& policy,
+                                      PdbBudgets& pdbs, const framework::PostFilterHost& host,
+                                      VictimScratch& scratch,
+                                      std::vector<const framework::PodInfo*>* victims,
+                                      int* pdb_violations);
+
+}  // namespace kubesched::plugins::preemption

@@ -1,0 +1,685 @@
+// DefaultPreemption: upstream's cases (victim choice, reprieve order, PDBs, node ordering,
+// eligibility, nominated pods, candidate counts) and the NonPreemptible scenario of the source,
+// through the real default profile: the Filter phase of ScheduleAlgorithm gives the rejected
+// nodes, and CycleFilterHost runs the profile's filters on the what-if nodes.
+
+#include "plugins/default_preemption/default_preemption.h"
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "config/config.h"
+#include "plugins/names.h"
+#include "scheduler/algorithm.h"
+#include "scheduler/nominated_pods.h"
+#include "scheduler/runtime/framework.h"
+#include "scheduler/util/parallel.h"
+#include "tests/plugins/plugin_fixture.h"
+
+namespace kubesched::plugins {
+namespace {
+
+using plugin_testing::Unwrap;
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+constexpr int32_t kSystemNodeCritical = 2000001000;
+const absl::Time kEpoch = absl::FromUnixSeconds(1'700'000'000);
+
+// A pod as the tests describe it.
+struct P {
+  std::string name;
+  std::string cpu;
+  int32_t priority = 0;
+  std::optional<int64_t> started{};  // seconds after kEpoch; unset: not started
+  std::vector<std::pair<std::string, std::string>> labels{};
+  bool non_preemptible = false;        // through the pod's annotation
+  bool class_non_preemptible = false;  // through its PriorityClass
+  std::function<void(api::Pod&)> edit{};
+};
+
+framework::PodInfoPtr MakePod(const P& p, const std::string& node = "") {
+  PodBuilder builder(p.name);
+  builder.Container({{"cpu", p.cpu}}).Priority(p.priority);
+  for (const auto& [key, value] : p.labels) builder.Label(key, value);
+  if (p.non_preemptible) {
+    builder.Annotation(framework::kPreemptionPolicyAnnotation, framework::kNonPreemptible);
+  }
+  if (!node.empty()) builder.NodeName(node);
+  api::Pod pod = builder.Build();
+  if (p.started.has_value()) pod.status.start_time = kEpoch + absl::Seconds(*p.started);
+  if (p.edit) p.edit(pod);
+  return framework::MakePodInfo(std::make_shared<const api::Pod>(std::move(pod)), p.priority,
+                                p.class_non_preemptible);
+}
+
+std::shared_ptr<const api::PodDisruptionBudget> Pdb(const std::string& ns, const std::string& app,
+                                                    int32_t allowed,
+                                                    std::vector<std::string> disrupted = {}) {
+  auto pdb = std::make_shared<api::PodDisruptionBudget>();
+  pdb->meta.name = "pdb-" + app;
+  pdb->meta.namespace_name = ns;
+  pdb->meta.namespace_symbol = api::Intern(ns);
+  api::Requirement requirement;
+  requirement.key = api::Intern("app");
+  requirement.op = api::SelectorOperator::kIn;
+  requirement.values = {api::Intern(app)};
+  pdb->selector = api::LabelSelector{{requirement}};
+  pdb->disruptions_allowed = allowed;
+  pdb->disrupted_pods = std::move(disrupted);
+  return pdb;
+}
+
+// What a PostFilter call gave.
+struct Result {
+  std::string node;  // nominated; "" on failure
+  std::vector<std::string> victims;
+  std::string message;  // the status message on failure
+  framework::Code code = framework::Code::kSuccess;
+};
+
+// Counts the nodes the filters were run on, to see how far a dry run went.
+class CountingHost final : public framework::PostFilterHost {
+ public:
+  explicit CountingHost(const framework::PostFilterHost& inner) : inner_(inner) {}
+  framework::Status RunFilters(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeInfo& node) const override {
+    absl::MutexLock lock(&mu_);
+    nodes_.insert(node.name());
+    return inner_.RunFilters(state, pod, node);
+  }
+  std::set<std::string> nodes() const {
+    absl::MutexLock lock(&mu_);
+    return nodes_;
+  }
+
+ private:
+  const framework::PostFilterHost& inner_;
+  mutable absl::Mutex mu_;
+  mutable std::set<std::string> nodes_ ABSL_GUARDED_BY(mu_);
+};
+
+// A cluster, the default profile and the Filter phase that precedes PostFilter.
+class Harness {
+ public:
+  Harness() {
+    auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+    REQUIRE(fw.ok());
+    fw_ = std::move(*fw);
+  }
+
+  Harness& Node(const std::string& name, const std::string& cpu,
+                const std::function<void(NodeBuilder&)>& edit = {}) {
+    NodeBuilder node(name);
+    node.Capacity({{"cpu", cpu}, {"memory", "64Gi"}, {"pods", "110"}});
+    if (edit) edit(node);
+    builder_.Upsert(name)->SetNode(node.Ptr(), ++generation_);
+    return *this;
+  }
+  Harness& Pod(const std::string& node, const P& pod) {
+    builder_.Upsert(node)->AddPod(MakePod(pod, node), ++generation_);
+    return *this;
+  }
+  Harness& Pdbs(std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs) {
+    builder_.SetPdbs(std::move(pdbs));
+    return *this;
+  }
+  Harness& Nominate(const std::string& node, const P& pod) {
+    nominations_.push_back({node, {MakePod(pod)}});
+    return *this;
+  }
+
+  // Schedules `preemptor` (expecting it to fit nowhere) and runs `plugin` (the profile's own
+  // DefaultPreemption when null) on the rejected nodes.
+  Result Preempt(const P& preemptor, framework::PostFilterPlugin* plugin = nullptr,
+                 std::set<std::string>* tried = nullptr) {
+    builder_.RebuildLists();
+    builder_.RecomputeClusterTotals();
+    nominated_.Reset(nominations_, snapshot_);
+    const framework::PodInfoPtr pod = MakePod(preemptor);
+    framework::CycleState state;
+    auto outcome = algorithm_.Schedule(*fw_, state, *pod, snapshot_, &nominated_);
+    auto* fit_error = std::get_if<scheduler::FitError>(&outcome);
+    REQUIRE(fit_error != nullptr);
+    std::vector<framework::NodeStatus> rejected = fit_error->node_statuses;
+    if (!fit_error->pre_filter_status.IsSuccess()) {
+      rejected.clear();
+      for (const auto* node : snapshot_.nodes()) {
+        rejected.push_back({node, fit_error->pre_filter_status});
+      }
+    }
+    if (plugin == nullptr) {
+      REQUIRE(fw_->post_filter_plugins().size() == 1);
+      plugin = fw_->post_filter_plugins().front();
+    }
+    const scheduler::CycleFilterHost cycle_host(*fw_, algorithm_.last_skip_filter(), nominated_);
+    const CountingHost host(cycle_host);
+    const framework::PostFilterOutcome post =
+        plugin->PostFilter(state, *pod, snapshot_, rejected, host);
+    if (tried != nullptr) *tried = host.nodes();
+    return {post.nominated_node, post.victims, post.status.Message(), post.status.code()};
+  }
+
+  const framework::Snapshot& snapshot() {
+    builder_.RebuildLists();
+    return snapshot_;
+  }
+
+ private:
+  std::unique_ptr<runtime::Framework> fw_;
+  framework::Snapshot snapshot_;
+  framework::SnapshotBuilder builder_{&snapshot_};
+  int64_t generation_ = 0;
+  util::WorkerPool pool_{1};
+  scheduler::ScheduleAlgorithm algorithm_{&pool_, 100, 1};
+  scheduler::NominatedPods nominated_;
+  std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> nominations_;
+};
+
+std::unique_ptr<DefaultPreemption> WithArgs(const config::DefaultPreemptionArgs& args) {
+  return Unwrap<DefaultPreemption>(NewDefaultPreemption(args, {}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Victims on one node
+
+TEST_CASE("DefaultPreemption chooses the fewest, least important victims on a node",
+          "[plugins][preemption]") {
+  struct Case {
+    std::string name;
+    std::vector<P> pods;  // on n1 (cpu 3)
+    P preemptor;
+    std::vector<std::string> victims;  // empty: no candidate
+    std::string message = "";
+  };
+  const std::vector<Case> cases = {
+      {"lower-priority pods make room",
+       {{"a", "1", 1}, {"b", "1", 1}, {"c", "1", 1}},
+       {"p", "1", 10},
+       {"default/c"}},
+      {"the medium-priority pod goes; the small lower one stays",
+       {{"high", "1", 20}, {"mid", "1500m", 5}, {"low", "500m", 1}},
+       {"p", "1500m", 10},
+       {"default/mid"}},
+      {"mixed priorities: the most important are reprieved first",
+       {{"a", "1", 5, 1}, {"b", "1", 4, 1}, {"c", "1", 3, 1}},
+       {"p", "1500m", 10},
+       {"default/b", "default/c"}},
+      {"equal priority: the pod that started later is the victim",
+       {{"old", "1500m", 1, 10}, {"new", "1500m", 1, 20}},
+       {"p", "1500m", 10},
+       {"default/new"}},
+      {"a pod that has not started counts as the latest",
+       {{"unstarted", "1500m", 1}, {"started", "1500m", 1, 20}},
+       {"p", "1500m", 10},
+       {"default/unstarted"}},
+      {"pods of equal or higher priority are never victims",
+       {{"peer", "1500m", 10}, {"above", "1500m", 11}},
+       {"p", "1", 10},
+       {},
+       "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},
+      {"removing every lower pod is not enough: the filter's reason",
+       {{"peer", "2", 10}, {"low", "1", 1}},
+       {"p", "1500m", 10},
+       {},
+       "preemption: 0/1 nodes are available: 1 Insufficient cpu."},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      Harness h;
+      h.Node("n1", "3");
+      for (const P& pod : c.pods) h.Pod("n1", pod);
+      const Result result = h.Preempt(c.preemptor);
+      CHECK(result.victims == c.victims);
+      if (c.victims.empty()) {
+        CHECK(result.code == framework::Code::kUnschedulable);
+        CHECK(result.node.empty());
+        CHECK(result.message == c.message);
+      } else {
+        CHECK(result.node == "n1");
+        CHECK(result.code == framework::Code::kSuccess);
+      }
+    }
+  }
+}
+
+TEST_CASE("DefaultPreemption honours PodDisruptionBudgets", "[plugins][preemption]") {
+  SECTION("PDB-violating pods are reprieved first, even over more important ones") {
+    // Without the PDB, `guarded` (priority 1) would be the victim.
+    Harness h;
+    h.Node("n1", "2")
+        .Pod("n1", {"guarded", "1", 1, 1, {{"app", "db"}}})
+        .Pod("n1", {"free", "1", 5, 1})
+        .Pdbs({Pdb("default", "db", 0)});
+    const Result result = h.Preempt({"p", "1", 10});
+    CHECK(result.node == "n1");
+    CHECK(result.victims == std::vector<std::string>{"default/free"});
+  }
+  SECTION("a node whose victims violate no PDB wins over a cheaper one that does") {
+    Harness h;
+    h.Node("n1", "1")
+        .Node("n2", "1")
+        .Pod("n1", {"guarded", "1", 1, 1, {{"app", "db"}}})
+        .Pod("n2", {"free", "1", 5, 1})
+        .Pdbs({Pdb("default", "db", 0)});
+    CHECK(h.Preempt({"p", "1", 10}).node == "n2");
+  }
+  SECTION("each victim counts against the budget: the second one over it violates") {
+    Harness h;
+    h.Node("n1", "2")
+        .Node("n2", "2")
+        .Pod("n1", {"db-1", "1", 1, 1, {{"app", "db"}}})
+        .Pod("n1", {"db-2", "1", 1, 2, {{"app", "db"}}})
+        .Pod("n2", {"web-1", "1", 3, 1, {{"app", "web"}}})
+        .Pod("n2", {"web-2", "1", 3, 2, {{"app", "web"}}})
+        .Pdbs({Pdb("default", "db", 1), Pdb("default", "web", 2)});
+    // n1's victims (priority 1) are cheaper but one of them violates its PDB.
+    const Result result = h.Preempt({"p", "2", 10});
+    CHECK(result.node == "n2");
+    CHECK(result.victims == std::vector<std::string>{"default/web-1", "default/web-2"});
+  }
+  SECTION("a pod the PDB lists as disrupted already is no new violation") {
+    Harness h;
+    h.Node("n1", "1")
+        .Node("n2", "1")
+        .Pod("n1", {"guarded", "1", 1, 1, {{"app", "db"}}})
+        .Pod("n2", {"free", "1", 5, 1})
+        .Pdbs({Pdb("default", "db", 0, {"guarded"})});
+    CHECK(h.Preempt({"p", "1", 10}).node == "n1");
+  }
+  SECTION("a PDB of another namespace does not guard the pod") {
+    Harness h;
+    h.Node("n1", "1")
+        .Node("n2", "1")
+        .Pod("n1", {"guarded", "1", 1, 1, {{"app", "db"}}})
+        .Pod("n2", {"free", "1", 5, 1})
+        .Pdbs({Pdb("other", "db", 0)});
+    CHECK(h.Preempt({"p", "1", 10}).node == "n1");
+  }
+  SECTION("when every candidate violates a PDB, the one with fewer violations wins") {
+    Harness h;
+    h.Node("n1", "2")
+        .Node("n2", "2")
+        .Pod("n1", {"db-1", "1", 1, 1, {{"app", "db"}}})
+        .Pod("n1", {"db-2", "1", 1, 1, {{"app", "db"}}})
+        .Pod("n2", {"web-1", "1", 5, 1, {{"app", "web"}}})
+        .Pod("n2", {"other", "1", 5, 1})
+        .Pdbs({Pdb("default", "db", 0), Pdb("default", "web", 0)});
+    CHECK(h.Preempt({"p", "2", 10}).node == "n2");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choosing the node
+
+TEST_CASE("DefaultPreemption picks the node by upstream's tie-breakers", "[plugins][preemption]") {
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  struct Case {
+    std::string name;
+    std::vector<P> n1, n2;  // every node has cpu 2; the preemptor needs all of it
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"lowest highest-victim priority",
+       {{"a", "1", 5, 1}, {"b", "1", 1, 1}},
+       {{"c", "1", 3, 1}, {"d", "1", 3, 1}},
+       "n2"},
+      {"same highest priority: smallest priority sum",
+       {{"a", "1", 5, 1}, {"b", "1", 4, 1}},
+       {{"c", "1", 5, 1}, {"d", "1", 1, 1}},
+       "n2"},
+      {"sums are of priorities shifted by 2^31, so fewer negative pods win",
+       {{"a", "1", -10, 1}, {"b", "1", -10, 1}},
+       {{"c", "2", -10, 1}},
+       "n2"},
+      {"same highest and shifted sum: fewest victims",
+       {{"a", "1", 5, 1}, {"b", "1", kMin, 1}},
+       {{"c", "2", 5, 1}},
+       "n2"},
+      {"all else equal: the latest start among the highest-priority victims",
+       {{"a", "1", 5, 10}, {"b", "1", 1, 50}},
+       {{"c", "1", 5, 20}, {"d", "1", 1, 1}},
+       "n2"},
+      {"the earliest of the highest-priority victims is what counts",
+       {{"a", "1", 5, 30}, {"b", "1", 5, 5}},
+       {{"c", "1", 5, 20}, {"d", "1", 5, 10}},
+       "n2"},
+      {"a victim that has not started is the latest", {{"a", "2", 5}}, {{"c", "2", 5, 20}}, "n1"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      Harness h;
+      h.Node("n1", "2").Node("n2", "2");
+      for (const P& pod : c.n1) h.Pod("n1", pod);
+      for (const P& pod : c.n2) h.Pod("n2", pod);
+      const Result result = h.Preempt({"p", "2", 10});
+      CHECK(result.node == c.want);
+      CHECK(result.victims.size() == (c.want == "n1" ? c.n1.size() : c.n2.size()));
+    }
+  }
+}
+
+TEST_CASE("DefaultPreemption skips nodes that removing pods cannot fix", "[plugins][preemption]") {
+  const auto taint = [](NodeBuilder& node) {
+    node.Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule);
+  };
+  SECTION("an unresolvable node is not tried even with cheaper victims") {
+    Harness h;
+    h.Node("tainted", "1", taint)
+        .Node("n2", "1")
+        .Pod("tainted", {"cheap", "1", 0, 1})
+        .Pod("n2", {"dearer", "1", 5, 1});
+    std::set<std::string> tried;
+    const Result result = h.Preempt({"p", "1", 10}, nullptr, &tried);
+    CHECK(result.node == "n2");
+    CHECK(tried == std::set<std::string>{"n2"});
+  }
+  SECTION("when no node can be helped, every node is 'not helpful'") {
+    Harness h;
+    h.Node("t1", "1", taint).Node("t2", "1", taint).Pod("t1", {"low", "1", 0, 1});
+    const Result result = h.Preempt({"p", "1", 10});
+    CHECK(result.node.empty());
+    CHECK(result.message ==
+          "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.");
+  }
+  SECTION("tried and untried nodes together give upstream's histogram") {
+    Harness h;
+    h.Node("t1", "1", taint).Node("n2", "1").Node("n3", "1");
+    h.Pod("t1", {"low", "1", 0, 1}).Pod("n2", {"peer", "1", 10, 1}).Pod("n3", {"top", "1", 99});
+    const Result result = h.Preempt({"p", "1", 10});
+    CHECK(result.message ==
+          "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+          "preemption victims found for incoming pod.");
+  }
+  SECTION("a queue-quota rejection is not fixed by removing pods from a node") {
+    Harness h;
+    h.Node("n1", "1").Pod("n1", {"low", "1", 0, 1});
+    const auto& snapshot = h.snapshot();
+    framework::Status quota = framework::Status::Unschedulable("queue root.ml is over its max");
+    quota.set_plugin(names::kQueueQuota);
+    const std::vector<framework::NodeStatus> rejected = {{snapshot.nodes().front(), quota}};
+    DefaultPreemption plugin{config::DefaultPreemptionArgs{}};
+    struct NeverCalled final : framework::PostFilterHost {
+      framework::Status RunFilters(const framework::CycleState&, const framework::PodInfo&,
+                                   const framework::NodeInfo&) const override {
+        FAIL("filters run for a quota rejection");
+        return framework::Status::Success();
+      }
+    } host;
+    framework::CycleState state;
+    const auto outcome =
+        plugin.PostFilter(state, *MakePod({"p", "1", 10}), snapshot, rejected, host);
+    CHECK(outcome.status.Message() ==
+          "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eligibility and nominated pods
+
+TEST_CASE("DefaultPreemption: who may preempt", "[plugins][preemption]") {
+  SECTION("preemptionPolicy Never preempts nobody") {
+    Harness h;
+    h.Node("n1", "1").Pod("n1", {"low", "1", 0, 1});
+    P never{"p", "1", 10};
+    never.edit = [](api::Pod& pod) { pod.spec.preemption_policy = api::PreemptionPolicy::kNever; };
+    const Result result = h.Preempt(never);
+    CHECK(result.node.empty());
+    CHECK(result.victims.empty());
+    CHECK(result.code == framework::Code::kUnschedulable);
+    CHECK(result.message == "preemption: not eligible due to preemptionPolicy=Never.");
+  }
+  SECTION("PreemptLowerPriority is the default") {
+    Harness h;
+    h.Node("n1", "1").Pod("n1", {"low", "1", 0, 1});
+    P lower{"p", "1", 10};
+    lower.edit = [](api::Pod& pod) {
+      pod.spec.preemption_policy = api::PreemptionPolicy::kPreemptLowerPriority;
+    };
+    CHECK(h.Preempt(lower).victims == std::vector<std::string>{"default/low"});
+  }
+  const auto terminating = [](api::Pod& pod) { pod.meta.deletion_timestamp = kEpoch; };
+  const auto nominated_to_n1 = [](api::Pod& pod) { pod.status.nominated_node_name = "n1"; };
+  SECTION("a preemptor waits while lower pods on its nominated node terminate") {
+    Harness h;
+    h.Node("n1", "2").Node("n2", "1");
+    h.Pod("n1", {"leaving", "1", 1, 1, {}, false, false, terminating});
+    h.Pod("n1", {"peer", "1", 10, 1}).Pod("n2", {"low", "1", 0, 1});
+    const Result result = h.Preempt({"p", "1", 10, {}, {}, false, false, nominated_to_n1});
+    CHECK(result.victims.empty());
+    CHECK(result.message ==
+          "preemption: not eligible due to a terminating pod on the nominated node.");
+  }
+  SECTION("a terminating pod of higher priority does not hold it back") {
+    Harness h;
+    h.Node("n1", "2");
+    h.Pod("n1", {"leaving", "1", 50, 1, {}, false, false, terminating});
+    h.Pod("n1", {"low", "1", 0, 1});
+    const Result result = h.Preempt({"p", "1", 10, {}, {}, false, false, nominated_to_n1});
+    CHECK(result.victims == std::vector<std::string>{"default/low"});
+  }
+  SECTION("nor does one on a nominated node that is now unresolvable") {
+    Harness h;
+    h.Node("n1", "2",
+           [](NodeBuilder& node) { node.Taint("gone", "", api::TaintEffect::kNoSchedule); });
+    h.Node("n2", "1");
+    h.Pod("n1", {"leaving", "1", 1, 1, {}, false, false, terminating});
+    h.Pod("n2", {"low", "1", 0, 1});
+    const Result result = h.Preempt({"p", "1", 10, {}, {}, false, false, nominated_to_n1});
+    CHECK(result.node == "n2");
+  }
+}
+
+TEST_CASE("DefaultPreemption counts pods nominated to a node", "[plugins][preemption]") {
+  SECTION("a nominated pod of higher priority keeps its room") {
+    Harness h;
+    h.Node("n1", "2").Pod("n1", {"low", "1", 0, 1}).Nominate("n1", {"waiting", "1", 20});
+    const Result result = h.Preempt({"p", "1500m", 10});
+    CHECK(result.node.empty());
+    CHECK(result.message == "preemption: 0/1 nodes are available: 1 Insufficient cpu.");
+  }
+  SECTION("a nominated pod of lower priority does not") {
+    Harness h;
+    h.Node("n1", "2").Pod("n1", {"low", "1", 0, 1}).Nominate("n1", {"waiting", "1", 5});
+    CHECK(h.Preempt({"p", "1500m", 10}).victims == std::vector<std::string>{"default/low"});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidate counts (args)
+
+TEST_CASE("DefaultPreemption's candidate count is upstream's calculateNumCandidates",
+          "[plugins][preemption]") {
+  struct Case {
+    int32_t percentage, absolute, nodes, want;
+  };
+  for (const Case& c : std::vector<Case>{{10, 100, 50, 50},
+                                         {10, 100, 1000, 100},
+                                         {10, 100, 5000, 500},
+                                         {40, 1, 10, 4},
+                                         {0, 3, 10, 3},
+                                         {100, 0, 7, 7},
+                                         {100, 100, 0, 0}}) {
+    CAPTURE(c.percentage, c.absolute, c.nodes);
+    const auto plugin = WithArgs({c.percentage, c.absolute});
+    CHECK(plugin->NumCandidates(c.nodes) == c.want);
+  }
+}
+
+TEST_CASE("DefaultPreemption dry-runs only as many nodes as it needs", "[plugins][preemption]") {
+  const auto cluster = [](Harness& h) {
+    for (const char* node : {"n1", "n2", "n3", "n4"}) {
+      h.Node(node, "1").Pod(node, {std::string("low-") + node, "1", 0, 1, {{"app", node}}});
+    }
+  };
+  SECTION("by default, every node of a small cluster") {
+    Harness h;
+    cluster(h);
+    std::set<std::string> tried;
+    CHECK_FALSE(h.Preempt({"p", "1", 10}, nullptr, &tried).node.empty());
+    CHECK(tried.size() == 4);
+  }
+  SECTION("minCandidateNodesAbsolute 1: the first candidate found") {
+    Harness h;
+    cluster(h);
+    const auto plugin = WithArgs({0, 1});
+    std::set<std::string> tried;
+    const Result result = h.Preempt({"p", "1", 10}, plugin.get(), &tried);
+    CHECK(tried.size() == 1);
+    CHECK(tried.count(result.node) == 1);
+  }
+  SECTION("but on until one candidate violates no PDB") {
+    Harness h;
+    cluster(h);
+    h.Pdbs({Pdb("default", "n1", 0), Pdb("default", "n2", 0), Pdb("default", "n4", 0)});
+    const auto plugin = WithArgs({0, 1});
+    for (int attempt = 0; attempt < 4; ++attempt) {  // whatever node the offset starts at
+      CHECK(h.Preempt({"p", "1", 10}, plugin.get()).node == "n3");
+    }
+  }
+  SECTION("the same sequence of calls chooses the same nodes") {
+    std::vector<std::string> first, second;
+    for (auto* out : {&first, &second}) {
+      Harness h;
+      cluster(h);
+      const auto plugin = WithArgs({0, 1});
+      for (int i = 0; i < 6; ++i) out->push_back(h.Preempt({"p", "1", 10}, plugin.get()).node);
+    }
+    CHECK(first == second);
+    CHECK(std::set<std::string>(first.begin(), first.end()).size() > 1);
+  }
+}
+
+TEST_CASE("DefaultPreemption args are validated by its factory", "[plugins][preemption]") {
+  struct Case {
+    config::DefaultPreemptionArgs args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{101, 100},
+       "DefaultPreemption: minCandidateNodesPercentage: Invalid value: 101: not in valid range "
+       "[0, 100]"},
+      {{10, -1},
+       "DefaultPreemption: minCandidateNodesAbsolute: Invalid value: -1: not in valid range "
+       "[0, inf)"},
+      {{0, 0},
+       "DefaultPreemption: minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the "
+       "same time as minCandidateNodesAbsolute"},
+      {{10, 100, -1},
+       "DefaultPreemption: nonPreemptibleOverridePriority: must not be negative, "
+       "got -1"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.error);
+    const auto made = NewDefaultPreemption(c.args, {});
+    REQUIRE_FALSE(made.ok());
+    CHECK(made.status().message() == c.error);
+  }
+  CHECK(NewDefaultPreemption(std::monostate(), {}).ok());
+  CHECK_FALSE(NewDefaultPreemption(config::InterPodAffinityArgs(), {}).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// NonPreemptible (the source's GPU platform)
+
+TEST_CASE("NonPreemptible training jobs are never victims below the override",
+          "[plugins][preemption]") {
+  const P online{"online", "2", 10000};
+  P training{"training-new", "2", 1000};
+  training.class_non_preemptible = true;
+  const auto batch = [](const std::string& name) { return P{name, "1", 0, 1}; };
+  const auto running_training = [](const std::string& name) {
+    P pod{name, "2", 1000, 1};
+    pod.non_preemptible = true;
+    return pod;
+  };
+  // A node full of batch pods, another full of training.
+  const auto full_cluster = [&](Harness& h) {
+    h.Node("batch-node", "4").Node("training-node", "4");
+    for (const char* name : {"batch-1", "batch-2", "batch-3", "batch-4"}) {
+      h.Pod("batch-node", batch(name));
+    }
+    h.Pod("training-node", running_training("train-1"));
+    h.Pod("training-node", running_training("train-2"));
+  };
+
+  SECTION("training preempts batch") {
+    Harness h;
+    full_cluster(h);
+    const Result result = h.Preempt(training);
+    CHECK(result.node == "batch-node");
+    CHECK(result.victims.size() == 2);
+  }
+  SECTION("online preempts batch, never training") {
+    Harness h;
+    full_cluster(h);
+    const Result result = h.Preempt(online);
+    CHECK(result.node == "batch-node");
+    for (const std::string& victim : result.victims)
+      CHECK(victim.find("batch") != std::string::npos);
+  }
+  SECTION("online cannot preempt training: the message says NonPreemptible pods are in the way") {
+    Harness h;
+    h.Node("training-node", "4");
+    h.Pod("training-node", running_training("train-1"));
+    h.Pod("training-node", running_training("train-2"));
+    const Result result = h.Preempt(online);
+    CHECK(result.node.empty());
+    CHECK(result.message ==
+          "preemption: 0/1 nodes are available: 1 NonPreemptible pods cannot be preempted.");
+  }
+  SECTION("batch alongside training: what batch frees is used, training stays") {
+    Harness h;
+    h.Node("mixed", "4")
+        .Pod("mixed", running_training("train-1"))
+        .Pod("mixed", batch("batch-1"))
+        .Pod("mixed", batch("batch-2"));
+    CHECK(h.Preempt(online).victims ==
+          std::vector<std::string>{"default/batch-1", "default/batch-2"});
+    // More than batch can free: training is what stands in the way.
+    const Result result = h.Preempt({"big", "3", 10000});
+    CHECK(result.victims.empty());
+    CHECK(result.message ==
+          "preemption: 0/1 nodes are available: 1 NonPreemptible pods cannot be preempted.");
+  }
+  SECTION("removing the NonPreemptible pods would not help either: upstream's reasons") {
+    Harness h;
+    h.Node("mixed", "5")
+        .Pod("mixed", running_training("train-1"))
+        .Pod("mixed", {"peer", "2", 20000});
+    CHECK(h.Preempt({"wide", "4", 10000}).message ==
+          "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.");
+    h.Pod("mixed", batch("batch-1"));
+    CHECK(h.Preempt({"wide", "4", 10000}).message ==
+          "preemption: 0/1 nodes are available: 1 Insufficient cpu.");
+  }
+  SECTION("a system-node-critical pod (a DaemonSet's) can preempt training") {
+    Harness h;
+    h.Node("training-node", "4");
+    h.Pod("training-node", running_training("train-1"));
+    h.Pod("training-node", running_training("train-2"));
+    const Result result = h.Preempt({"daemon", "1", kSystemNodeCritical});
+    CHECK(result.node == "training-node");
+    CHECK(result.victims.size() == 1);
+  }
+  SECTION("the override priority is configurable") {
+    Harness h;
+    h.Node("training-node", "4");
+    h.Pod("training-node", running_training("train-1"));
+    h.Pod("training-node", running_training("train-2"));
+    const auto plugin = WithArgs({10, 100, 10000});
+    CHECK(h.Preempt(online, plugin.get()).victims.size() == 1);
+    CHECK(h.Preempt({"below", "2", 9999}, plugin.get()).victims.empty());
+  }
+}
+
+}  // namespace
+}  // namespace kubesched::plugins
