@@ -351,12 +351,25 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
   if (fw.post_filter_plugins().empty()) return;
   // A PreFilter rejection is every node's verdict.
   std::vector<framework::NodeStatus> all_rejected;
-  if (!fit_error->pre_filter_status.IsSuccess()) {
+  std::vector<bool> skip = algorithm_->last_skip_filter();
+  const framework::Status& pre = fit_error->pre_filter_status;
+  if (pre.code() == framework::Code::kUnschedulable &&
+      pre.plugin() == plugins::names::kQueueQuota) {
+    // Quota-aware preemption needs what the other plugins say: their PreFilter did not run.
+    auto others = fw.RunPreFilter(state, *pod, snapshot_, plugins::names::kQueueQuota);
+    if (!others.status.IsSuccess()) return;  // removing pods of the queue would not be enough
+    skip = std::move(others.skip_filter);
+    const framework::Status excluded =
+        others.node_names.has_value() ? runtime::ExcludedByPreFilter(others) : framework::Status();
     for (const auto* node : snapshot_.nodes()) {
-      all_rejected.push_back({node, fit_error->pre_filter_status});
+      const bool allowed =
+          !others.node_names.has_value() || others.node_names->contains(node->name());
+      all_rejected.push_back({node, allowed ? pre : excluded});
     }
+  } else if (!pre.IsSuccess()) {
+    for (const auto* node : snapshot_.nodes()) all_rejected.push_back({node, pre});
   }
-  const CycleFilterHost host(fw, algorithm_->last_skip_filter(), nominated_);
+  const CycleFilterHost host(fw, skip, nominated_);
   auto outcome =
       fw.RunPostFilter(state, *pod, snapshot_,
                        all_rejected.empty() ? absl::MakeConstSpan(fit_error->node_statuses)

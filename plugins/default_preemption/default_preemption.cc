@@ -89,16 +89,23 @@ bool WaitsForVictims(const framework::PodInfo& pod, const framework::Snapshot& s
 }
 
 // Upstream's nodesWherePreemptionMightHelp: rejected as Unschedulable, which removing pods may
-// fix. QueueQuota's rejections are left out: the queue's quota is not freed by removing pods from
-// one node (quota-aware preemption is separate).
-std::vector<const framework::NodeInfo*> PotentialNodes(absl::Span<const NodeStatus> filtered) {
+// fix. QueueQuota's rejections count only with a quota view (quota-aware preemption): then the
+// victims must free the queue as well as the node.
+std::vector<const framework::NodeInfo*> PotentialNodes(absl::Span<const NodeStatus> filtered,
+                                                       bool quota_aware) {
   std::vector<const framework::NodeInfo*> nodes;
   for (const NodeStatus& entry : filtered) {
     if (entry.node == nullptr || entry.status.code() != Code::kUnschedulable) continue;
-    if (entry.status.plugin() == names::kQueueQuota) continue;
+    if (entry.status.plugin() == names::kQueueQuota && !quota_aware) continue;
     nodes.push_back(entry.node);
   }
   return nodes;
+}
+
+// Queue quota holds the pod back (its PreFilter rejection is every node's status).
+bool BlockedByQuota(absl::Span<const NodeStatus> filtered) {
+  return !filtered.empty() && filtered.front().status.plugin() == names::kQueueQuota &&
+         filtered.front().status.code() == Code::kUnschedulable;
 }
 
 // Upstream's FitError text over the nodes that were tried and failed; every other node of the
@@ -170,8 +177,9 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
 
 }  // namespace
 
-DefaultPreemption::DefaultPreemption(const config::DefaultPreemptionArgs& args)
-    : args_(args), random_state_(kSeed) {}
+DefaultPreemption::DefaultPreemption(const config::DefaultPreemptionArgs& args,
+                                     quota::QuotaTracker* quota)
+    : args_(args), quota_(quota), random_state_(kSeed) {}
 
 std::string_view DefaultPreemption::Name() const { return names::kDefaultPreemption; }
 
@@ -199,13 +207,17 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
   if (policy_field.has_value() && *policy_field == api::PreemptionPolicy::kNever) {
     return Rejected(Status::Unschedulable(kNotEligibleNever));
   }
-  const preemption::VictimPolicy policy{pod.priority, args_.non_preemptible_override_priority};
+  std::optional<quota::QuotaPreemption> quota_view;
+  if (quota_ != nullptr && BlockedByQuota(filtered)) quota_view = quota_->PreemptionView(pod);
+  const preemption::VictimPolicy policy{pod.priority, args_.non_preemptible_override_priority,
+                                        quota_view.has_value() ? &*quota_view : nullptr};
   if (WaitsForVictims(pod, snapshot, filtered, policy)) {
     return Rejected(Status::Unschedulable(kNotEligibleTerminating));
   }
   if (snapshot.nodes().empty()) return Rejected(Status::Error("preemption: no nodes available"));
 
-  const std::vector<const framework::NodeInfo*> nodes = PotentialNodes(filtered);
+  const std::vector<const framework::NodeInfo*> nodes =
+      PotentialNodes(filtered, quota_view.has_value());
   DryRun run;
   if (!nodes.empty()) {
     const auto n = static_cast<int32_t>(nodes.size());
@@ -230,7 +242,7 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
 }
 
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewDefaultPreemption(
-    const config::PluginArgs& args, const PluginHandle& /*handle*/) {
+    const config::PluginArgs& args, const PluginHandle& handle) {
   constexpr std::string_view kPlugin = names::kDefaultPreemption;
   auto typed = helper::ArgsAs<config::DefaultPreemptionArgs>(args, kPlugin);
   if (!typed.ok()) return typed.status();
@@ -256,7 +268,7 @@ absl::StatusOr<std::unique_ptr<framework::Plugin>> NewDefaultPreemption(
         kPlugin, "nonPreemptibleOverridePriority",
         absl::StrCat("must not be negative, got ", typed->non_preemptible_override_priority));
   }
-  return std::make_unique<DefaultPreemption>(*typed);
+  return std::make_unique<DefaultPreemption>(*typed, handle.quota);
 }
 
 }  // namespace kubesched::plugins

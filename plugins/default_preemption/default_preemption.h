@@ -40,7 +40,9 @@ namespace kubesched::plugins {
 class DefaultPreemption final : public framework::PostFilterPlugin {
  public:
   // `args` must be valid (see NewDefaultPreemption).
-  explicit DefaultPreemption(const config::DefaultPreemptionArgs& args);
+  // `quota` (may be null): for quota-aware preemption of pods that queue quota holds back.
+  explicit DefaultPreemption(const config::DefaultPreemptionArgs& args,
+                             quota::QuotaTracker* quota = nullptr);
 
   std::string_view Name() const override;
   framework::PostFilterOutcome PostFilter(framework::CycleState& state,
@@ -58,6 +60,7 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   int32_t NextOffset(int32_t n);
 
   config::DefaultPreemptionArgs args_;
+  quota::QuotaTracker* const quota_;
   std::atomic<uint64_t> random_state_;
 };
 

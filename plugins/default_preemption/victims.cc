@@ -65,14 +65,27 @@ void SplitByPdbViolation(PdbBudgets& pdbs, VictimScratch& scratch) {
   }
 }
 
-// Adds `victim` back; keeps it if the preemptor still fits, else removes it again and records it
-// as a victim. False on an internal error (reported through `error`).
+// Whether the preemptor's queue has room once the pods in `removed` are gone (always, without
+// quota-aware preemption).
+bool QuotaFits(const VictimPolicy& policy, const std::vector<std::string>& removed) {
+  return policy.quota == nullptr || policy.quota->FitsWithout(removed);
+}
+
+// Adds `victim` back; keeps it if the preemptor still fits (node and queue quota), else removes it
+// again and records it as a victim. False on an internal error (reported through `error`).
 bool Reprieve(const framework::CycleState& state, const framework::PodInfo& pod,
-              const PodInfoPtr& victim, const framework::PostFilterHost& host,
-              framework::NodeInfo& node, std::vector<const framework::PodInfo*>* victims,
-              bool* fits, Status* error) {
+              const PodInfoPtr& victim, const VictimPolicy& policy,
+              const framework::PostFilterHost& host, VictimScratch& scratch,
+              std::vector<const framework::PodInfo*>* victims, bool* fits, Status* error) {
+  framework::NodeInfo& node = scratch.node;
   node.AddPod(victim, node.generation());
-  *fits = host.RunFilters(state, pod, node).IsSuccess();
+  if (policy.quota != nullptr) {
+    std::erase(scratch.removed, victim->key);
+    *fits = QuotaFits(policy, scratch.removed) && host.RunFilters(state, pod, node).IsSuccess();
+    if (!*fits) scratch.removed.push_back(victim->key);
+  } else {
+    *fits = host.RunFilters(state, pod, node).IsSuccess();
+  }
   if (*fits) return true;
   if (absl::Status removed = node.RemovePod(victim->key, node.generation()); !removed.ok()) {
     *error = Status::Error(util::Std(removed.message()));
@@ -148,17 +161,25 @@ Status SelectVictimsOnNode(const framework::CycleState& state, const framework::
   if (Status fits = host.RunFilters(state, pod, scratch.node); !fits.IsSuccess()) {
     return WhyNoRoom(state, pod, std::move(fits), host, scratch);
   }
+  scratch.removed.clear();
+  if (policy.quota != nullptr) {
+    for (const PodInfoPtr& victim : scratch.potential) scratch.removed.push_back(victim->key);
+    if (!QuotaFits(policy, scratch.removed)) {
+      // Every pod of the blocking queue's subtree on this node is not enough.
+      return Status::Unschedulable(kReasonQuotaNotFreed);
+    }
+  }
   std::sort(scratch.potential.begin(), scratch.potential.end(), MoreImportantPtr);
   SplitByPdbViolation(pdbs, scratch);
   const size_t first_victim = victims->size();
   Status error;
   bool fits = false;
   for (const PodInfoPtr& victim : scratch.violating) {
-    if (!Reprieve(state, pod, victim, host, scratch.node, victims, &fits, &error)) return error;
+    if (!Reprieve(state, pod, victim, policy, host, scratch, victims, &fits, &error)) return error;
     if (!fits) ++*pdb_violations;
   }
   for (const PodInfoPtr& victim : scratch.non_violating) {
-    if (!Reprieve(state, pod, victim, host, scratch.node, victims, &fits, &error)) return error;
+    if (!Reprieve(state, pod, victim, policy, host, scratch, victims, &fits, &error)) return error;
   }
   if (!scratch.violating.empty() && !scratch.non_violating.empty()) {
     std::sort(victims->begin() + static_cast<std::ptrdiff_t>(first_victim), victims->end(),

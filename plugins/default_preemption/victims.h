@@ -11,21 +11,28 @@
 #include "absl/time/time.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/framework/plugin.h"
+#include "scheduler/quota/quota_tracker.h"
 
 namespace kubesched::plugins::preemption {
 
 inline constexpr std::string_view kReasonNoVictims = "No preemption victims found for incoming pod";
 inline constexpr std::string_view kReasonNonPreemptible = "NonPreemptible pods cannot be preempted";
+inline constexpr std::string_view kReasonQuotaNotFreed =
+    "preempting the queue's lower-priority pods here would not free enough quota";
 
 // Who the preemptor may preempt.
 struct VictimPolicy {
   int32_t preemptor_priority = 0;
   int32_t override_priority = 0;  // nonPreemptibleOverridePriority
+  // Set when queue quota holds the preemptor back: only pods counted in the blocking queue's
+  // subtree may go, and the victims must free the quota as well as the node.
+  const quota::QuotaPreemption* quota = nullptr;
 
   // Lower priority, and not NonPreemptible unless the preemptor is at the override or above.
   bool MayPreempt(const framework::PodInfo& victim) const {
     return victim.priority < preemptor_priority &&
-           (!victim.non_preemptible || preemptor_priority >= override_priority);
+           (!victim.non_preemptible || preemptor_priority >= override_priority) &&
+           (quota == nullptr || quota->MayPreempt(victim.key));
   }
   // Lower priority but NonPreemptible: what only the override could remove.
   bool Protected(const framework::PodInfo& victim) const {
@@ -65,6 +72,7 @@ struct VictimScratch {
   std::vector<framework::PodInfoPtr> protected_pods;
   std::vector<framework::PodInfoPtr> violating;
   std::vector<framework::PodInfoPtr> non_violating;
+  std::vector<std::string> removed;  // keys of the pods off the what-if node (quota checks)
 };
 
 // Upstream's SelectVictimsOnNode. On success, appends the victims to `victims` (most important

@@ -196,10 +196,15 @@ framework::Status ExcludedByPreFilter(const PreFilterSummary& summary) {
 
 PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
                                          const framework::PodInfo& pod,
-                                         const framework::Snapshot& snapshot) const {
+                                         const framework::Snapshot& snapshot,
+                                         std::string_view except) const {
   PreFilterSummary summary;
   std::vector<bool> skipped_pre_filter(pre_filter_.size(), false);
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    if (!except.empty() && pre_filter_[i]->Name() == except) {
+      skipped_pre_filter[i] = true;
+      continue;
+    }
     auto outcome = pre_filter_[i]->PreFilter(state, pod, snapshot);
     if (outcome.status.IsSkip()) {
       skipped_pre_filter[i] = true;
@@ -223,7 +228,8 @@ PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
   summary.skip_filter.resize(filter_.size(), false);
   for (size_t i = 0; i < filter_.size(); ++i) {
     const int pre = filter_pre_filter_index_[i];
-    summary.skip_filter[i] = pre >= 0 && skipped_pre_filter[pre];
+    summary.skip_filter[i] =
+        (pre >= 0 && skipped_pre_filter[pre]) || (!except.empty() && filter_[i]->Name() == except);
   }
   return summary;
 }

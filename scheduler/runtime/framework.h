@@ -65,8 +65,12 @@ class Framework {
   const std::vector<framework::PreScorePlugin*>& pre_score_plugins() const { return pre_score_; }
   const std::vector<WeightedScorePlugin>& score_plugins() const { return score_; }
 
+  // `except` (optional): a plugin whose PreFilter is not run and whose Filter is skipped
+  // (quota-aware preemption re-runs the phase past QueueQuota's rejection to learn what the others
+  // say).
   PreFilterSummary RunPreFilter(framework::CycleState& state, const framework::PodInfo& pod,
-                                const framework::Snapshot& snapshot) const;
+                                const framework::Snapshot& snapshot,
+                                std::string_view except = {}) const;
 
   // Runs the filter plugins on one node in order. Stops at the first non-success unless
   // `all_statuses` is given, in which case every plugin runs and each status is appended.

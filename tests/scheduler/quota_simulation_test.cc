@@ -53,6 +53,7 @@ struct World {
 
   explicit World(const config::Configuration& config) {
     SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
+    deps.deleter = &cluster;
     auto created = Scheduler::Create(config, deps);
     REQUIRE(created.ok());
     scheduler = std::move(*created);
@@ -477,6 +478,79 @@ TEST_CASE("randomized: quotas are never exceeded and no pod that fits is left pe
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace kubesched::scheduler
+
+namespace kubesched::scheduler {
+namespace {
+
+api::Pod PriorityPod(const std::string& name, const std::string& queue, const std::string& cpu,
+                     int32_t priority) {
+  return PodBuilder(name)
+      .Container({{"cpu", cpu}})
+      .Label("kubesched.io/queue", queue)
+      .Priority(priority)
+      .Build();
+}
+
+TEST_CASE("a pod held back by quota preempts only lower-priority pods of the blocking subtree",
+          "[quota][preemption][simulation]") {
+  World world(ConfigWithQueues(R"(queues:
+  tree:
+  - name: org
+    max: {cpu: "6"}
+    queues:
+    - {name: team, max: {cpu: "4"}}
+    - {name: other}
+  - name: elsewhere
+)"));
+  world.Add(NodeBuilder("n").Capacity({{"cpu", "16"}, {"pods", "100"}}).Build());
+  for (int i = 0; i < 4; ++i)
+    world.Add(PriorityPod(absl::StrCat("team-low-", i), "root.org.team", "1", 0));
+  world.Add(PriorityPod("other-low", "root.org.other", "2", 0));
+  world.Add(PriorityPod("elsewhere-low", "root.elsewhere", "8", 0));
+  world.Run();
+  REQUIRE(world.observer.bound.size() == 6);
+
+  // root.org.team is full (4 of 4): an urgent team pod of 2 cpu preempts two team pods, not the
+  // other queues' pods, although the node itself has room (16 - 14 = 2).
+  world.Add(PriorityPod("team-urgent", "root.org.team", "2", 1000));
+  world.Run();
+  INFO(world.observer.messages["default/team-urgent"]);
+  CHECK(world.observer.bound.contains("default/team-urgent"));
+  CHECK(world.cluster.GetPod("default/other-low") != nullptr);
+  CHECK(world.cluster.GetPod("default/elsewhere-low") != nullptr);
+  int team_left = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (world.cluster.GetPod(absl::StrCat("default/team-low-", i)) != nullptr) ++team_left;
+  }
+  CHECK(team_left == 2);
+  CHECK(world.Used("root.org.team", "cpu") == 4000);
+  CHECK(world.Used("root.org", "cpu") <= 6000);
+
+  // Blocked at root.org (6 of 6): a pod of root.org.other may preempt a lower-priority pod
+  // anywhere under root.org, never the 8 cpu of root.elsewhere, and org stays within its max.
+  world.Add(PriorityPod("other-urgent", "root.org.other", "1", 1000));
+  world.Run();
+  CHECK(world.observer.bound.contains("default/other-urgent"));
+  CHECK(world.cluster.GetPod("default/elsewhere-low") != nullptr);
+  CHECK(world.cluster.GetPod("default/team-urgent") != nullptr);
+  CHECK(world.Used("root.org", "cpu") <= 6000);
+
+  // Nothing of lower priority is left in org but priority-0 pods; a pod of equal priority to
+  // team-urgent cannot take team-urgent's quota.
+  for (int i = 0; i < 4; ++i)
+    (void)world.cluster.DeletePod("default", absl::StrCat("team-low-", i));
+  (void)world.cluster.DeletePod("default", "other-low");
+  world.Run();
+  world.Add(PriorityPod("big-same", "root.org.team", "4", 1000));
+  world.Run();
+  CHECK_FALSE(world.observer.bound.contains("default/big-same"));
+  CHECK(world.cluster.GetPod("default/team-urgent") != nullptr);
+  CHECK_THAT(world.observer.messages["default/big-same"],
+             Catch::Contains("queue root.org.team: insufficient quota for cpu"));
 }
 
 }  // namespace
