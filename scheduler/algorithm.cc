@@ -198,6 +198,7 @@ Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::
   FitError fit_error;
   fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
   auto pre = fw.RunPreFilter(state, pod, snapshot);
+  last_skip_filter_ = pre.skip_filter;
   out.pre_filter_status = pre.status;
   if (!pre.status.IsSuccess()) {
     fit_error.pre_filter_status = pre.status;

@@ -4,6 +4,7 @@
 // PreScore, Score and NormalizeScore over the feasible ones, weighted sum, selection.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -48,6 +49,9 @@ struct Explanation {
   std::vector<NodeExplanation> nodes;  // snapshot order
   const framework::NodeInfo* selected = nullptr;
   std::string message;  // FailedScheduling message when nothing fits
+  // When no node fits and preemption would help: the node it would nominate and its victims.
+  std::optional<std::string> preemption_node;
+  std::vector<std::string> preemption_victims;
   // Owns what the statuses' reasons may point into (plugins keep per-pod messages there).
   std::shared_ptr<framework::CycleState> state;
 };

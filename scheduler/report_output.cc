@@ -360,6 +360,18 @@ std::string ExplainJson(const ExplainReport& report) {
   Field(w, "selected", report.selected);
   Field(w, "message", report.message);
   Watermark(w, report.watermark);
+  Key(w, "preemption");
+  if (report.preemption_node.has_value()) {
+    w.StartObject();
+    Field(w, "node", std::string_view(*report.preemption_node));
+    Key(w, "victims");
+    w.StartArray();
+    for (const auto& victim : report.preemption_victims) String(w, victim);
+    w.EndArray();
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   Field(w, "queue", report.queue);
   Key(w, "queuePath");
   w.StartArray();
@@ -394,6 +406,10 @@ std::string ExplainTable(const ExplainReport& report) {
     out += absl::StrCat("\nselected: ", *report.selected, "\n");
   } else {
     out += absl::StrCat("\nno node fits: ", report.message.value_or(""), "\n");
+    if (report.preemption_node.has_value()) {
+      out += absl::StrCat("preemption would nominate ", *report.preemption_node, " and evict ",
+                          util::Join(report.preemption_victims, ", "), "\n");
+    }
   }
   out += WatermarkLine(report.watermark);
   out += QueueLines(report.queue_path);

@@ -346,18 +346,24 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   return true;
 }
 
-void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
-                              const framework::PodInfoPtr& pod, FitError* fit_error) {
-  if (fw.post_filter_plugins().empty()) return;
+framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framework& fw,
+                                                         framework::CycleState& state,
+                                                         const framework::PodInfo& pod,
+                                                         const FitError& fit_error) {
   // A PreFilter rejection is every node's verdict.
   std::vector<framework::NodeStatus> all_rejected;
   std::vector<bool> skip = algorithm_->last_skip_filter();
-  const framework::Status& pre = fit_error->pre_filter_status;
+  const framework::Status& pre = fit_error.pre_filter_status;
   if (pre.code() == framework::Code::kUnschedulable &&
       pre.plugin() == plugins::names::kQueueQuota) {
     // Quota-aware preemption needs what the other plugins say: their PreFilter did not run.
-    auto others = fw.RunPreFilter(state, *pod, snapshot_, plugins::names::kQueueQuota);
-    if (!others.status.IsSuccess()) return;  // removing pods of the queue would not be enough
+    auto others = fw.RunPreFilter(state, pod, snapshot_, plugins::names::kQueueQuota);
+    if (!others.status.IsSuccess()) {
+      // Removing pods of the queue would not be enough.
+      framework::PostFilterOutcome none;
+      none.status = framework::Status::Unschedulable("");
+      return none;
+    }
     skip = std::move(others.skip_filter);
     const framework::Status excluded =
         others.node_names.has_value() ? runtime::ExcludedByPreFilter(others) : framework::Status();
@@ -370,11 +376,16 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
     for (const auto* node : snapshot_.nodes()) all_rejected.push_back({node, pre});
   }
   const CycleFilterHost host(fw, skip, nominated_);
-  auto outcome =
-      fw.RunPostFilter(state, *pod, snapshot_,
-                       all_rejected.empty() ? absl::MakeConstSpan(fit_error->node_statuses)
-                                            : absl::MakeConstSpan(all_rejected),
-                       host);
+  return fw.RunPostFilter(state, pod, snapshot_,
+                          all_rejected.empty() ? absl::MakeConstSpan(fit_error.node_statuses)
+                                               : absl::MakeConstSpan(all_rejected),
+                          host);
+}
+
+void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
+                              const framework::PodInfoPtr& pod, FitError* fit_error) {
+  if (fw.post_filter_plugins().empty()) return;
+  auto outcome = DryRunPostFilter(fw, state, *pod, *fit_error);
   if (!outcome.status.IsSuccess()) {
     fit_error->post_filter_message = outcome.status.Message();
     return;
@@ -533,6 +544,30 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   cache_->UpdateSnapshot(&snapshot_);
   auto state = std::make_shared<framework::CycleState>();
   Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);
+  if (explanation.selected == nullptr && !fw->post_filter_plugins().empty() &&
+      !explanation.nodes.empty()) {
+    // What preemption would do, without doing it.
+    FitError fit_error;
+    fit_error.num_all_nodes = static_cast<int>(snapshot_.nodes().size());
+    fit_error.pre_filter_status = explanation.pre_filter_status;
+    if (fit_error.pre_filter_status.IsSuccess()) {
+      for (const auto& node : explanation.nodes) {
+        for (const auto& status : node.filters) {
+          if (status.IsSuccess() || status.IsSkip()) continue;
+          fit_error.node_statuses.push_back({node.node, status});
+          break;
+        }
+      }
+    }
+    nominated_.Reset(queue_->AllNominatedPods(), snapshot_);
+    auto outcome = DryRunPostFilter(*fw, *state, *info, fit_error);
+    if (outcome.status.IsSuccess()) {
+      explanation.preemption_node = outcome.nominated_node;
+      explanation.preemption_victims = std::move(outcome.victims);
+    } else if (!outcome.status.Message().empty()) {
+      absl::StrAppend(&explanation.message, " ", outcome.status.Message(), ".");
+    }
+  }
   explanation.state = std::move(state);
   return explanation;
 }

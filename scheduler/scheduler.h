@@ -154,6 +154,11 @@ class Scheduler : public client::ClusterEventHandler {
                      const framework::Status& status);
   // After a FitError: lets PostFilter plugins nominate a node and evict victims; a rejection's
   // message joins the FailedScheduling message.
+  // What the PostFilter plugins (preemption) would do for a pod no node fits; changes nothing.
+  framework::PostFilterOutcome DryRunPostFilter(const runtime::Framework& fw,
+                                                framework::CycleState& state,
+                                                const framework::PodInfo& pod,
+                                                const FitError& fit_error);
   void RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
                      const framework::PodInfoPtr& pod, FitError* fit_error);
   // Deletes one preemption victim (a bind worker runs it).

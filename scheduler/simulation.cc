@@ -360,6 +360,8 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   }
   if (explanation.selected != nullptr) report.selected = explanation.selected->name();
   if (!explanation.message.empty()) report.message = explanation.message;
+  report.preemption_node = explanation.preemption_node;
+  report.preemption_victims = explanation.preemption_victims;
   // The profile Explain used: the pod's, else the first.
   const runtime::Framework* fw = sim.scheduler->FrameworkFor(pod);
   if (fw == nullptr && !config.profiles.empty()) {

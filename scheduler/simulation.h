@@ -125,6 +125,9 @@ struct ExplainReport {
   std::vector<ExplainedNode> nodes;
   std::optional<std::string> selected;
   std::optional<std::string> message;  // FailedScheduling message when nothing fits
+  // When nothing fits but preemption would help: the node and the pods it would preempt.
+  std::optional<std::string> preemption_node;
+  std::vector<std::string> preemption_victims;
   // Set when the pod's profile scores NodeResourcesFit with the Watermark strategy.
   std::optional<WatermarkReport> watermark;
   // The pod's leaf queue (absent when it names no usable queue) and the usage of it and every
