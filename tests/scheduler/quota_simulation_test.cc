@@ -347,9 +347,10 @@ TEST_CASE("explain shows the pod's queue and its headroom up to root", "[quota][
   CHECK(report->queue_path[0].path == "root.prod.search");
   CHECK(report->queue_path[0].used.Get(api::kCpu) == 3000);
   CHECK(report->queue_path[2].path == "root");
-  CHECK(report->message ==
-        "0/1 nodes are available: queue root.prod.search: insufficient quota for cpu (used 3, max "
-        "4, requested 2).");
+  REQUIRE(report->message.has_value());
+  CHECK_THAT(*report->message,
+             Catch::StartsWith("0/1 nodes are available: queue root.prod.search: insufficient "
+                               "quota for cpu (used 3, max 4, requested 2). preemption: "));
   const std::string table = ExplainTable(*report);
   CHECK_THAT(table, Catch::Contains("queue root.prod.search: cpu 3/4 (1 free)"));
   CHECK_THAT(table, Catch::Contains("queue root.prod: cpu 3/10 (7 free)"));
