@@ -10,8 +10,8 @@
 
 namespace kubesched::bench {
 
-// Upstream's pod templates (config/pod-*.yaml): each a pause container requesting 100m cpu and
-// 500Mi, plus what the name says.
+// Upstream's pod templates (config/pod-*.yaml, templates/pod-*.yaml): each a pause container
+// requesting 100m cpu and 500Mi, plus what the name says (the priority templates request more).
 enum class PodShape {
   kDefault,                // pod-default.yaml
   kRequiredAntiAffinity,   // pod-with-pod-anti-affinity.yaml: one per hostname
@@ -22,6 +22,8 @@ enum class PodShape {
   kTopologySpread,         // pod-with-topology-spreading.yaml: maxSkew 5 over zones
   kSpreadApplication,      // the source article's application: preferred anti-affinity to its
                            // own pods by hostname and by zone
+  kLowPriority,            // pod-low-priority.yaml: 900m cpu, 500Mi, priority unset (0)
+  kHighPriority,           // pod-high-priority.yaml: 3000m cpu, 500Mi, priority 10
 };
 
 struct WorkloadSpec {

@@ -4,58 +4,94 @@
 // cycle sees them, and the Filter phase that counts them (upstream's
 // RunFilterPluginsWithNominatedPods).
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/container/node_hash_map.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/runtime/framework.h"
+#include "scheduler/util/parallel.h"
 
 namespace kubesched::scheduler {
 
 class NominatedPods {
  public:
-  // `by_node`: the queue's nominations (node name -> pods).
+  // The pods nominated to one node.
+  struct Entry {
+    // What the Filter phase asks of every node first, without touching the pods: the lowest and
+    // highest priority among them and the hashes of their keys (is the pod itself nominated here?).
+    int32_t min_priority = 0;
+    int32_t max_priority = 0;
+    absl::InlinedVector<size_t, 2> key_hashes;
+    std::vector<framework::PodInfoPtr> pods;
+    // The snapshot's node of that name, or null.
+    const framework::NodeInfo* node = nullptr;
+    // `node` with every pod of `pods` added: what the Filter phase runs on for a pod that is not
+    // among them and ranks no higher than any of them (the usual case); null without a node.
+    // Kept from cycle to cycle while the node (by generation) and its nominations stay the same,
+    // so that filtering a node with nominated pods does not copy it every time.
+    std::unique_ptr<const framework::NodeInfo> with_all;
+    uint64_t epoch = 0;  // of the last Reset that listed it
+  };
+
+  // `by_node`: the queue's nominations (node name -> pods). Entries whose node and pods are
+  // unchanged keep their `with_all`.
   void Reset(std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> by_node,
              const framework::Snapshot& snapshot);
   bool empty() const { return by_name_.empty(); }
   // The pods nominated to `node` (a snapshot node, by address: no string look-up per node), or
   // null. ForName serves copies of nodes (preemption's what-ifs).
-  const std::vector<framework::PodInfoPtr>* For(const framework::NodeInfo* node) const;
-  const std::vector<framework::PodInfoPtr>* ForName(const std::string& node_name) const;
+  const Entry* For(const framework::NodeInfo* node) const;
+  const Entry* ForName(const std::string& node_name) const;
 
  private:
-  absl::flat_hash_map<std::string, std::vector<framework::PodInfoPtr>> by_name_;
-  absl::flat_hash_map<const framework::NodeInfo*, const std::vector<framework::PodInfoPtr>*>
-      by_node_;
+  // node_hash_map: by_node_ points into it.
+  absl::node_hash_map<std::string, Entry> by_name_;
+  absl::flat_hash_map<const framework::NodeInfo*, const Entry*> by_node_;
+  uint64_t epoch_ = 0;
 };
 
 // Runs `fw`'s filters for `pod` on `node`. When pods of priority >= the pod's (other than itself)
 // are nominated to the node, the filters must pass twice: with those pods added to a copy of the
 // node (they will take their room), and on the node as it is (a pod's affinity must not rest on
-// pods that are not there yet). `nominated` may be null.
+// pods that are not there yet). `nominated` may be null. When `node` is the entry's snapshot node
+// and every nominated pod counts, the entry's `with_all` serves as the copy; otherwise the copy is
+// made in a buffer of the calling thread.
 framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
                                           const framework::CycleState& state,
                                           const framework::PodInfo& pod,
                                           const framework::NodeInfo& node,
                                           const std::vector<bool>& skip,
-                                          const std::vector<framework::PodInfoPtr>* nominated);
+                                          const NominatedPods::Entry* nominated);
 
 // The PostFilterHost of one cycle: the profile's filters with the cycle's PreFilter skips and
-// nominations.
+// nominations, and the scheduler's worker pool for ParallelFor.
+//
+// Threads: RunFilters may be called concurrently. ParallelFor is called from the scheduling
+// thread (the pool's only caller) while no Filter or Score phase runs on the pool; with a null
+// pool (or a pool of one thread) it runs inline.
 class CycleFilterHost final : public framework::PostFilterHost {
  public:
   CycleFilterHost(const runtime::Framework& fw, const std::vector<bool>& skip,
-                  const NominatedPods& nominated)
-      : fw_(fw), skip_(skip), nominated_(nominated) {}
+                  const NominatedPods& nominated, util::WorkerPool* pool = nullptr)
+      : fw_(fw), skip_(skip), nominated_(nominated), pool_(pool) {}
   framework::Status RunFilters(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo& node) const override;
+  void ParallelFor(size_t n,
+                   const std::function<void(size_t begin, size_t end)>& fn) const override;
 
  private:
   const runtime::Framework& fw_;
   const std::vector<bool>& skip_;
   const NominatedPods& nominated_;
+  util::WorkerPool* const pool_;
 };
 
 }  // namespace kubesched::scheduler

@@ -119,17 +119,24 @@ int32_t Scheduler::ResolvePriority(const api::Pod& pod) const {
 
 framework::PodInfoPtr Scheduler::MakeInfo(std::shared_ptr<const api::Pod> pod) const {
   const int32_t priority = ResolvePriority(*pod);
-  return framework::MakePodInfo(std::move(pod), priority, ClassIsNonPreemptible(*pod));
+  const framework::PriorityClassTraits traits = ClassTraits(*pod);
+  return framework::MakePodInfo(std::move(pod), priority, traits);
 }
 
-bool Scheduler::ClassIsNonPreemptible(const api::Pod& pod) const {
-  if (pod.spec.priority_class_name.empty()) return false;
+bool Scheduler::NonPreemptible(const api::PriorityClass& priority_class) {
+  auto policy = priority_class.meta.annotations.find(framework::kPreemptionPolicyAnnotation);
+  return policy != priority_class.meta.annotations.end() &&
+         policy->second == framework::kNonPreemptible;
+}
+
+framework::PriorityClassTraits Scheduler::ClassTraits(const api::Pod& pod) const {
+  if (pod.spec.priority_class_name.empty()) return {};
   absl::MutexLock lock(&mu_);
   auto it = priority_classes_.find(pod.spec.priority_class_name);
-  if (it == priority_classes_.end()) return false;
-  auto policy = it->second.meta.annotations.find(framework::kPreemptionPolicyAnnotation);
-  return policy != it->second.meta.annotations.end() &&
-         policy->second == framework::kNonPreemptible;
+  if (it == priority_classes_.end()) return {};
+  const auto& policy = it->second.preemption_policy;
+  return {NonPreemptible(it->second),
+          policy.has_value() && *policy == api::PreemptionPolicy::kNever};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,11 +304,28 @@ void Scheduler::OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudg
 }
 
 void Scheduler::OnPriorityClass(const client::Event<api::PriorityClass>& event) {
-  absl::MutexLock lock(&mu_);
-  if (event.type == EventType::kDeleted) {
-    priority_classes_.erase(event.object->meta.name);
-  } else {
-    priority_classes_[event.object->meta.name] = *event.object;
+  const std::string& name = event.object->meta.name;
+  bool preemption_changed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = priority_classes_.find(name);
+    auto traits = [](const api::PriorityClass* pc) {
+      return pc == nullptr ? std::pair(false, std::optional<api::PreemptionPolicy>())
+                           : std::pair(NonPreemptible(*pc), pc->preemption_policy);
+    };
+    const auto before = traits(it == priority_classes_.end() ? nullptr : &it->second);
+    if (event.type == EventType::kDeleted) {
+      if (it != priority_classes_.end()) priority_classes_.erase(it);
+      preemption_changed = before != traits(nullptr);
+    } else {
+      priority_classes_[name] = *event.object;
+      preemption_changed = before != traits(event.object.get());
+    }
+  }
+  if (!preemption_changed) return;
+  // Annotating a class NonPreemptible protects the pods already running with it.
+  for (const auto& info : cache_->Pods()) {
+    if (info->get().spec.priority_class_name == name) (void)cache_->UpdatePod(MakeInfo(info->pod));
   }
 }
 
@@ -375,7 +399,7 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
   } else if (!pre.IsSuccess()) {
     for (const auto* node : snapshot_.nodes()) all_rejected.push_back({node, pre});
   }
-  const CycleFilterHost host(fw, skip, nominated_);
+  const CycleFilterHost host(fw, skip, nominated_, pool_.get());
   return fw.RunPostFilter(state, pod, snapshot_,
                           all_rejected.empty() ? absl::MakeConstSpan(fit_error.node_statuses)
                                                : absl::MakeConstSpan(all_rejected),

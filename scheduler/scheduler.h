@@ -147,8 +147,9 @@ class Scheduler : public client::ClusterEventHandler {
   void OnPodDeleted(const std::shared_ptr<const api::Pod>& pod);
   bool IsPendingForUs(const api::Pod& pod) const;
   framework::PodInfoPtr MakeInfo(std::shared_ptr<const api::Pod> pod) const;
-  // The pod's PriorityClass carries kubesched.io/preemption-policy: NonPreemptible.
-  bool ClassIsNonPreemptible(const api::Pod& pod) const;
+  // What the pod's PriorityClass says about preemption.
+  framework::PriorityClassTraits ClassTraits(const api::Pod& pod) const;
+  static bool NonPreemptible(const api::PriorityClass& priority_class);
 
   void HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
                      const framework::Status& status);

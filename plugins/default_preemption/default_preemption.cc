@@ -8,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "plugins/default_preemption/pick_node.h"
 #include "plugins/default_preemption/victims.h"
 #include "plugins/helper/args.h"
@@ -141,36 +143,114 @@ struct DryRunBounds {
   int32_t wanted = 0;
 };
 
-// Upstream's DryRunPreemption, one node after another: from `offset` on (wrapping around), until
-// `wanted` candidates are found with at least one among them that violates no PDB.
+// One node's dry run, as a worker leaves it for the gathering.
+struct NodeResult {
+  Status status;
+  std::vector<const framework::PodInfo*> victims;
+  int pdb_violations = 0;
+};
+
+// What a thread of the dry run works with: its own what-if node and PDB budgets.
+struct Worker {
+  explicit Worker(const framework::Snapshot& snapshot) : pdbs(snapshot.pdbs()) {}
+  preemption::PdbBudgets pdbs;
+  preemption::VictimScratch scratch;
+};
+
+// The workers of one dry run: a chunk takes an idle one (or a new one) and gives it back, so
+// there are as many as threads ran chunks at the same time, and buffers are reused.
+class Workers {
+ public:
+  explicit Workers(const framework::Snapshot& snapshot) : snapshot_(snapshot) {}
+  std::unique_ptr<Worker> Acquire() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!idle_.empty()) {
+        std::unique_ptr<Worker> worker = std::move(idle_.back());
+        idle_.pop_back();
+        return worker;
+      }
+    }
+    return std::make_unique<Worker>(snapshot_);
+  }
+  void Release(std::unique_ptr<Worker> worker) {
+    absl::MutexLock lock(&mu_);
+    idle_.push_back(std::move(worker));
+  }
+
+ private:
+  const framework::Snapshot& snapshot_;
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<Worker>> idle_ ABSL_GUARDED_BY(mu_);
+};
+
+// How many nodes a round may evaluate beyond the candidates still wanted, at most: rounds grow
+// (1, 1, 2, 4, ...) while candidates are missing only because nodes failed or violated PDBs.
+constexpr size_t kMaxExtraRound = 64;
+
+// Upstream's DryRunPreemption: from `offset` on (wrapping around), until `wanted` candidates are
+// found with at least one among them that violates no PDB. Nodes are evaluated in rounds; each
+// round runs in parallel on the host's threads (every worker with its own scratch and PDB
+// budgets), then its results are read in node order and the run stops where the sequential one
+// would have, so the outcome does not depend on the number of threads. A round is as large as
+// the number of candidates still wanted, so a run where every node is a candidate evaluates no
+// node more than one after another would.
 DryRun DryRunPreemption(const framework::CycleState& state, const framework::PodInfo& pod,
                         const framework::Snapshot& snapshot,
                         const std::vector<const framework::NodeInfo*>& nodes, DryRunBounds bounds,
                         const preemption::VictimPolicy& policy,
                         const framework::PostFilterHost& host) {
   DryRun run;
-  preemption::PdbBudgets pdbs(snapshot.pdbs());
-  preemption::VictimScratch scratch;
+  Workers workers(snapshot);
+  std::vector<NodeResult> results;
   size_t non_violating = 0;
   const size_t n = nodes.size();
-  for (size_t i = 0; i < n; ++i) {
-    const framework::NodeInfo& node = *nodes[(static_cast<size_t>(bounds.offset) + i) % n];
-    Candidate candidate{&node, run.victim_pool.size(), 0, 0};
-    Status status = preemption::SelectVictimsOnNode(state, pod, node, policy, pdbs, host, scratch,
-                                                    &run.victim_pool, &candidate.pdb_violations);
-    candidate.end = run.victim_pool.size();
-    if (status.IsSuccess() && candidate.end > candidate.begin) {
-      if (candidate.pdb_violations == 0) ++non_violating;
-      run.candidates.push_back(candidate);
-      if (non_violating > 0 && run.candidates.size() >= static_cast<size_t>(bounds.wanted)) break;
-      continue;
+  const auto wanted = static_cast<size_t>(std::max<int32_t>(bounds.wanted, 0));
+  const auto node_at = [&](size_t i) -> const framework::NodeInfo& {
+    return *nodes[(static_cast<size_t>(bounds.offset) + i) % n];
+  };
+  size_t processed = 0;
+  bool done = false;
+  while (!done && processed < n) {
+    const size_t found = run.candidates.size();
+    const size_t missing = wanted > found ? wanted - found : 0;
+    const size_t round = std::min(
+        n - processed, std::max({missing, std::min(processed, kMaxExtraRound), size_t{1}}));
+    if (results.size() < round) results.resize(round);
+    host.ParallelFor(round, [&](size_t begin, size_t end) {
+      std::unique_ptr<Worker> worker = workers.Acquire();
+      for (size_t i = begin; i < end; ++i) {
+        NodeResult& result = results[i];
+        result.victims.clear();
+        result.status = preemption::SelectVictimsOnNode(state, pod, node_at(processed + i), policy,
+                                                        worker->pdbs, host, worker->scratch,
+                                                        &result.victims, &result.pdb_violations);
+      }
+      workers.Release(std::move(worker));
+    });
+    size_t used = 0;
+    while (used < round && !done) {
+      NodeResult& result = results[used];
+      const framework::NodeInfo& node = node_at(processed + used);
+      ++used;
+      if (result.status.IsSuccess() && !result.victims.empty()) {
+        Candidate candidate{&node, run.victim_pool.size(), 0, result.pdb_violations};
+        run.victim_pool.insert(run.victim_pool.end(), result.victims.begin(), result.victims.end());
+        candidate.end = run.victim_pool.size();
+        if (candidate.pdb_violations == 0) ++non_violating;
+        run.candidates.push_back(candidate);
+        done = non_violating > 0 && run.candidates.size() >= wanted;
+        continue;
+      }
+      Status status = std::move(result.status);
+      if (status.IsSuccess()) {
+        status =
+            Status::Error(absl::StrCat("expected at least one victim pod on node ", node.name()));
+      }
+      if (status.code() == Code::kError && run.error.IsSuccess()) run.error = status;
+      run.failed.push_back(std::move(status));
     }
-    if (status.IsSuccess()) {
-      status =
-          Status::Error(absl::StrCat("expected at least one victim pod on node ", node.name()));
-    }
-    if (status.code() == Code::kError && run.error.IsSuccess()) run.error = status;
-    run.failed.push_back(std::move(status));
+    processed += used;
   }
   return run;
 }

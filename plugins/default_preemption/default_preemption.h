@@ -36,7 +36,8 @@ namespace kubesched::plugins {
 // text lives in the CycleState (the reasons of a Status are views), so it is valid as long as the
 // cycle's state is. On success, `victims` are pod keys, most important first.
 //
-// Candidates are evaluated one after another on the calling thread.
+// Candidates are evaluated in parallel through PostFilterHost::ParallelFor, in rounds whose
+// results are read in node order: the outcome is the sequential one, whatever the thread count.
 class DefaultPreemption final : public framework::PostFilterPlugin {
  public:
   // `args` must be valid (see NewDefaultPreemption).

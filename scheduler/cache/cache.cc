@@ -341,6 +341,14 @@ framework::PodInfoPtr Cache::GetPod(const std::string& pod_key) const {
   return it == impl_->pods.end() ? nullptr : it->second.pod;
 }
 
+std::vector<framework::PodInfoPtr> Cache::Pods() const {
+  absl::MutexLock lock(&impl_->mu);
+  std::vector<framework::PodInfoPtr> pods;
+  pods.reserve(impl_->pods.size());
+  for (const auto& [key, state] : impl_->pods) pods.push_back(state.pod);
+  return pods;
+}
+
 void Cache::SetNodeMetrics(const api::NodeMetrics& metrics) {
   const absl::Time now = impl_->clock->Now();
   framework::MetricsSample sample{metrics.timestamp.value_or(now), metrics.usage};

@@ -70,6 +70,8 @@ class Cache {
   // Node the cached pod is on, if the pod is cached (bound or assumed).
   std::optional<std::string> NodeOfPod(const std::string& pod_key) const;
   framework::PodInfoPtr GetPod(const std::string& pod_key) const;
+  // Every pod, bound or assumed (O(pods); for rare refreshes such as a PriorityClass change).
+  std::vector<framework::PodInfoPtr> Pods() const;
 
   // A node's metrics sample. A sample without a timestamp counts as taken now (the cache's
   // clock); one older than the node's current sample is ignored (out-of-order delivery).

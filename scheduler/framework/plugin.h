@@ -4,7 +4,9 @@
 // CycleState and node info (or the read-only snapshot in the Pre* hooks); it never sees the
 // client, the queue or the binder.
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -87,6 +89,16 @@ class PostFilterHost {
   // nodes.
   virtual Status RunFilters(const CycleState& state, const PodInfo& pod,
                             const NodeInfo& node) const = 0;
+  // Calls fn(begin, end) over disjoint chunks covering [0, n) and returns when all are done. The
+  // scheduler's host runs the chunks on its worker pool, the calling thread taking part, so `fn`
+  // runs concurrently on several threads and must be thread-safe (RunFilters may be called from
+  // it). Chunks are small (a few indices): meant for work of a microsecond or more per index,
+  // such as a dry run on one node. Not reentrant: `fn` must not call ParallelFor. The default
+  // runs fn(0, n) on the calling thread.
+  virtual void ParallelFor(size_t n,
+                           const std::function<void(size_t begin, size_t end)>& fn) const {
+    if (n > 0) fn(0, n);
+  }
 };
 
 class PostFilterPlugin : public virtual Plugin {

@@ -82,13 +82,17 @@ bool AffinityTerm::Matches(const api::Pod& pod, const api::LabelSet* namespace_l
 }
 
 PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
-                       bool class_non_preemptible) {
+                       PriorityClassTraits traits) {
   auto info = std::make_shared<PodInfo>();
   info->key = pod->Key();
   info->priority = priority;
   auto policy = pod->meta.annotations.find(kPreemptionPolicyAnnotation);
-  info->non_preemptible = class_non_preemptible || (policy != pod->meta.annotations.end() &&
-                                                    policy->second == kNonPreemptible);
+  info->non_preemptible = traits.non_preemptible || (policy != pod->meta.annotations.end() &&
+                                                     policy->second == kNonPreemptible);
+  const auto& preemption_policy = pod->spec.preemption_policy;
+  info->preempt_never = preemption_policy.has_value()
+                            ? *preemption_policy == api::PreemptionPolicy::kNever
+                            : traits.preempt_never;
   info->label_group = InternLabelGroup(pod->meta.namespace_symbol, pod->meta.labels,
                                        pod->meta.deletion_timestamp.has_value());
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);

@@ -41,6 +41,8 @@ struct PodInfo {
   // The pod, or its PriorityClass, carries kubesched.io/preemption-policy: NonPreemptible: it is
   // never a preemption victim, except of a preemptor at or above the override priority.
   bool non_preemptible = false;
+  // preemptionPolicy Never, from the pod or else its PriorityClass: it preempts nobody.
+  bool preempt_never = false;
   // Shared by every pod with the same namespace, labels and terminating state: what selectors
   // (and spreading, which skips terminating pods) see of a pod.
   LabelGroupId label_group = 0;
@@ -75,10 +77,16 @@ using PodInfoPtr = std::shared_ptr<const PodInfo>;
 inline constexpr char kPreemptionPolicyAnnotation[] = "kubesched.io/preemption-policy";
 inline constexpr char kNonPreemptible[] = "NonPreemptible";
 
-// Builds the PodInfo of `pod` with the given resolved priority. `class_non_preemptible`: its
-// PriorityClass is annotated NonPreemptible (the pod's own annotation is read here).
+// What a pod's PriorityClass says about preemption.
+struct PriorityClassTraits {
+  bool non_preemptible = false;  // annotated kubesched.io/preemption-policy: NonPreemptible
+  bool preempt_never = false;    // preemptionPolicy: Never
+};
+
+// Builds the PodInfo of `pod` with the given resolved priority and its class's traits (the pod's
+// own annotation and preemptionPolicy are read here and win over the class's policy).
 PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
-                       bool class_non_preemptible = false);
+                       PriorityClassTraits traits = {});
 
 // Upstream's non-zero defaults.
 inline constexpr int64_t kDefaultMilliCpuRequest = 100;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -58,7 +59,7 @@ framework::PodInfoPtr MakePod(const P& p, const std::string& node = "") {
   if (p.started.has_value()) pod.status.start_time = kEpoch + absl::Seconds(*p.started);
   if (p.edit) p.edit(pod);
   return framework::MakePodInfo(std::make_shared<const api::Pod>(std::move(pod)), p.priority,
-                                p.class_non_preemptible);
+                                framework::PriorityClassTraits{p.class_non_preemptible, false});
 }
 
 std::shared_ptr<const api::PodDisruptionBudget> Pdb(const std::string& ns, const std::string& app,
@@ -96,6 +97,9 @@ class CountingHost final : public framework::PostFilterHost {
     nodes_.insert(node.name());
     return inner_.RunFilters(state, pod, node);
   }
+  void ParallelFor(size_t n, const std::function<void(size_t, size_t)>& fn) const override {
+    inner_.ParallelFor(n, fn);
+  }
   std::set<std::string> nodes() const {
     absl::MutexLock lock(&mu_);
     return nodes_;
@@ -110,7 +114,8 @@ class CountingHost final : public framework::PostFilterHost {
 // A cluster, the default profile and the Filter phase that precedes PostFilter.
 class Harness {
  public:
-  Harness() {
+  // `threads`: of the worker pool that the Filter phase and the PostFilter host run on.
+  explicit Harness(int threads = 1) : pool_(threads) {
     auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
     REQUIRE(fw.ok());
     fw_ = std::move(*fw);
@@ -160,7 +165,8 @@ class Harness {
       REQUIRE(fw_->post_filter_plugins().size() == 1);
       plugin = fw_->post_filter_plugins().front();
     }
-    const scheduler::CycleFilterHost cycle_host(*fw_, algorithm_.last_skip_filter(), nominated_);
+    const scheduler::CycleFilterHost cycle_host(*fw_, algorithm_.last_skip_filter(), nominated_,
+                                                &pool_);
     const CountingHost host(cycle_host);
     const framework::PostFilterOutcome post =
         plugin->PostFilter(state, *pod, snapshot_, rejected, host);
@@ -178,7 +184,7 @@ class Harness {
   framework::Snapshot snapshot_;
   framework::SnapshotBuilder builder_{&snapshot_};
   int64_t generation_ = 0;
-  util::WorkerPool pool_{1};
+  util::WorkerPool pool_;
   scheduler::ScheduleAlgorithm algorithm_{&pool_, 100, 1};
   scheduler::NominatedPods nominated_;
   std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> nominations_;
@@ -493,6 +499,62 @@ TEST_CASE("DefaultPreemption counts pods nominated to a node", "[plugins][preemp
   }
 }
 
+TEST_CASE("Nominated pods: the node copy kept between cycles follows the node and the pods",
+          "[plugins][preemption]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder(&snapshot);
+  int64_t generation = 0;
+  NodeBuilder node_builder("n1");
+  node_builder.Capacity({{"cpu", "4"}, {"memory", "64Gi"}, {"pods", "110"}});
+  builder.Upsert("n1")->SetNode(node_builder.Ptr(), ++generation);
+  builder.Upsert("n1")->AddPod(MakePod({"a", "1", 0, 1}, "n1"), ++generation);
+  builder.RebuildLists();
+  builder.RecomputeClusterTotals();
+  const framework::NodeInfo* n1 = snapshot.Get("n1");
+  REQUIRE(n1 != nullptr);
+
+  const framework::PodInfoPtr waiting = MakePod({"waiting", "2", 20});
+  const framework::PodInfoPtr pod = MakePod({"p", "1", 10});
+  scheduler::NominatedPods nominated;
+  // The Filter phase on n1 (the snapshot's node) and on a copy of it (preemption's what-if).
+  const auto fits = [&](const framework::PodInfo& p) {
+    framework::CycleState state;
+    const auto pre = (*fw)->RunPreFilter(state, p, snapshot);
+    REQUIRE(pre.status.IsSuccess());
+    const bool on_node =
+        scheduler::RunFiltersWithNominated(**fw, state, p, *n1, pre.skip_filter, nominated.For(n1))
+            .IsSuccess();
+    const framework::NodeInfo copy = *n1;
+    const bool on_copy = scheduler::RunFiltersWithNominated(**fw, state, p, copy, pre.skip_filter,
+                                                            nominated.ForName("n1"))
+                             .IsSuccess();
+    CHECK(on_node == on_copy);
+    return on_node;
+  };
+
+  nominated.Reset({{"n1", {waiting}}}, snapshot);
+  CHECK(fits(*pod));  // a (1) + waiting (2) + p (1) = 4
+  // The node changes: the next cycle's copy has the new pod.
+  builder.Upsert("n1")->AddPod(MakePod({"b", "1", 0, 1}, "n1"), ++generation);
+  CHECK_FALSE(fits(*pod));  // before Reset: the kept copy is out of date and not used
+  nominated.Reset({{"n1", {waiting}}}, snapshot);
+  CHECK_FALSE(fits(*pod));
+  // Other nominations: the copy follows them.
+  nominated.Reset({{"n1", {MakePod({"small", "1", 20})}}}, snapshot);
+  CHECK(fits(*pod));
+  // A pod of lower priority, or the pod itself, does not count.
+  nominated.Reset({{"n1", {waiting, MakePod({"p", "1", 10})}}}, snapshot);
+  CHECK_FALSE(fits(*pod));
+  CHECK(fits(*MakePod({"p", "1", 30})));  // waiting ranks below it
+  nominated.Reset({{"n1", {MakePod({"p", "2", 10})}}}, snapshot);
+  CHECK(fits(*pod));
+  nominated.Reset({}, snapshot);
+  CHECK(nominated.empty());
+  CHECK(fits(*pod));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Candidate counts (args)
 
@@ -555,6 +617,62 @@ TEST_CASE("DefaultPreemption dry-runs only as many nodes as it needs", "[plugins
     }
     CHECK(first == second);
     CHECK(std::set<std::string>(first.begin(), first.end()).size() > 1);
+  }
+}
+
+TEST_CASE("DefaultPreemption chooses the same whatever the number of threads",
+          "[plugins][preemption]") {
+  // 48 nodes of 4 cpu, each with four 1-cpu pods of mixed priorities, start times and apps; PDBs
+  // on two apps (so some candidates violate them and the dry run must go on); some nodes tainted
+  // (not tried), some with a pod of the preemptor's priority (tried, no room), some with a pod
+  // nominated to them. The candidate counts make the dry run stop part way, at a point that
+  // depends on the order in which nodes are read.
+  const auto cluster = [](Harness& h) {
+    const char* apps[] = {"db", "web", "batch"};
+    for (int n = 0; n < 48; ++n) {
+      const std::string node = "n" + std::to_string(n);
+      h.Node(node, "4", [n](NodeBuilder& b) {
+        if (n % 11 == 5) b.Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule);
+      });
+      for (int k = 0; k < 4; ++k) {
+        const int32_t priority = (n % 7 == 3 && k == 0) ? 10 : (n * 5 + k * 3) % 9;
+        h.Pod(node, {node + "-p" + std::to_string(k),
+                     "1",
+                     priority,
+                     (n * 13 + k * 7) % 17,
+                     {{"app", apps[(n + k) % 3]}}});
+      }
+      if (n % 13 == 8) h.Nominate(node, {node + "-waiting", "2", 20});
+    }
+    h.Pdbs({Pdb("default", "db", 3), Pdb("default", "web", 0)});
+  };
+  const std::vector<config::DefaultPreemptionArgs> args = {{10, 100}, {0, 1},  {0, 3},
+                                                           {10, 2},   {50, 0}, {100, 0}};
+  // What each preemption gave, and the nodes it dry-ran.
+  const auto run = [&](int threads, const config::DefaultPreemptionArgs& a) {
+    Harness h(threads);
+    cluster(h);
+    const auto plugin = WithArgs(a);
+    std::vector<
+        std::tuple<std::string, std::vector<std::string>, std::string, std::set<std::string>>>
+        out;
+    for (const std::string& cpu : {"2", "3", "1", "4", "2", "3", "2", "1"}) {
+      std::set<std::string> tried;
+      const Result result = h.Preempt({"p", cpu, 10}, plugin.get(), &tried);
+      out.emplace_back(result.node, result.victims, result.message, std::move(tried));
+    }
+    return out;
+  };
+  for (const auto& a : args) {
+    CAPTURE(a.min_candidate_nodes_percentage, a.min_candidate_nodes_absolute);
+    const auto one = run(1, a);
+    const auto four = run(4, a);
+    CHECK(one == four);
+    // The cluster is built so that the preemptions succeed.
+    for (const auto& [node, victims, message, tried] : one) {
+      CHECK_FALSE(node.empty());
+      CHECK_FALSE(victims.empty());
+    }
   }
 }
 
