@@ -283,8 +283,8 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
                                                 const framework::Snapshot& snapshot,
                                                 absl::Span<const NodeStatus> filtered,
                                                 const framework::PostFilterHost& host) {
-  const auto& policy_field = pod.get().spec.preemption_policy;
-  if (policy_field.has_value() && *policy_field == api::PreemptionPolicy::kNever) {
+  // preemptionPolicy: Never from the pod, or else from its PriorityClass.
+  if (pod.preempt_never) {
     return Rejected(Status::Unschedulable(kNotEligibleNever));
   }
   std::optional<quota::QuotaPreemption> quota_view;

@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "config/config.h"
+#include "scheduler/cluster/embedded_cluster.h"
 #include "scheduler/report_output.h"
+#include "scheduler/scheduler.h"
 #include "scheduler/simulation.h"
 #include "tests/testing/builders.h"
 
@@ -51,6 +53,73 @@ TEST_CASE("explain says when NonPreemptible pods stand in the way", "[explain][p
   auto overridden = ExplainObjects(FullNode(true), critical, config::DefaultConfiguration());
   REQUIRE(overridden.ok());
   CHECK(overridden->preemption_node == "n");
+}
+
+}  // namespace
+}  // namespace kubesched::scheduler
+
+namespace kubesched::scheduler {
+namespace {
+
+TEST_CASE("a PriorityClass with preemptionPolicy Never preempts nobody", "[explain][preemption]") {
+  api::PriorityClass polite;
+  polite.meta.name = "polite";
+  polite.value = 10000;
+  polite.preemption_policy = api::PreemptionPolicy::kNever;
+  std::vector<api::Object> cluster = FullNode(false);
+  cluster.push_back(polite);
+  const api::Pod pod = PodBuilder("p").Container({{"cpu", "2"}}).Build();
+  api::Pod with_class = pod;
+  with_class.spec.priority_class_name = "polite";
+  auto report = ExplainObjects(cluster, with_class, config::DefaultConfiguration());
+  REQUIRE(report.ok());
+  CHECK_FALSE(report->preemption_node.has_value());
+  REQUIRE(report->message.has_value());
+  CHECK_THAT(*report->message,
+             Catch::EndsWith("preemption: not eligible due to preemptionPolicy=Never.."));
+  // The pod's own policy wins over the class's.
+  with_class.spec.preemption_policy = api::PreemptionPolicy::kPreemptLowerPriority;
+  auto own = ExplainObjects(cluster, with_class, config::DefaultConfiguration());
+  REQUIRE(own.ok());
+  CHECK(own->preemption_node == "n");
+}
+
+}  // namespace
+}  // namespace kubesched::scheduler
+
+namespace kubesched::scheduler {
+namespace {
+
+TEST_CASE("annotating a PriorityClass NonPreemptible protects pods already running with it",
+          "[preemption][scheduler]") {
+  cluster::EmbeddedCluster cluster;
+  util::FakeClock clock(absl::FromUnixSeconds(1'700'000'000));
+  DeferredBindExecutor binds;
+  SchedulerDeps deps{&clock, &cluster, &binds, nullptr, 1, 1};
+  deps.deleter = &cluster;
+  auto created = Scheduler::Create(config::DefaultConfiguration(), deps);
+  REQUIRE(created.ok());
+  Scheduler& scheduler = **created;
+  cluster.Watch(&scheduler);
+  api::PriorityClass training;
+  training.meta.name = "training";
+  training.value = 1000;
+  REQUIRE(cluster.Create(training).ok());
+  REQUIRE(cluster.Create(NodeBuilder("n").Capacity({{"cpu", "2"}, {"pods", "10"}}).Build()).ok());
+  api::Pod train = PodBuilder("train").Container({{"cpu", "2"}}).Build();
+  train.spec.priority_class_name = "training";
+  REQUIRE(cluster.Create(train).ok());
+  DriveToQuiescence(cluster, scheduler, binds, clock);
+  REQUIRE(cluster.GetPod("default/train")->spec.node_name == "n");
+
+  training.meta.annotations["kubesched.io/preemption-policy"] = "NonPreemptible";
+  scheduler.OnPriorityClass({client::EventType::kModified, nullptr,
+                             std::make_shared<const api::PriorityClass>(training)});
+  REQUIRE(
+      cluster.Create(PodBuilder("online").Container({{"cpu", "2"}}).Priority(10000).Build()).ok());
+  DriveToQuiescence(cluster, scheduler, binds, clock);
+  CHECK(cluster.GetPod("default/train") != nullptr);
+  CHECK(cluster.GetPod("default/online")->spec.node_name.empty());
 }
 
 }  // namespace
