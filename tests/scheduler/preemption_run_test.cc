@@ -26,6 +26,7 @@
 #include "scheduler/client/rest_client.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/test_api_client.h"
 
 namespace kubesched {
 namespace {
@@ -37,52 +38,7 @@ constexpr char kNode[] = "node-0";
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
 constexpr char kDisruptionMessage[] = "kubesched: preempting to accommodate a higher priority pod";
 
-// The test's own client, with the kubeconfig kubesched uses.
-class Api {
- public:
-  explicit Api(const TestApiProcess& server) {
-    client::ConnectionOptions options;
-    options.kubeconfig_path = server.kubeconfig();
-    options.qps = 0;
-    auto connection = client::ResolveConnection(options);
-    REQUIRE(connection.ok());
-    auto rest = client::RestClient::Create(connection->rest);
-    REQUIRE(rest.ok());
-    rest_ = *std::move(rest);
-  }
-
-  client::HttpResponse Send(std::string method, std::string target, std::string body = "",
-                            std::string content_type = "application/json") {
-    client::HttpRequest request;
-    request.method = std::move(method);
-    request.target = std::move(target);
-    request.body = std::move(body);
-    request.content_type = std::move(content_type);
-    auto response = rest_->Do(request);
-    INFO(request.method << " " << request.target << ": " << response.status().message());
-    REQUIRE(response.ok());
-    return *response;
-  }
-
-  void Create(const std::string& collection, const std::string& json) {
-    client::HttpResponse response = Send("POST", collection, json);
-    INFO(response.body);
-    REQUIRE(response.status == 201);
-  }
-
-  rapidjson::Document Get(const std::string& target) {
-    client::HttpResponse response = Send("GET", target);
-    INFO(response.body);
-    REQUIRE(response.status == 200);
-    rapidjson::Document json;
-    json.Parse(response.body.data(), response.body.size());
-    REQUIRE(json.IsObject());
-    return json;
-  }
-
- private:
-  std::unique_ptr<client::RestClient> rest_;
-};
+using Api = testing::TestApiClient;
 
 std::string Str(const rapidjson::Value& value, const char* member) {
   if (!value.IsObject()) return "";
@@ -127,7 +83,7 @@ struct PodView {
 };
 
 std::map<std::string, PodView> Pods(Api& api) {
-  rapidjson::Document list = api.Get(kPods);
+  rapidjson::Document list = api.GetOk(kPods);
   std::map<std::string, PodView> pods;
   for (const rapidjson::Value& item : list["items"].GetArray()) {
     PodView pod(item);
@@ -201,7 +157,7 @@ struct PreemptedEvent {
 
 // Preempted events by the name of the pod they regard (the victim).
 std::map<std::string, std::vector<PreemptedEvent>> PreemptedEvents(Api& api) {
-  rapidjson::Document events = api.Get("/apis/events.k8s.io/v1/namespaces/default/events");
+  rapidjson::Document events = api.GetOk("/apis/events.k8s.io/v1/namespaces/default/events");
   std::map<std::string, std::vector<PreemptedEvent>> by_victim;
   for (const rapidjson::Value& event : events["items"].GetArray()) {
     if (Str(event, "reason") != "Preempted") continue;

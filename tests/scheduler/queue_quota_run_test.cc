@@ -22,6 +22,7 @@
 #include "scheduler/quota/ledger_json.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/test_api_client.h"
 
 namespace kubesched {
 namespace {
@@ -29,51 +30,7 @@ namespace {
 using testapi::TestApiProcess;
 using testing::ChildProcess;
 
-// The test's own client, with the kubeconfig kubesched uses.
-class Api {
- public:
-  explicit Api(const TestApiProcess& server) {
-    client::ConnectionOptions options;
-    options.kubeconfig_path = server.kubeconfig();
-    options.qps = 0;
-    auto connection = client::ResolveConnection(options);
-    REQUIRE(connection.ok());
-    auto rest = client::RestClient::Create(connection->rest);
-    REQUIRE(rest.ok());
-    rest_ = *std::move(rest);
-  }
-
-  client::HttpResponse Send(std::string method, std::string target, std::string body = "",
-                            std::string content_type = "application/json") {
-    client::HttpRequest request;
-    request.method = std::move(method);
-    request.target = std::move(target);
-    request.body = std::move(body);
-    request.content_type = std::move(content_type);
-    auto response = rest_->Do(request);
-    INFO(request.method << " " << request.target << ": " << response.status().message());
-    REQUIRE(response.ok());
-    return *response;
-  }
-
-  void Create(const std::string& collection, const std::string& json) {
-    client::HttpResponse response = Send("POST", collection, json);
-    INFO(response.body);
-    REQUIRE(response.status == 201);
-  }
-
-  rapidjson::Document Get(const std::string& target, int* status = nullptr) {
-    client::HttpResponse response = Send("GET", target);
-    if (status != nullptr) *status = response.status;
-    rapidjson::Document json;
-    json.Parse(response.body.data(), response.body.size());
-    REQUIRE(json.IsObject());
-    return json;
-  }
-
- private:
-  std::unique_ptr<client::RestClient> rest_;
-};
+using Api = testing::TestApiClient;
 
 std::string Str(const rapidjson::Value& value) {
   return value.IsString() ? std::string(value.GetString(), value.GetStringLength()) : "";

@@ -23,6 +23,7 @@
 #include "scheduler/client/rest_client.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/test_api_client.h"
 
 namespace kubesched {
 namespace {
@@ -33,36 +34,9 @@ using testing::ChildProcess;
 constexpr int64_t kNodeMilliCpu = 4000;
 
 // The test's own view of the cluster: a REST client with the same kubeconfig kubesched uses.
-class Api {
+class Api : public testing::TestApiClient {
  public:
-  explicit Api(const TestApiProcess& server) {
-    client::ConnectionOptions options;
-    options.kubeconfig_path = server.kubeconfig();
-    options.qps = 0;
-    auto connection = client::ResolveConnection(options);
-    REQUIRE(connection.ok());
-    auto rest = client::RestClient::Create(connection->rest);
-    REQUIRE(rest.ok());
-    rest_ = *std::move(rest);
-  }
-
-  client::HttpResponse Send(std::string method, std::string target, std::string body = "") {
-    client::HttpRequest request;
-    request.method = std::move(method);
-    request.target = std::move(target);
-    request.body = std::move(body);
-    request.content_type = "application/json";
-    auto response = rest_->Do(request);
-    INFO(request.method << " " << request.target << ": " << response.status().message());
-    REQUIRE(response.ok());
-    return *response;
-  }
-
-  void Create(const std::string& collection, const std::string& json) {
-    client::HttpResponse response = Send("POST", collection, json);
-    INFO(response.body);
-    REQUIRE(response.status == 201);
-  }
+  using TestApiClient::TestApiClient;
 
   std::vector<api::Pod> Pods() { return List<api::Pod>("/api/v1/pods", "Pod"); }
 
@@ -98,9 +72,6 @@ class Api {
     INFO(response.body);
     REQUIRE(response.status == 200);
   }
-
- private:
-  std::unique_ptr<client::RestClient> rest_;
 };
 
 std::string NodeJson(const std::string& name) {
