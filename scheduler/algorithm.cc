@@ -52,6 +52,28 @@ const std::vector<const framework::NodeInfo*>& ScheduleAlgorithm::CandidateNodes
   return candidates;
 }
 
+namespace {
+
+// Upstream's evaluateNominatedNode: a pod that preempted is likely to fit only where its victims
+// were, so that node is tried alone first (when PreFilter allows it). Null when it does not fit;
+// the full search then reports the node's verdict with the others'.
+const framework::NodeInfo* FitsNominatedNode(
+    const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot, const runtime::PreFilterSummary& pre,
+    const NominatedPods* nominated, std::string_view nominated_node) {
+  if (nominated_node.empty()) return nullptr;
+  const framework::NodeInfo* node = snapshot.Get(nominated_node);
+  if (node == nullptr) return nullptr;
+  if (pre.node_names.has_value() && !pre.node_names->contains(node->name())) return nullptr;
+  const Status status =
+      nominated == nullptr || nominated->empty()
+          ? fw.RunFilter(state, pod, *node, pre.skip_filter)
+          : RunFiltersWithNominated(fw, state, pod, *node, pre.skip_filter, nominated->For(node));
+  return status.IsSuccess() ? node : nullptr;
+}
+
+}  // namespace
+
 // Filters nodes in rounds starting at the round-robin index. Each round runs in parallel; the
 // results are then read in node order, so the outcome does not depend on thread timing.
 void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
@@ -149,10 +171,11 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
                                             framework::CycleState& state,
                                             const framework::PodInfo& pod,
                                             const framework::Snapshot& snapshot,
-                                            const NominatedPods* nominated) {
+                                            const NominatedPods* nominated,
+                                            std::string_view nominated_node) {
   FitError fit_error;
   fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
-  if (snapshot.nodes().empty()) return fit_error;
+  if (snapshot.nodes().empty()) return FitError();  // no nodes: num_all_nodes is 0
 
   auto pre = fw.RunPreFilter(state, pod, snapshot);
   last_skip_filter_ = pre.skip_filter;
@@ -160,6 +183,11 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   if (!pre.status.IsSuccess()) {
     fit_error.pre_filter_status = pre.status;
     return fit_error;
+  }
+  if (const auto* node =
+          FitsNominatedNode(fw, state, pod, snapshot, pre, nominated, nominated_node);
+      node != nullptr) {
+    return ScheduleOutcome(std::in_place_type<ScheduleSuccess>, node, 1, 1);
   }
   const auto& candidates = CandidateNodes(pre, snapshot);
   if (candidates.size() < snapshot.nodes().size()) {

@@ -63,10 +63,12 @@ class ScheduleAlgorithm {
   ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed);
 
   // `nominated` (may be null): pods nominated to nodes, which filters count (see
-  // RunFiltersWithNominated).
+  // RunFiltersWithNominated). `nominated_node`: the node the pod itself is nominated to (by an
+  // earlier preemption), tried first: if it fits, it is chosen without looking at other nodes.
   ScheduleOutcome Schedule(const runtime::Framework& fw, framework::CycleState& state,
                            const framework::PodInfo& pod, const framework::Snapshot& snapshot,
-                           const NominatedPods* nominated = nullptr);
+                           const NominatedPods* nominated = nullptr,
+                           std::string_view nominated_node = {});
   // The PreFilter skips of the last Schedule call (for the PostFilter host).
   const std::vector<bool>& last_skip_filter() const { return last_skip_filter_; }
 

@@ -5,6 +5,8 @@
 #include <limits>
 #include <string_view>
 
+#include "plugins/names.h"
+
 namespace kubesched::scheduler {
 
 namespace {
@@ -16,29 +18,52 @@ framework::NodeInfo& ThreadNodeBuffer() {
   return buffer;
 }
 
-// Which of the pods nominated to a node the Filter phase counts for `pod`: those of priority >= its
-// own, other than itself.
+// Whether the Filter phase counts `other`, nominated to the node, for `pod`: priority >= its own,
+// and not the pod itself.
+bool Counts(const framework::PodInfo& other, const framework::PodInfo& pod) {
+  return other.priority >= pod.priority && (other.key_hash != pod.key_hash || other.key != pod.key);
+}
+
+// Which of the pods nominated to a node count for `pod`.
 enum class Counted { kNone, kAll, kSome };
 
 Counted CountedFor(const framework::PodInfo& pod, const NominatedPods::Entry& nominated) {
   if (nominated.max_priority < pod.priority) return Counted::kNone;
-  if (nominated.min_priority >= pod.priority) {
-    // Each pod counts unless it is `pod`; a key hash that differs rules that out.
-    const size_t hash = std::hash<std::string_view>()(pod.key);
-    if (std::find(nominated.key_hashes.begin(), nominated.key_hashes.end(), hash) ==
-        nominated.key_hashes.end()) {
-      return Counted::kAll;
-    }
+  if (nominated.min_priority >= pod.priority &&
+      std::find(nominated.key_hashes.begin(), nominated.key_hashes.end(), pod.key_hash) ==
+          nominated.key_hashes.end()) {
+    return Counted::kAll;  // every one ranks high enough, and none has the pod's key
   }
   size_t counted = 0;
-  for (const auto& other : nominated.pods) {
-    if (other->priority >= pod.priority && other->key != pod.key) ++counted;
-  }
+  for (const auto& other : nominated.pods) counted += Counts(*other, pod) ? 1 : 0;
   if (counted == 0) return Counted::kNone;
   return counted == nominated.pods.size() ? Counted::kAll : Counted::kSome;
 }
 
 }  // namespace
+
+void NominatedPods::Assign(Entry& entry, std::vector<framework::PodInfoPtr> pods,
+                           const framework::NodeInfo* node) {
+  entry.pods = std::move(pods);
+  entry.node = node;
+  entry.min_priority = std::numeric_limits<int32_t>::max();
+  entry.max_priority = std::numeric_limits<int32_t>::min();
+  entry.key_hashes.clear();
+  for (const auto& other : entry.pods) {
+    entry.min_priority = std::min(entry.min_priority, other->priority);
+    entry.max_priority = std::max(entry.max_priority, other->priority);
+    entry.key_hashes.push_back(other->key_hash);
+  }
+  RebuildWithAll(entry);
+}
+
+void NominatedPods::RebuildWithAll(Entry& entry) {
+  entry.with_all.reset();
+  if (entry.node == nullptr) return;
+  auto with_all = std::make_unique<framework::NodeInfo>(*entry.node);
+  for (const auto& other : entry.pods) with_all->AddPod(other, entry.node->generation());
+  entry.with_all = std::move(with_all);
+}
 
 void NominatedPods::Reset(
     std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> by_node,
@@ -53,30 +78,53 @@ void NominatedPods::Reset(
                            entry.with_all != nullptr && node != nullptr &&
                            entry.with_all->generation() == node->generation();
     entry.epoch = epoch_;
-    if (unchanged) {
-      by_node_[node] = &entry;
-      continue;
-    }
-    entry.pods = std::move(pods);
-    entry.node = node;
-    entry.min_priority = std::numeric_limits<int32_t>::max();
-    entry.max_priority = std::numeric_limits<int32_t>::min();
-    entry.key_hashes.clear();
-    for (const auto& other : entry.pods) {
-      entry.min_priority = std::min(entry.min_priority, other->priority);
-      entry.max_priority = std::max(entry.max_priority, other->priority);
-      entry.key_hashes.push_back(std::hash<std::string_view>()(other->key));
-    }
-    entry.with_all.reset();
-    if (node == nullptr) continue;
-    auto with_all = std::make_unique<framework::NodeInfo>(*node);
-    for (const auto& other : entry.pods) with_all->AddPod(other, node->generation());
-    entry.with_all = std::move(with_all);
-    by_node_[node] = &entry;
+    if (!unchanged) Assign(entry, std::move(pods), node);
+    if (node != nullptr) by_node_[node] = &entry;
   }
   // Names in `by_node` are distinct: when there are as many entries as names, none is stale.
   if (by_name_.size() != by_node.size()) {
     absl::erase_if(by_name_, [this](const auto& item) { return item.second.epoch != epoch_; });
+  }
+}
+
+void NominatedPods::Sync(queue::NominationDelta delta, const framework::Snapshot& snapshot,
+                         absl::Span<const framework::NodeInfo* const> refreshed,
+                         bool node_set_changed) {
+  version_ = delta.version;
+  if (delta.complete) {
+    Reset(std::move(delta.nodes), snapshot);
+    return;
+  }
+  if (node_set_changed) {
+    // Nodes may have gone (their addresses with them) or come: look every entry's node up again.
+    by_node_.clear();
+    for (auto& [name, entry] : by_name_) {
+      const framework::NodeInfo* node = snapshot.Get(name);
+      if (node != entry.node) Assign(entry, std::move(entry.pods), node);
+      if (node != nullptr) by_node_[node] = &entry;
+    }
+  }
+  for (auto& [name, pods] : delta.nodes) {
+    if (pods.empty()) {
+      auto it = by_name_.find(name);
+      if (it == by_name_.end()) continue;
+      if (it->second.node != nullptr) by_node_.erase(it->second.node);
+      by_name_.erase(it);
+      continue;
+    }
+    Entry& entry = by_name_[name];
+    const framework::NodeInfo* node = snapshot.Get(name);
+    if (entry.node != nullptr && entry.node != node) by_node_.erase(entry.node);
+    Assign(entry, std::move(pods), node);
+    if (node != nullptr) by_node_[node] = &entry;
+  }
+  for (const framework::NodeInfo* node : refreshed) {
+    auto it = by_node_.find(node);
+    if (it == by_node_.end()) continue;
+    Entry& entry = *it->second;
+    if (entry.with_all == nullptr || entry.with_all->generation() != node->generation()) {
+      RebuildWithAll(entry);
+    }
   }
 }
 
@@ -107,8 +155,7 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
       framework::NodeInfo& buffer = ThreadNodeBuffer();
       buffer = node;
       for (const auto& other : nominated->pods) {
-        if (other->priority < pod.priority || other->key == pod.key) continue;
-        buffer.AddPod(other, node.generation());
+        if (Counts(*other, pod)) buffer.AddPod(other, node.generation());
       }
       with_nominated = &buffer;
     }
@@ -118,11 +165,52 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
   return fw.RunFilter(state, pod, node, skip);
 }
 
+CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const std::vector<bool>& skip,
+                                 const NominatedPods& nominated, util::WorkerPool* pool)
+    : fw_(fw), skip_(skip), nominated_(nominated), pool_(pool) {
+  const auto& filters = fw.filter_plugins();
+  for (size_t i = 0; i < filters.size(); ++i) {
+    if (filters[i]->Name() == plugins::names::kNodeResourcesFit) {
+      resource_fit_runs_ = i >= skip.size() || !skip[i];
+    }
+  }
+}
+
 framework::Status CycleFilterHost::RunFilters(const framework::CycleState& state,
                                               const framework::PodInfo& pod,
+                                              const framework::NodeInfo& what_if,
                                               const framework::NodeInfo& node) const {
-  return RunFiltersWithNominated(fw_, state, pod, node, skip_,
-                                 nominated_.empty() ? nullptr : nominated_.ForName(node.name()));
+  // Looked up by the snapshot node: `what_if` is a copy (its `with_all` does not apply to it).
+  return RunFiltersWithNominated(fw_, state, pod, what_if, skip_, nominated_.For(&node));
+}
+
+bool CycleFilterHost::CannotFitWithout(const framework::CycleState& /*state*/,
+                                       const framework::PodInfo& pod,
+                                       const framework::NodeInfo& node,
+                                       const api::ResourceList& freed, size_t freed_pods) const {
+  if (!resource_fit_runs_) return false;
+  const NominatedPods::Entry* nominated = nominated_.For(&node);
+  if (nominated != nullptr && CountedFor(pod, *nominated) == Counted::kNone) nominated = nullptr;
+  // What the counted nominated pods take of `id` (id kPods: how many they are).
+  const auto nominated_take = [&](api::ResourceId id) {
+    int64_t take = 0;
+    if (nominated == nullptr) return take;
+    for (const auto& other : nominated->pods) {
+      if (Counts(*other, pod)) take += id == api::kPods ? 1 : other->requests.Get(id);
+    }
+    return take;
+  };
+  const api::ResourceList& allocatable = node.allocatable();
+  const auto pods = static_cast<int64_t>(node.pods().size() - freed_pods);
+  if (pods + nominated_take(api::kPods) + 1 > allocatable.Get(api::kPods)) return true;
+  for (const api::ResourceId id : {api::kCpu, api::kMemory, api::kEphemeralStorage}) {
+    const int64_t amount = pod.requests.Get(id);
+    if (amount <= 0) continue;
+    const int64_t free =
+        allocatable.Get(id) - node.requested().Get(id) + freed.Get(id) - nominated_take(id);
+    if (amount > free) return true;
+  }
+  return false;
 }
 
 void CycleFilterHost::ParallelFor(size_t n,

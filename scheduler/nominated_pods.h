@@ -15,7 +15,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/types/span.h"
 #include "scheduler/framework/plugin.h"
+#include "scheduler/queue/scheduling_queue.h"
 #include "scheduler/runtime/framework.h"
 #include "scheduler/util/parallel.h"
 
@@ -45,17 +47,31 @@ class NominatedPods {
   // unchanged keep their `with_all`.
   void Reset(std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> by_node,
              const framework::Snapshot& snapshot);
+  // Brings the entries up to date in proportion to what changed: `delta` is the queue's
+  // NominationsSince(version()); `refreshed` the snapshot nodes the last snapshot update copied
+  // (their `with_all` is rebuilt); `node_set_changed` whether it added or removed nodes (every
+  // entry looks its node up again).
+  void Sync(queue::NominationDelta delta, const framework::Snapshot& snapshot,
+            absl::Span<const framework::NodeInfo* const> refreshed, bool node_set_changed);
+  // The queue's nomination version the entries reflect.
+  uint64_t version() const { return version_; }
   bool empty() const { return by_name_.empty(); }
   // The pods nominated to `node` (a snapshot node, by address: no string look-up per node), or
-  // null. ForName serves copies of nodes (preemption's what-ifs).
+  // null. ForName looks a node up by name (tests).
   const Entry* For(const framework::NodeInfo* node) const;
   const Entry* ForName(const std::string& node_name) const;
 
  private:
   // node_hash_map: by_node_ points into it.
   absl::node_hash_map<std::string, Entry> by_name_;
-  absl::flat_hash_map<const framework::NodeInfo*, const Entry*> by_node_;
+  // Sets the entry of `name` to `pods` on `node` (recomputing what is derived from them).
+  void Assign(Entry& entry, std::vector<framework::PodInfoPtr> pods,
+              const framework::NodeInfo* node);
+  void RebuildWithAll(Entry& entry);
+
+  absl::flat_hash_map<const framework::NodeInfo*, Entry*> by_node_;
   uint64_t epoch_ = 0;
+  uint64_t version_ = 0;
 };
 
 // Runs `fw`'s filters for `pod` on `node`. When pods of priority >= the pod's (other than itself)
@@ -80,10 +96,13 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
 class CycleFilterHost final : public framework::PostFilterHost {
  public:
   CycleFilterHost(const runtime::Framework& fw, const std::vector<bool>& skip,
-                  const NominatedPods& nominated, util::WorkerPool* pool = nullptr)
-      : fw_(fw), skip_(skip), nominated_(nominated), pool_(pool) {}
+                  const NominatedPods& nominated, util::WorkerPool* pool = nullptr);
   framework::Status RunFilters(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeInfo& what_if,
                                const framework::NodeInfo& node) const override;
+  bool CannotFitWithout(const framework::CycleState& state, const framework::PodInfo& pod,
+                        const framework::NodeInfo& node, const api::ResourceList& freed,
+                        size_t freed_pods) const override;
   void ParallelFor(size_t n,
                    const std::function<void(size_t begin, size_t end)>& fn) const override;
 
@@ -92,6 +111,8 @@ class CycleFilterHost final : public framework::PostFilterHost {
   const std::vector<bool>& skip_;
   const NominatedPods& nominated_;
   util::WorkerPool* const pool_;
+  // Whether NodeResourcesFit's Filter runs in this cycle (CannotFitWithout relies on it).
+  bool resource_fit_runs_ = false;
 };
 
 }  // namespace kubesched::scheduler

@@ -344,6 +344,12 @@ void Scheduler::Housekeep() {
   quota_->Tick();
 }
 
+void Scheduler::RefreshCycleView() {
+  const auto stats = cache_->UpdateSnapshot(&snapshot_, &refreshed_nodes_);
+  nominated_.Sync(queue_->NominationsSince(nominated_.version()), snapshot_, refreshed_nodes_,
+                  stats.lists_rebuilt || stats.nodes_removed > 0);
+}
+
 bool Scheduler::ScheduleOne(absl::Duration wait) {
   auto popped = wait > absl::ZeroDuration() ? queue_->PopWait(wait) : queue_->Pop();
   if (!popped.has_value()) return false;
@@ -354,10 +360,10 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     queue_->Done(pod_info->key);
     return true;
   }
-  cache_->UpdateSnapshot(&snapshot_);
-  nominated_.Reset(queue_->AllNominatedPods(), snapshot_);
+  RefreshCycleView();
   auto state = std::make_unique<framework::CycleState>();
-  auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_);
+  auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
+                                      queue_->NominatedNodeOf(pod_info->key));
   if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
     AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
@@ -565,7 +571,7 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   auto info = MakeInfo(std::make_shared<const api::Pod>(pod));
   const runtime::Framework* fw = FrameworkFor(pod);
   if (fw == nullptr) fw = frameworks_.front().get();
-  cache_->UpdateSnapshot(&snapshot_);
+  RefreshCycleView();
   auto state = std::make_shared<framework::CycleState>();
   Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);
   if (explanation.selected == nullptr && !fw->post_filter_plugins().empty() &&
@@ -583,7 +589,6 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
         }
       }
     }
-    nominated_.Reset(queue_->AllNominatedPods(), snapshot_);
     auto outcome = DryRunPostFilter(*fw, *state, *info, fit_error);
     if (outcome.status.IsSuccess()) {
       explanation.preemption_node = outcome.nominated_node;

@@ -160,6 +160,8 @@ class Scheduler : public client::ClusterEventHandler {
                                                 framework::CycleState& state,
                                                 const framework::PodInfo& pod,
                                                 const FitError& fit_error);
+  // Brings the snapshot and the nominations up to date for the next cycle.
+  void RefreshCycleView();
   void RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
                      const framework::PodInfoPtr& pod, FitError* fit_error);
   // Deletes one preemption victim (a bind worker runs it).
@@ -187,6 +189,7 @@ class Scheduler : public client::ClusterEventHandler {
   std::unique_ptr<ScheduleAlgorithm> algorithm_;
   framework::Snapshot snapshot_;  // scheduling thread only
   NominatedPods nominated_;       // scheduling thread only; refreshed every cycle
+  std::vector<const framework::NodeInfo*> refreshed_nodes_;  // of the last snapshot update
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);

@@ -148,6 +148,7 @@ struct NodeResult {
   Status status;
   std::vector<const framework::PodInfo*> victims;
   int pdb_violations = 0;
+  bool screened_out = false;  // passed over by ScreenedOut: no status yet
 };
 
 // What a thread of the dry run works with: its own what-if node and PDB budgets.
@@ -184,6 +185,15 @@ class Workers {
   std::vector<std::unique_ptr<Worker>> idle_ ABSL_GUARDED_BY(mu_);
 };
 
+// A node that is no candidate: its status goes to the diagnosis.
+void RecordFailure(const framework::NodeInfo& node, Status status, DryRun& run) {
+  if (status.IsSuccess()) {
+    status = Status::Error(absl::StrCat("expected at least one victim pod on node ", node.name()));
+  }
+  if (status.code() == Code::kError && run.error.IsSuccess()) run.error = status;
+  run.failed.push_back(std::move(status));
+}
+
 // How many nodes a round may evaluate beyond the candidates still wanted, at most: rounds grow
 // (1, 1, 2, 4, ...) while candidates are missing only because nodes failed or violated PDBs.
 constexpr size_t kMaxExtraRound = 64;
@@ -209,6 +219,7 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
   const auto node_at = [&](size_t i) -> const framework::NodeInfo& {
     return *nodes[(static_cast<size_t>(bounds.offset) + i) % n];
   };
+  std::vector<const framework::NodeInfo*> screened;
   size_t processed = 0;
   bool done = false;
   while (!done && processed < n) {
@@ -222,9 +233,13 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
       for (size_t i = begin; i < end; ++i) {
         NodeResult& result = results[i];
         result.victims.clear();
-        result.status = preemption::SelectVictimsOnNode(state, pod, node_at(processed + i), policy,
-                                                        worker->pdbs, host, worker->scratch,
-                                                        &result.victims, &result.pdb_violations);
+        const framework::NodeInfo& node = node_at(processed + i);
+        result.screened_out =
+            preemption::ScreenedOut(state, pod, node, policy, host, worker->scratch);
+        if (result.screened_out) continue;
+        result.status = preemption::SelectVictimsOnNode(state, pod, node, policy, worker->pdbs,
+                                                        host, worker->scratch, &result.victims,
+                                                        &result.pdb_violations);
       }
       workers.Release(std::move(worker));
     });
@@ -233,6 +248,10 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
       NodeResult& result = results[used];
       const framework::NodeInfo& node = node_at(processed + used);
       ++used;
+      if (result.screened_out) {
+        screened.push_back(&node);
+        continue;
+      }
       if (result.status.IsSuccess() && !result.victims.empty()) {
         Candidate candidate{&node, run.victim_pool.size(), 0, result.pdb_violations};
         run.victim_pool.insert(run.victim_pool.end(), result.victims.begin(), result.victims.end());
@@ -242,15 +261,24 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
         done = non_violating > 0 && run.candidates.size() >= wanted;
         continue;
       }
-      Status status = std::move(result.status);
-      if (status.IsSuccess()) {
-        status =
-            Status::Error(absl::StrCat("expected at least one victim pod on node ", node.name()));
-      }
-      if (status.code() == Code::kError && run.error.IsSuccess()) run.error = status;
-      run.failed.push_back(std::move(status));
+      RecordFailure(node, std::move(result.status), run);
     }
     processed += used;
+  }
+  if (run.candidates.empty() && !screened.empty()) {
+    // The diagnosis reports every node's own verdict.
+    Worker worker(snapshot);
+    for (const framework::NodeInfo* node : screened) {
+      NodeResult result;
+      result.status =
+          preemption::SelectVictimsOnNode(state, pod, *node, policy, worker.pdbs, host,
+                                          worker.scratch, &result.victims, &result.pdb_violations);
+      if (!result.victims.empty()) {
+        result.status = Status::Error(absl::StrCat(
+            "node ", node->name(), " passed the dry run after the resource screen rejected it"));
+      }
+      RecordFailure(*node, std::move(result.status), run);
+    }
   }
   return run;
 }

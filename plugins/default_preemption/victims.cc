@@ -16,7 +16,7 @@ bool MoreImportantPtr(const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImp
 // Removes `pods` from the what-if node.
 Status RemoveAll(framework::NodeInfo& node, const std::vector<PodInfoPtr>& pods) {
   for (const PodInfoPtr& pod : pods) {
-    if (absl::Status removed = node.RemovePod(pod->key, node.generation()); !removed.ok()) {
+    if (absl::Status removed = node.RemovePod(*pod, node.generation()); !removed.ok()) {
       return Status::Error(util::Std(removed.message()));
     }
   }
@@ -29,8 +29,8 @@ void CollectPotentialVictims(const framework::PodInfo& pod, const framework::Nod
                              const VictimPolicy& policy, VictimScratch& scratch) {
   scratch.potential.clear();
   scratch.protected_pods.clear();
+  // The preemptor itself (were it on the node) is not below its own priority: neither list.
   for (const PodInfoPtr& other : node.pods()) {
-    if (other->key == pod.key) continue;
     if (policy.MayPreempt(*other)) {
       scratch.potential.push_back(other);
     } else if (policy.Protected(*other)) {
@@ -42,14 +42,15 @@ void CollectPotentialVictims(const framework::PodInfo& pod, const framework::Nod
 // The node's verdict when the preemptor does not fit with every eligible pod removed: if removing
 // the NonPreemptible pods as well would make room, they are what stands in the way.
 Status WhyNoRoom(const framework::CycleState& state, const framework::PodInfo& pod,
-                 Status rejection, const framework::PostFilterHost& host, VictimScratch& scratch) {
+                 const framework::NodeInfo& original, Status rejection,
+                 const framework::PostFilterHost& host, VictimScratch& scratch) {
   if (rejection.code() == framework::Code::kError || scratch.protected_pods.empty()) {
     return rejection;
   }
   if (Status removed = RemoveAll(scratch.node, scratch.protected_pods); !removed.IsSuccess()) {
     return removed;
   }
-  if (host.RunFilters(state, pod, scratch.node).IsSuccess()) {
+  if (host.RunFilters(state, pod, scratch.node, original).IsSuccess()) {
     return Status::Unschedulable(kReasonNonPreemptible);
   }
   return rejection;
@@ -74,20 +75,22 @@ bool QuotaFits(const VictimPolicy& policy, const std::vector<std::string>& remov
 // Adds `victim` back; keeps it if the preemptor still fits (node and queue quota), else removes it
 // again and records it as a victim. False on an internal error (reported through `error`).
 bool Reprieve(const framework::CycleState& state, const framework::PodInfo& pod,
-              const PodInfoPtr& victim, const VictimPolicy& policy,
-              const framework::PostFilterHost& host, VictimScratch& scratch,
-              std::vector<const framework::PodInfo*>* victims, bool* fits, Status* error) {
+              const framework::NodeInfo& original, const PodInfoPtr& victim,
+              const VictimPolicy& policy, const framework::PostFilterHost& host,
+              VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims, bool* fits,
+              Status* error) {
   framework::NodeInfo& node = scratch.node;
   node.AddPod(victim, node.generation());
   if (policy.quota != nullptr) {
     std::erase(scratch.removed, victim->key);
-    *fits = QuotaFits(policy, scratch.removed) && host.RunFilters(state, pod, node).IsSuccess();
+    *fits = QuotaFits(policy, scratch.removed) &&
+            host.RunFilters(state, pod, node, original).IsSuccess();
     if (!*fits) scratch.removed.push_back(victim->key);
   } else {
-    *fits = host.RunFilters(state, pod, node).IsSuccess();
+    *fits = host.RunFilters(state, pod, node, original).IsSuccess();
   }
   if (*fits) return true;
-  if (absl::Status removed = node.RemovePod(victim->key, node.generation()); !removed.ok()) {
+  if (absl::Status removed = node.RemovePod(*victim, node.generation()); !removed.ok()) {
     *error = Status::Error(util::Std(removed.message()));
     return false;
   }
@@ -140,6 +143,15 @@ bool PdbBudgets::Disrupt(const api::Pod& pod) {
   return violated;
 }
 
+bool ScreenedOut(const framework::CycleState& state, const framework::PodInfo& pod,
+                 const framework::NodeInfo& node, const VictimPolicy& policy,
+                 const framework::PostFilterHost& host, VictimScratch& scratch) {
+  CollectPotentialVictims(pod, node, policy, scratch);
+  scratch.freed = api::ResourceList();
+  for (const PodInfoPtr& victim : scratch.potential) scratch.freed.Add(victim->requests);
+  return host.CannotFitWithout(state, pod, node, scratch.freed, scratch.potential.size());
+}
+
 Status SelectVictimsOnNode(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node, const VictimPolicy& policy,
                            PdbBudgets& pdbs, const framework::PostFilterHost& host,
@@ -156,10 +168,10 @@ Status SelectVictimsOnNode(const framework::CycleState& state, const framework::
   }
   if (scratch.potential.empty()) {
     // Only NonPreemptible pods are below the preemptor: the node is as it was.
-    return WhyNoRoom(state, pod, Status::Unresolvable(kReasonNoVictims), host, scratch);
+    return WhyNoRoom(state, pod, node, Status::Unresolvable(kReasonNoVictims), host, scratch);
   }
-  if (Status fits = host.RunFilters(state, pod, scratch.node); !fits.IsSuccess()) {
-    return WhyNoRoom(state, pod, std::move(fits), host, scratch);
+  if (Status fits = host.RunFilters(state, pod, scratch.node, node); !fits.IsSuccess()) {
+    return WhyNoRoom(state, pod, node, std::move(fits), host, scratch);
   }
   scratch.removed.clear();
   if (policy.quota != nullptr) {
@@ -175,11 +187,13 @@ Status SelectVictimsOnNode(const framework::CycleState& state, const framework::
   Status error;
   bool fits = false;
   for (const PodInfoPtr& victim : scratch.violating) {
-    if (!Reprieve(state, pod, victim, policy, host, scratch, victims, &fits, &error)) return error;
+    if (!Reprieve(state, pod, node, victim, policy, host, scratch, victims, &fits, &error))
+      return error;
     if (!fits) ++*pdb_violations;
   }
   for (const PodInfoPtr& victim : scratch.non_violating) {
-    if (!Reprieve(state, pod, victim, policy, host, scratch, victims, &fits, &error)) return error;
+    if (!Reprieve(state, pod, node, victim, policy, host, scratch, victims, &fits, &error))
+      return error;
   }
   if (!scratch.violating.empty() && !scratch.non_violating.empty()) {
     std::sort(victims->begin() + static_cast<std::ptrdiff_t>(first_victim), victims->end(),

@@ -73,7 +73,15 @@ struct VictimScratch {
   std::vector<framework::PodInfoPtr> violating;
   std::vector<framework::PodInfoPtr> non_violating;
   std::vector<std::string> removed;  // keys of the pods off the what-if node (quota checks)
+  api::ResourceList freed;           // requests of `potential` (ScreenedOut)
 };
+
+// Whether `node` can be passed over without a dry run: even with every pod the preemptor may
+// preempt gone, the host's resource test says the filters would reject it. Only the diagnosis
+// of a preemption that finds no candidate needs such a node's verdict (SelectVictimsOnNode's).
+bool ScreenedOut(const framework::CycleState& state, const framework::PodInfo& pod,
+                 const framework::NodeInfo& node, const VictimPolicy& policy,
+                 const framework::PostFilterHost& host, VictimScratch& scratch);
 
 // Upstream's SelectVictimsOnNode. On success, appends the victims to `victims` (most important
 // first) and returns their PDB violations through `pdb_violations`; Success with no victims does

@@ -20,9 +20,10 @@ std::string_view NodeUnschedulable::Name() const { return names::kNodeUnschedula
 framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/,
                                             const framework::PodInfo& pod,
                                             const framework::NodeInfo& node) const {
-  const api::Node* n = node.node();
-  if (n == nullptr) return framework::Status(framework::Code::kError, "node not found");
-  if (!n->spec.unschedulable) return framework::Status::Success();
+  if (!node.unschedulable()) {
+    if (node.node() == nullptr) return framework::Status(framework::Code::kError, "node not found");
+    return framework::Status::Success();
+  }
   for (const api::Toleration& toleration : pod.get().spec.tolerations) {
     if (toleration.Tolerates(UnschedulableTaint())) return framework::Status::Success();
   }

@@ -194,7 +194,8 @@ struct Cache::Impl {
   }
 
   void CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
-                        SnapshotUpdateStats& stats) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+                        SnapshotUpdateStats& stats, std::vector<const NodeInfo*>* refreshed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void RemoveDeletedNodes(framework::SnapshotBuilder& builder, SnapshotUpdateStats& stats)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void CopyNamespaces(const framework::Snapshot& snapshot, framework::SnapshotBuilder& builder)
@@ -395,7 +396,8 @@ void Cache::RemovePdb(const std::string& key) {
 
 // Walks the recency list from the head and stops at the first node the snapshot already has.
 void Cache::Impl::CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
-                                   SnapshotUpdateStats& stats) {
+                                   SnapshotUpdateStats& stats,
+                                   std::vector<const NodeInfo*>* refreshed) {
   for (NodeItem* item = head; item != nullptr && item->info.generation() > since;
        item = item->next) {
     const NodeInfo& fresh = item->info;
@@ -410,6 +412,7 @@ void Cache::Impl::CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t 
     }
     *copy = fresh;
     ++stats.nodes_copied;
+    if (refreshed != nullptr) refreshed->push_back(copy);
   }
 }
 
@@ -438,12 +441,14 @@ void Cache::Impl::CopyNamespaces(const framework::Snapshot& snapshot,
   for (const auto& [symbol, labels] : namespaces) builder.SetNamespaceLabels(symbol, labels);
 }
 
-void Cache::UpdateSnapshot(framework::Snapshot* snapshot) {
+Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
+                                                 std::vector<const NodeInfo*>* refreshed) {
   absl::MutexLock lock(&impl_->mu);
   framework::SnapshotBuilder builder(snapshot);
   const int64_t since = snapshot->generation();
   SnapshotUpdateStats stats;
-  impl_->CopyChangedNodes(builder, since, stats);
+  if (refreshed != nullptr) refreshed->clear();
+  impl_->CopyChangedNodes(builder, since, stats, refreshed);
   impl_->RemoveDeletedNodes(builder, stats);
   if (impl_->namespaces_generation > since) impl_->CopyNamespaces(*snapshot, builder);
   if (impl_->pdbs_generation > since) {
@@ -457,6 +462,7 @@ void Cache::UpdateSnapshot(framework::Snapshot* snapshot) {
   builder.set_generation(impl_->generation);
   builder.set_time(impl_->clock->Now());
   impl_->last_update = stats;
+  return stats;
 }
 
 Cache::SnapshotUpdateStats Cache::LastSnapshotUpdate() const {

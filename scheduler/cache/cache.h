@@ -84,15 +84,17 @@ class Cache {
   void SetPdb(std::shared_ptr<const api::PodDisruptionBudget> pdb);
   void RemovePdb(const std::string& key);
 
-  // Brings `snapshot` up to date. Only nodes changed since the snapshot's generation are copied.
-  void UpdateSnapshot(framework::Snapshot* snapshot);
-
-  // What the last UpdateSnapshot did, for tests and metrics.
+  // What an UpdateSnapshot did.
   struct SnapshotUpdateStats {
     size_t nodes_copied = 0;     // NodeInfos copied into the snapshot
     size_t nodes_removed = 0;    // NodeInfos dropped from the snapshot (node deleted)
     bool lists_rebuilt = false;  // nodes() / affinity lists recomputed (O(nodes) pointer writes)
   };
+  // Brings `snapshot` up to date. Only nodes changed since the snapshot's generation are copied.
+  // Returns what it did; `refreshed` (optional) receives the snapshot nodes it copied.
+  SnapshotUpdateStats UpdateSnapshot(framework::Snapshot* snapshot,
+                                     std::vector<const framework::NodeInfo*>* refreshed = nullptr);
+  // What the last UpdateSnapshot did, for tests and metrics.
   SnapshotUpdateStats LastSnapshotUpdate() const;
 
   struct ClusterTotals {

@@ -15,22 +15,6 @@ constexpr std::string_view kAnyAddress = "0.0.0.0";
 // stored whichever spelling the pod used.
 std::string_view NormalizeIp(std::string_view ip) { return ip.empty() ? kAnyAddress : ip; }
 
-// Calls fn(const ContainerPort&) for every port of the pod that claims a host port while the pod
-// runs: its containers and its sidecars (restartable init containers), as upstream. Ordinary init
-// containers have exited by then.
-template <typename Fn>
-void ForEachHostPort(const api::Pod& pod, Fn&& fn) {
-  for (const auto* containers : {&pod.spec.init_containers, &pod.spec.containers}) {
-    for (const auto& container : *containers) {
-      const bool runs = containers == &pod.spec.containers || container.restart_policy == "Always";
-      if (!runs) continue;
-      for (const auto& port : container.ports) {
-        if (port.host_port > 0) fn(port);
-      }
-    }
-  }
-}
-
 // Removes the entry equal to `pod` (by identity) from `pods`, order not kept (upstream swaps
 // with the last element too). Returns whether it was there.
 bool RemoveByIdentity(std::vector<PodInfoPtr>& pods, const PodInfo* pod) {
@@ -108,6 +92,7 @@ bool HostPorts::Conflicts(std::string_view ip, api::Protocol protocol, int32_t p
 void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation) {
   name_ = node->meta.name;
   allocatable_ = node->status.allocatable;
+  unschedulable_ = node->spec.unschedulable;
   node_ = std::move(node);
   generation_ = generation;
 }
@@ -115,6 +100,7 @@ void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation
 void NodeInfo::ClearNode(int64_t generation) {
   // The name stays: the pods still on this node keep naming it.
   node_.reset();
+  unschedulable_ = false;
   // Copy-assigned from a named empty list: move-assigning a temporary InlinedVector trips a
   // false -Wuninitialized in GCC 12.
   static const api::ResourceList kNone;
@@ -127,9 +113,11 @@ void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
   if (name_.empty()) name_ = object.spec.node_name;
   requested_.Add(pod->requests);
   non_zero_requested_.Add(pod->non_zero_requests);
-  ForEachHostPort(object, [this](const api::ContainerPort& port) {
-    used_ports_.Add(port.host_ip, port.protocol, port.host_port);
-  });
+  if (pod->uses_host_ports) {
+    ForEachHostPort(object, [this](const api::ContainerPort& port) {
+      used_ports_.Add(port.host_ip, port.protocol, port.host_port);
+    });
+  }
   if (pod->HasAffinity()) pods_with_affinity_.push_back(pod);
   if (pod->HasRequiredAntiAffinity()) pods_with_required_anti_affinity_.push_back(pod);
   AddToGroups(*pod);
@@ -198,6 +186,21 @@ absl::Status NodeInfo::RemovePod(std::string_view pod_key, int64_t generation) {
     return absl::NotFoundError(
         absl::StrCat("pod ", util::Absl(pod_key), " is not on node ", name_));
   }
+  RemoveAt(it, generation);
+  return absl::OkStatus();
+}
+
+absl::Status NodeInfo::RemovePod(const PodInfo& pod, int64_t generation) {
+  auto it = std::find_if(pods_.begin(), pods_.end(),
+                         [&pod](const PodInfoPtr& p) { return p.get() == &pod; });
+  if (it == pods_.end()) {
+    return absl::NotFoundError(absl::StrCat("pod ", pod.key, " is not on node ", name_));
+  }
+  RemoveAt(it, generation);
+  return absl::OkStatus();
+}
+
+void NodeInfo::RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation) {
   const PodInfoPtr pod = *it;  // keeps the pod alive while the lists drop it
   *it = std::move(pods_.back());
   pods_.pop_back();
@@ -206,11 +209,12 @@ absl::Status NodeInfo::RemovePod(std::string_view pod_key, int64_t generation) {
   RemoveFromGroups(*pod);
   requested_.Subtract(pod->requests);
   non_zero_requested_.Subtract(pod->non_zero_requests);
-  ForEachHostPort(pod->get(), [this](const api::ContainerPort& port) {
-    used_ports_.Remove(port.host_ip, port.protocol, port.host_port);
-  });
+  if (pod->uses_host_ports) {
+    ForEachHostPort(pod->get(), [this](const api::ContainerPort& port) {
+      used_ports_.Remove(port.host_ip, port.protocol, port.host_port);
+    });
+  }
   generation_ = generation;
-  return absl::OkStatus();
 }
 
 void NodeInfo::SetMetrics(std::optional<MetricsSample> sample,

@@ -74,6 +74,9 @@ class NodeInfo {
   const api::Node* node() const { return node_.get(); }
   const std::shared_ptr<const api::Node>& node_ptr() const { return node_; }
   const std::string& name() const { return name_; }
+  // The node's spec.unschedulable, kept beside the sums so that the Filter phase's first check
+  // does not reach into the node object.
+  bool unschedulable() const { return unschedulable_; }
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
@@ -106,6 +109,9 @@ class NodeInfo {
   void AddPod(PodInfoPtr pod, int64_t generation);
   // NotFound if the pod (by key) is not on this node.
   absl::Status RemovePod(std::string_view pod_key, int64_t generation);
+  // The same for the very PodInfo that was added (found by address: no key comparison), as
+  // preemption's what-if copies remove and re-add their own pods.
+  absl::Status RemovePod(const PodInfo& pod, int64_t generation);
   // A new sample (or none) with the VirtualRequest sum of the pods placed after it.
   void SetMetrics(std::optional<MetricsSample> sample, const api::ResourceList& virtual_since,
                   int64_t generation);
@@ -115,11 +121,13 @@ class NodeInfo {
   void SubtractVirtualSinceSample(const api::ResourceList& amounts);
 
  private:
+  void RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation);
   void AddToGroups(const PodInfo& pod);
   void RemoveFromGroups(const PodInfo& pod);
 
   std::shared_ptr<const api::Node> node_;
   std::string name_;
+  bool unschedulable_ = false;
   std::vector<PodInfoPtr> pods_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;

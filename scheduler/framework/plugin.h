@@ -83,12 +83,22 @@ struct PostFilterOutcome {
 class PostFilterHost {
  public:
   virtual ~PostFilterHost() = default;
-  // Runs the profile's Filter plugins for `pod` on `node` (typically a copy with victims
-  // removed) with this cycle's state and PreFilter skips, counting the pods nominated to that node
-  // with priority >= the pod's, as the Filter phase does. Safe to call concurrently for different
-  // nodes.
-  virtual Status RunFilters(const CycleState& state, const PodInfo& pod,
+  // Runs the profile's Filter plugins for `pod` on `what_if` (a copy of the snapshot's `node`,
+  // typically with victims removed) with this cycle's state and PreFilter skips, counting the pods
+  // nominated to `node` with priority >= the pod's, as the Filter phase does. Safe to call
+  // concurrently for different nodes.
+  virtual Status RunFilters(const CycleState& state, const PodInfo& pod, const NodeInfo& what_if,
                             const NodeInfo& node) const = 0;
+  // A quick test that spares a dry run on nodes where it cannot succeed. True only when the
+  // profile's filters would certainly reject `pod` on the snapshot's `node` even with `freed_pods`
+  // of its pods gone, whose requests sum to `freed`: judged on cpu, memory, ephemeral storage and
+  // the pod count as NodeResourcesFit judges them, nominated pods counted as RunFilters counts
+  // them. False when unsure (the default).
+  virtual bool CannotFitWithout(const CycleState& /*state*/, const PodInfo& /*pod*/,
+                                const NodeInfo& /*node*/, const api::ResourceList& /*freed*/,
+                                size_t /*freed_pods*/) const {
+    return false;
+  }
   // Calls fn(begin, end) over disjoint chunks covering [0, n) and returns when all are done. The
   // scheduler's host runs the chunks on its worker pool, the calling thread taking part, so `fn`
   // runs concurrently on several threads and must be thread-safe (RunFilters may be called from

@@ -1,5 +1,7 @@
 #include "scheduler/framework/pod_info.h"
 
+#include <functional>
+#include <string_view>
 #include <utility>
 
 #include "scheduler/framework/virtual_request.h"
@@ -85,6 +87,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
                        PriorityClassTraits traits) {
   auto info = std::make_shared<PodInfo>();
   info->key = pod->Key();
+  info->key_hash = std::hash<std::string_view>()(info->key);
   info->priority = priority;
   auto policy = pod->meta.annotations.find(kPreemptionPolicyAnnotation);
   info->non_preemptible = traits.non_preemptible || (policy != pod->meta.annotations.end() &&
@@ -95,6 +98,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
                             : traits.preempt_never;
   info->label_group = InternLabelGroup(pod->meta.namespace_symbol, pod->meta.labels,
                                        pod->meta.deletion_timestamp.has_value());
+  ForEachHostPort(*pod, [&info](const api::ContainerPort&) { info->uses_host_ports = true; });
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);
   info->non_zero_requests = PodRequests(pod->spec, /*non_zero=*/true);
   info->virtual_request = ComputeVirtualRequest(*pod, info->requests, &info->virtual_request_error);

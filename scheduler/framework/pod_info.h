@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,7 +38,8 @@ struct WeightedAffinityTerm {
 // the queue, the cache and snapshots through PodInfoPtr.
 struct PodInfo {
   std::shared_ptr<const api::Pod> pod;
-  std::string key;  // "namespace/name"
+  std::string key;      // "namespace/name"
+  size_t key_hash = 0;  // std::hash of `key`, to tell pods apart without comparing keys
   int32_t priority = 0;
   // The pod, or its PriorityClass, carries kubesched.io/preemption-policy: NonPreemptible: it is
   // never a preemption victim, except of a preemptor at or above the override priority.
@@ -46,6 +49,9 @@ struct PodInfo {
   // Shared by every pod with the same namespace, labels and terminating state: what selectors
   // (and spreading, which skips terminating pods) see of a pod.
   LabelGroupId label_group = 0;
+  // Some container claims a host port (see ForEachHostPort): spares NodeInfo a walk over the
+  // containers of every pod added or removed.
+  bool uses_host_ports = false;
 
   // Effective requests: max(sum of containers + sidecars, each init container + preceding
   // sidecars) + overhead, per resource (upstream's PodRequests).
@@ -73,6 +79,22 @@ struct PodInfo {
 };
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
+
+// Calls fn(const ContainerPort&) for every port of the pod that claims a host port while the pod
+// runs: its containers and its sidecars (restartable init containers), as upstream. Ordinary init
+// containers have exited by then.
+template <typename Fn>
+void ForEachHostPort(const api::Pod& pod, Fn&& fn) {
+  for (const auto* containers : {&pod.spec.init_containers, &pod.spec.containers}) {
+    for (const auto& container : *containers) {
+      const bool runs = containers == &pod.spec.containers || container.restart_policy == "Always";
+      if (!runs) continue;
+      for (const auto& port : container.ports) {
+        if (port.host_port > 0) fn(port);
+      }
+    }
+  }
+}
 
 inline constexpr char kPreemptionPolicyAnnotation[] = "kubesched.io/preemption-policy";
 inline constexpr char kNonPreemptible[] = "NonPreemptible";

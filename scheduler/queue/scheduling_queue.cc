@@ -1,6 +1,7 @@
 #include "scheduler/queue/scheduling_queue.h"
 
 #include <algorithm>
+#include <deque>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -172,6 +173,16 @@ struct SchedulingQueue::Impl {
   // Nominator: at most one node per pod.
   absl::flat_hash_map<std::string, std::string> nominated_node ABSL_GUARDED_BY(mu);
   absl::flat_hash_map<std::string, std::vector<PodInfoPtr>> nominated_pods ABSL_GUARDED_BY(mu);
+  // The nodes whose nominations changed, with the version each change took, oldest first; bounded,
+  // so a reader that falls further behind gets every nomination instead.
+  uint64_t nomination_version ABSL_GUARDED_BY(mu) = 0;
+  std::deque<std::pair<uint64_t, std::string>> nomination_log ABSL_GUARDED_BY(mu);
+  static constexpr size_t kNominationLogSize = 4096;
+
+  void LogNomination(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    nomination_log.emplace_back(++nomination_version, node);
+    if (nomination_log.size() > kNominationLogSize) nomination_log.pop_front();
+  }
 
   bool HasActive() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !active.empty(); }
 
@@ -495,6 +506,7 @@ void SchedulingQueue::Impl::Nominate(PodInfoPtr pod, const std::string& node) {
   Unnominate(pod->key);
   nominated_node[pod->key] = node;
   nominated_pods[node].push_back(std::move(pod));
+  LogNomination(node);
 }
 
 void SchedulingQueue::Impl::Unnominate(const std::string& key) {
@@ -508,6 +520,7 @@ void SchedulingQueue::Impl::Unnominate(const std::string& key) {
                pods.end());
     if (pods.empty()) nominated_pods.erase(pods_it);
   }
+  LogNomination(it->second);
   nominated_node.erase(it);
 }
 
@@ -547,6 +560,36 @@ std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>>
 SchedulingQueue::AllNominatedPods() const {
   absl::MutexLock lock(&impl_->mu);
   return {impl_->nominated_pods.begin(), impl_->nominated_pods.end()};
+}
+
+std::string SchedulingQueue::NominatedNodeOf(const std::string& pod_key) const {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->nominated_node.find(pod_key);
+  return it == impl_->nominated_node.end() ? std::string() : it->second;
+}
+
+NominationDelta SchedulingQueue::NominationsSince(uint64_t version) const {
+  absl::MutexLock lock(&impl_->mu);
+  NominationDelta delta;
+  delta.version = impl_->nomination_version;
+  if (version == impl_->nomination_version) return delta;
+  const auto& log = impl_->nomination_log;
+  const auto pods_of = [this](const std::string& node) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    auto it = impl_->nominated_pods.find(node);
+    return it == impl_->nominated_pods.end() ? std::vector<PodInfoPtr>() : it->second;
+  };
+  if (version == 0 || version > impl_->nomination_version || log.empty() ||
+      log.front().first > version + 1) {
+    delta.complete = true;
+    delta.nodes.assign(impl_->nominated_pods.begin(), impl_->nominated_pods.end());
+    return delta;
+  }
+  absl::flat_hash_set<std::string_view> seen;
+  // The log is in version order: walk back to the first change after `version`.
+  for (auto it = log.rbegin(); it != log.rend() && it->first > version; ++it) {
+    if (seen.insert(it->second).second) delta.nodes.emplace_back(it->second, pods_of(it->second));
+  }
+  return delta;
 }
 
 size_t SchedulingQueue::ActiveCount() const {

@@ -59,6 +59,16 @@ struct QueueOptions {
 //
 // Threads: shared by informer threads (Add/Update/Delete/MoveAll) and the scheduling thread
 // (Pop/AddUnschedulable). One mutex guards everything; no call blocks except PopWait.
+// What NominationsSince reports.
+struct NominationDelta {
+  uint64_t version = 0;  // to pass to the next call
+  // Every nominated node is listed (the change log did not reach back far enough): nodes not
+  // listed have no nomination.
+  bool complete = false;
+  // Changed nodes with the pods now nominated to them (empty: none any more).
+  std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> nodes;
+};
+
 class SchedulingQueue {
  public:
   SchedulingQueue(const util::Clock* clock, QueueOptions options,
@@ -106,6 +116,11 @@ class SchedulingQueue {
   std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string& node_name) const;
   // Every nomination, by node (empty when none: the common case costs one lock).
   std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> AllNominatedPods() const;
+  // The node the pod is nominated to; empty when none.
+  std::string NominatedNodeOf(const std::string& pod_key) const;
+  // The nominations that changed after `version` (0: all of them), so that a reader keeps its copy
+  // in step in proportion to what changed rather than to how many pods are nominated.
+  NominationDelta NominationsSince(uint64_t version) const;
 
   size_t ActiveCount() const;
   size_t BackoffCount() const;

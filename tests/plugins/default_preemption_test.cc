@@ -92,10 +92,16 @@ class CountingHost final : public framework::PostFilterHost {
  public:
   explicit CountingHost(const framework::PostFilterHost& inner) : inner_(inner) {}
   framework::Status RunFilters(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeInfo& what_if,
                                const framework::NodeInfo& node) const override {
     absl::MutexLock lock(&mu_);
     nodes_.insert(node.name());
-    return inner_.RunFilters(state, pod, node);
+    return inner_.RunFilters(state, pod, what_if, node);
+  }
+  bool CannotFitWithout(const framework::CycleState& state, const framework::PodInfo& pod,
+                        const framework::NodeInfo& node, const api::ResourceList& freed,
+                        size_t freed_pods) const override {
+    return inner_.CannotFitWithout(state, pod, node, freed, freed_pods);
   }
   void ParallelFor(size_t n, const std::function<void(size_t, size_t)>& fn) const override {
     inner_.ParallelFor(n, fn);
@@ -415,6 +421,7 @@ TEST_CASE("DefaultPreemption skips nodes that removing pods cannot fix", "[plugi
     DefaultPreemption plugin{config::DefaultPreemptionArgs{}};
     struct NeverCalled final : framework::PostFilterHost {
       framework::Status RunFilters(const framework::CycleState&, const framework::PodInfo&,
+                                   const framework::NodeInfo&,
                                    const framework::NodeInfo&) const override {
         FAIL("filters run for a quota rejection");
         return framework::Status::Success();
@@ -656,7 +663,7 @@ TEST_CASE("DefaultPreemption chooses the same whatever the number of threads",
     std::vector<
         std::tuple<std::string, std::vector<std::string>, std::string, std::set<std::string>>>
         out;
-    for (const std::string& cpu : {"2", "3", "1", "4", "2", "3", "2", "1"}) {
+    for (const char* cpu : {"2", "3", "1", "4", "2", "3", "2", "1"}) {
       std::set<std::string> tried;
       const Result result = h.Preempt({"p", cpu, 10}, plugin.get(), &tried);
       out.emplace_back(result.node, result.victims, result.message, std::move(tried));
