@@ -37,6 +37,9 @@ void CollectPotentialVictims(const framework::PodInfo& pod, const framework::Nod
       scratch.protected_pods.push_back(other);
     }
   }
+  scratch.freed = api::ResourceList();
+  for (const PodInfoPtr& victim : scratch.potential) scratch.freed.Add(victim->requests);
+  scratch.freed_pods = scratch.potential.size();
 }
 
 // The node's verdict when the preemptor does not fit with every eligible pod removed: if removing
@@ -79,6 +82,16 @@ bool Reprieve(const framework::CycleState& state, const framework::PodInfo& pod,
               const VictimPolicy& policy, const framework::PostFilterHost& host,
               VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims, bool* fits,
               Status* error) {
+  // The resource screen first: when it rules the victim's return out, no filter runs.
+  scratch.freed.Subtract(victim->requests);
+  --scratch.freed_pods;
+  if (host.CannotFitWithout(state, pod, original, scratch.freed, scratch.freed_pods)) {
+    scratch.freed.Add(victim->requests);
+    ++scratch.freed_pods;
+    *fits = false;
+    victims->push_back(victim.get());
+    return true;
+  }
   framework::NodeInfo& node = scratch.node;
   node.AddPod(victim, node.generation());
   if (policy.quota != nullptr) {
@@ -90,6 +103,8 @@ bool Reprieve(const framework::CycleState& state, const framework::PodInfo& pod,
     *fits = host.RunFilters(state, pod, node, original).IsSuccess();
   }
   if (*fits) return true;
+  scratch.freed.Add(victim->requests);
+  ++scratch.freed_pods;
   if (absl::Status removed = node.RemovePod(*victim, node.generation()); !removed.ok()) {
     *error = Status::Error(util::Std(removed.message()));
     return false;
@@ -147,9 +162,7 @@ bool ScreenedOut(const framework::CycleState& state, const framework::PodInfo& p
                  const framework::NodeInfo& node, const VictimPolicy& policy,
                  const framework::PostFilterHost& host, VictimScratch& scratch) {
   CollectPotentialVictims(pod, node, policy, scratch);
-  scratch.freed = api::ResourceList();
-  for (const PodInfoPtr& victim : scratch.potential) scratch.freed.Add(victim->requests);
-  return host.CannotFitWithout(state, pod, node, scratch.freed, scratch.potential.size());
+  return host.CannotFitWithout(state, pod, node, scratch.freed, scratch.freed_pods);
 }
 
 Status SelectVictimsOnNode(const framework::CycleState& state, const framework::PodInfo& pod,

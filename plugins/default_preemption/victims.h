@@ -73,7 +73,9 @@ struct VictimScratch {
   std::vector<framework::PodInfoPtr> violating;
   std::vector<framework::PodInfoPtr> non_violating;
   std::vector<std::string> removed;  // keys of the pods off the what-if node (quota checks)
-  api::ResourceList freed;           // requests of `potential` (ScreenedOut)
+  // Requests and number of the pods off the what-if node, for the host's resource screen.
+  api::ResourceList freed;
+  size_t freed_pods = 0;
 };
 
 // Whether `node` can be passed over without a dry run: even with every pod the preemptor may
