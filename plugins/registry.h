@@ -13,12 +13,18 @@
 #include "scheduler/framework/plugin.h"
 #include "scheduler/quota/quota_tracker.h"
 
+namespace kubesched::metrics {
+class SchedulerMetrics;
+}  // namespace kubesched::metrics
+
 namespace kubesched::plugins {
 
 // What a plugin may be handed at construction besides its args.
 struct PluginHandle {
   framework::PodBinder* binder = nullptr;  // DefaultBinder only
   quota::QuotaTracker* quota = nullptr;    // QueueQuota only
+  // Where the framework runtime records extension-point and plugin timings; null = none.
+  metrics::SchedulerMetrics* metrics = nullptr;
 };
 
 // Builds a plugin from its args (std::monostate = defaults). Wrong or invalid args are an

@@ -125,6 +125,7 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
     return false;
   }
   skip_score_ = std::move(pre.skip_score);
+  const runtime::ScorePhaseTimer score_timer = fw.TimeScorePhase();
   const auto& plugins = fw.score_plugins();
   const size_t m = feasible_.size();
   plugin_scores_.resize(plugins.size());
@@ -133,7 +134,7 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
     for (size_t k = 0; k < plugins.size(); ++k) {
       if (skip_score_[k]) continue;
       for (size_t i = begin; i < end; ++i) {
-        plugin_scores_[k][i] = plugins[k].plugin->Score(state, pod, *feasible_[i]);
+        plugin_scores_[k][i] = fw.RunScore(k, state, pod, *feasible_[i]);
       }
     }
   });
@@ -141,9 +142,7 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
   totals_.assign(m, 0);
   for (size_t k = 0; k < plugins.size(); ++k) {
     if (skip_score_[k]) continue;
-    if (const auto* normalizer = plugins[k].plugin->normalizer()) {
-      normalizer->NormalizeScore(state, pod, absl::MakeSpan(plugin_scores_[k]));
-    }
+    fw.RunNormalizeScore(k, state, pod, absl::MakeSpan(plugin_scores_[k]));
     for (size_t i = 0; i < m; ++i) totals_[i] += plugin_scores_[k][i] * plugins[k].weight;
   }
   return true;

@@ -1,7 +1,10 @@
 #include "scheduler/cli.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -10,6 +13,7 @@
 #include "absl/time/time.h"
 #include "config/config.h"
 #include "scheduler/health_server.h"
+#include "scheduler/metrics/metrics_server.h"
 #include "scheduler/report_output.h"
 #include "scheduler/run.h"
 #include "scheduler/simulation.h"
@@ -45,6 +49,7 @@ constexpr std::string_view kSimulateHelp =
 
 Usage:
   kubesched simulate --cluster FILE [--workload FILE] [--config FILE] [--output table|json]
+                     [--metrics FILE]
 
 Input files are what `kubectl get nodes,pods,namespaces,priorityclasses -A -o yaml` (or -o json)
 prints: a List with items, multi-document YAML, or single objects. Bound pods occupy their
@@ -59,6 +64,9 @@ Flags:
   --output FORMAT    table (default) or json
   --seed N           seed for breaking ties between equal scores (default 1)
   --threads N        filter/score threads (default: CPU count, at most the config's parallelism)
+  --metrics FILE     write the run's final metrics scrape (Prometheus text format, the families
+                     `kubesched run` serves on /metrics) to FILE; a FILE that cannot be written
+                     is an error (exit code 2) before anything is simulated
 )";
 
 constexpr std::string_view kExplainHelp = R"(Explain where one pod would go and why.
@@ -97,6 +105,8 @@ Flags:
   --kubeconfig FILE            kubeconfig to connect with
   --context NAME               kubeconfig context (default: its current-context)
   --health-bind-address ADDR   /healthz, /livez, /readyz over HTTP (default 0.0.0.0:10259)
+  --metrics-bind-address ADDR  Prometheus metrics on /metrics over HTTP (default 0.0.0.0:10251;
+                               port 0 picks a free port, logged as "metrics on port N")
   --leader-elect true|false    override leaderElection.leaderElect
   --identity ID                lease holder identity (default: <hostname>_<random uuid>)
   --kube-api-qps N             override clientConnection.qps (0 = unlimited)
@@ -223,9 +233,37 @@ int PrintReport(const absl::StatusOr<Report>& report, bool json,
   return ReportProblems(report->problems, err);
 }
 
+// --metrics FILE, opened (and truncated) before the simulation runs, so that a path that cannot be
+// written is reported at once; nullopt without the flag. False after printing an error.
+bool OpenMetricsFile(const ParsedFlags& flags, std::optional<std::ofstream>* file,
+                     std::ostream& err) {
+  const auto path = Get(flags, "metrics");
+  if (!path.has_value()) return true;
+  file->emplace(*path, std::ios::out | std::ios::trunc);
+  if (!(*file)->is_open()) {
+    err << "error: --metrics: cannot write \"" << *path << "\": " << std::strerror(errno) << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Writes simulate's final scrape; false (after printing an error) when the write failed.
+bool WriteMetricsFile(const absl::StatusOr<SimulationReport>& report,
+                      std::optional<std::ofstream>& file, const std::string& path,
+                      std::ostream& err) {
+  if (!file.has_value() || !report.ok()) return true;
+  *file << report->metrics_text;
+  file->close();
+  if (file->fail()) {
+    err << "error: --metrics: writing \"" << path << "\" failed\n";
+    return false;
+  }
+  return true;
+}
+
 int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto flags =
-      ParseFlags(args, 1, {"cluster", "workload", "config", "output", "seed", "threads"}, err);
+  auto flags = ParseFlags(
+      args, 1, {"cluster", "workload", "config", "output", "seed", "threads", "metrics"}, err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kSimulateHelp;
@@ -247,8 +285,14 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   input.threads = static_cast<int>(threads);
   const auto settings = ReadReportSettings(*flags, err);
   if (!settings.has_value()) return kExitUsage;
-  return PrintReport(RunSimulation(input, settings->config), settings->json, SimulationJson,
-                     SimulationTable, out, err);
+  std::optional<std::ofstream> metrics_file;
+  if (!OpenMetricsFile(*flags, &metrics_file, err)) return kExitUsage;
+  input.collect_metrics = metrics_file.has_value();
+  const absl::StatusOr<SimulationReport> report = RunSimulation(input, settings->config);
+  if (!WriteMetricsFile(report, metrics_file, Get(*flags, "metrics").value_or(""), err)) {
+    return kExitFailure;
+  }
+  return PrintReport(report, settings->json, SimulationJson, SimulationTable, out, err);
 }
 
 int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -328,11 +372,11 @@ bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream
 }
 
 int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, std::ostream& err) {
-  auto flags = ParseFlags(
-      args, first,
-      {"config", "kubeconfig", "context", "health-bind-address", "leader-elect", "identity",
-       "kube-api-qps", "kube-api-burst", "bind-workers", "threads", "shutdown-grace"},
-      err);
+  auto flags = ParseFlags(args, first,
+                          {"config", "kubeconfig", "context", "health-bind-address",
+                           "metrics-bind-address", "leader-elect", "identity", "kube-api-qps",
+                           "kube-api-burst", "bind-workers", "threads", "shutdown-grace"},
+                          err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kRunHelp;
@@ -347,6 +391,13 @@ int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, s
       Get(*flags, "health-bind-address").value_or(options.health_bind_address);
   if (absl::Status address = ValidateBindAddress(options.health_bind_address); !address.ok()) {
     err << "error: --health-bind-address: " << address.message() << "\n";
+    return kExitUsage;
+  }
+  options.metrics_bind_address =
+      Get(*flags, "metrics-bind-address").value_or(options.metrics_bind_address);
+  if (absl::Status address = metrics::ValidateMetricsAddress(options.metrics_bind_address);
+      !address.ok()) {
+    err << "error: --metrics-bind-address: " << address.message() << "\n";
     return kExitUsage;
   }
   if (!ParseBool(*flags, "leader-elect", &options.leader_elect, err) ||

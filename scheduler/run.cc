@@ -33,6 +33,8 @@
 #include "scheduler/client/rest_client.h"
 #include "scheduler/health_server.h"
 #include "scheduler/leader_election.h"
+#include "scheduler/metrics/instrumentation.h"
+#include "scheduler/metrics/metrics_server.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/simulation.h"
 #include "scheduler/util/clock.h"
@@ -284,7 +286,7 @@ class Runner {
   int Run() {
     StopOnSignal signals(stop_);
     if (int code = Setup(); code != kExitOk) return code;
-    if (!StartHealth()) return kExitUsage;
+    if (!StartHealth() || !StartMetrics()) return kExitUsage;
     informers_->Start();
     LogInfo("waiting for the informers' initial lists");
     while (!informers_->WaitForSync(absl::Seconds(1))) {
@@ -312,6 +314,11 @@ class Runner {
     for (const std::string& warning : connection->warnings) LogWarning(warning);
     LogInfo(absl::StrCat("connecting to ", connection->rest.server, " (", connection->description,
                          ")"));
+    instrumentation_ = std::make_unique<metrics::Instrumentation>(&clock_, config_);
+    connection->rest.on_request = [metrics = &instrumentation_->metrics()](
+                                      std::string_view method, int status, double seconds) {
+      metrics->ObserveApiRequest(method, status, seconds);
+    };
     auto rest = client::RestClient::Create(connection->rest);
     if (!rest.ok()) {
       err_ << "error: " << rest.status().message() << "\n";
@@ -350,12 +357,14 @@ class Runner {
     deps.observer = reporter_.get();
     deps.threads = options_.threads > 0 ? options_.threads : DefaultFilterThreads();
     deps.deleter = deleter_.get();
+    instrumentation_->Instrument(deps);
     auto scheduler = Scheduler::Create(config_, deps);
     if (!scheduler.ok()) {
       err_ << "error: " << scheduler.status().message() << "\n";
       return kExitUsage;
     }
     scheduler_ = *std::move(scheduler);
+    instrumentation_->state().AttachScheduler(scheduler_.get());
 
     client::InformerOptions informer_options;
     // The informers watch ConfigMaps in one namespace: the scheduler's own (its lease's), unless
@@ -371,6 +380,7 @@ class Runner {
     ledger_store_ = std::make_unique<client::LedgerStore>(rest_.get());
     informers_ =
         std::make_unique<client::Informers>(rest_.get(), scheduler_.get(), informer_options);
+    instrumentation_->state().AttachInformers(informers_.get());
     if (std::optional<absl::Duration> interval = MetricsPollInterval(config_)) {
       metrics_poller_ =
           std::make_unique<client::MetricsPoller>(rest_.get(), scheduler_.get(), *interval);
@@ -394,6 +404,19 @@ class Runner {
     }
     health_ = *std::move(health);
     LogInfo(absl::StrCat("health probes on port ", health_->port()));
+    return true;
+  }
+
+  // /metrics, served while leading and on standby alike (as upstream).
+  bool StartMetrics() {
+    auto server = metrics::MetricsServer::Start(options_.metrics_bind_address,
+                                                instrumentation_->collectables());
+    if (!server.ok()) {
+      err_ << "error: " << server.status().message() << "\n";
+      return false;
+    }
+    metrics_server_ = *std::move(server);
+    LogInfo(absl::StrCat("metrics on port ", metrics_server_->port()));
     return true;
   }
 
@@ -580,6 +603,8 @@ class Runner {
   std::atomic<bool> lost_lease_{false};
   std::string identity_;
 
+  // Before everything that records into it (the REST client's callback, the scheduler).
+  std::unique_ptr<metrics::Instrumentation> instrumentation_;
   std::unique_ptr<client::RestClient> rest_;
   std::unique_ptr<client::ApiBinder> binder_;
   std::unique_ptr<client::ApiPodDeleter> deleter_;
@@ -608,6 +633,8 @@ class Runner {
   std::mutex scheduling_mu_;
   std::jthread ledger_thread_;      // guarded by scheduling_mu_
   std::jthread scheduling_thread_;  // guarded by scheduling_mu_
+  // Last, so destroyed first: no scrape reads the scheduler or the informers once they go.
+  std::unique_ptr<metrics::MetricsServer> metrics_server_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@ struct RunOptions {
   std::string kubeconfig;                  // --kubeconfig; else the config's, $KUBECONFIG, ...
   std::string context;                     // --context; else the kubeconfig's current-context
   std::string health_bind_address = "0.0.0.0:10259";
+  std::string metrics_bind_address = "0.0.0.0:10251";
   std::optional<bool> leader_elect;  // overrides leaderElection.leaderElect
   std::string identity;              // lease holder identity; "" = <hostname>_<uuid>
   std::optional<double> qps;         // override clientConnection.qps

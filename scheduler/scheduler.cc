@@ -57,6 +57,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   plugins::PluginHandle handle;
   handle.binder = deps.binder;
   handle.quota = s->quota_.get();
+  handle.metrics = deps.metrics;
   for (const auto& profile : config.profiles) {
     auto fw = runtime::Framework::Create(
         profile, handle, deps.registry != nullptr ? *deps.registry : plugins::Registry());
@@ -365,6 +366,9 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
                                       queue_->NominatedNodeOf(pod_info->key));
   if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
+    if (deps_.observer != nullptr) {
+      deps_.observer->OnNodeSelected(*popped, success->node->name(), SecondsSince(start));
+    }
     AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
     RunPostFilter(*fw, *state, pod_info, fit_error);
@@ -418,6 +422,10 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
   auto outcome = DryRunPostFilter(fw, state, *pod, *fit_error);
   if (!outcome.status.IsSuccess()) {
     fit_error->post_filter_message = outcome.status.Message();
+    if (outcome.clear_nomination && !queue_->NominatedNodeOf(pod->key).empty()) {
+      queue_->DeleteNominatedPod(pod->key);
+      if (deps_.observer != nullptr) deps_.observer->OnNominationCleared(*pod);
+    }
     return;
   }
   if (deps_.deleter == nullptr) {

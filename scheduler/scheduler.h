@@ -31,6 +31,9 @@ class SchedulingObserver {
   virtual ~SchedulingObserver() = default;
   // One scheduling attempt finished; `seconds` is its wall time.
   virtual void OnAttempt(const framework::PodInfo& pod, double seconds) {}
+  // The algorithm chose `node`, `seconds` after the cycle began (before assume and Reserve).
+  virtual void OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
+                              double seconds) {}
   virtual void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
                                int attempts) {}
   virtual void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) {}
@@ -80,6 +83,7 @@ struct SchedulerDeps {
   int threads = 0;                                 // filter/score threads; 0 = hardware concurrency
   client::PodDeleter* deleter = nullptr;           // evicts preemption victims; optional
   const plugins::RegistryMap* registry = nullptr;  // plugin factories; null = the built-in ones
+  metrics::SchedulerMetrics* metrics = nullptr;    // framework timings; optional
 };
 
 // The scheduler: consumes cluster events into the cache and the queue, and schedules one pod at a

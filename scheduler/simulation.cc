@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "scheduler/cluster/embedded_cluster.h"
+#include "scheduler/metrics/instrumentation.h"
+#include "scheduler/metrics/metrics_server.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/util/strings.h"
 
@@ -268,14 +270,18 @@ struct Simulation {
   DeferredBindExecutor binds;
   std::unique_ptr<Scheduler> scheduler;
 
-  // Builds the scheduler and delivers the initial list of objects to it.
+  // Builds the scheduler and delivers the initial list of objects to it, recording metrics into
+  // `instrumentation` when given.
   absl::Status Start(const config::Configuration& config, SchedulingObserver* observer,
-                     uint64_t seed, int threads) {
+                     uint64_t seed, int threads,
+                     metrics::Instrumentation* instrumentation = nullptr) {
     SchedulerDeps deps{&clock, &cluster, &binds, observer, seed, threads};
     deps.deleter = &cluster;
+    if (instrumentation != nullptr) instrumentation->Instrument(deps);
     auto created = Scheduler::Create(config, deps);
     if (!created.ok()) return created.status();
     scheduler = std::move(*created);
+    if (instrumentation != nullptr) instrumentation->state().AttachScheduler(scheduler.get());
     cluster.Watch(scheduler.get());
     cluster.DeliverEvents();
     return absl::OkStatus();
@@ -286,6 +292,7 @@ struct Simulation {
 
 absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
                                                const config::Configuration& config) {
+  std::optional<metrics::Instrumentation> instrumentation;  // outlives the scheduler using it
   Simulation sim;
   LoadedInput loaded;
   if (auto s = LoadFile(input.cluster_path, false, &sim.cluster, &loaded); !s.ok()) return s;
@@ -293,8 +300,13 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
     if (auto s = LoadFile(*input.workload_path, true, &sim.cluster, &loaded); !s.ok()) return s;
   }
   SimulationObserver observer;
+  if (input.collect_metrics) instrumentation.emplace(&sim.clock, config);
   // The initial list is delivered by Start, outside the timed run.
-  if (auto s = sim.Start(config, &observer, input.seed, input.threads); !s.ok()) return s;
+  if (auto s = sim.Start(config, &observer, input.seed, input.threads,
+                         instrumentation.has_value() ? &*instrumentation : nullptr);
+      !s.ok()) {
+    return s;
+  }
 
   const auto start = std::chrono::steady_clock::now();
   DriveToQuiescence(sim.cluster, *sim.scheduler, sim.binds, sim.clock);
@@ -314,6 +326,10 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   report.nodes = NodeResults(*sim.scheduler);
   report.watermark = FirstWatermark(*sim.scheduler, config);
   report.queues = sim.scheduler->quota().Usage();
+  if (instrumentation.has_value()) {
+    report.metrics_text = metrics::ScrapeText(instrumentation->collectables());
+    instrumentation->state().AttachScheduler(nullptr);
+  }
   return report;
 }
 

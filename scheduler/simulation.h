@@ -76,6 +76,8 @@ struct SimulationReport {
   std::vector<quota::QueueUsage> queues;
   // Input objects that were bad and skipped (the CLI's exit code reflects them).
   std::vector<api::DecodeProblem> problems;
+  // The final scrape of the run's metrics (Prometheus text format); set when asked for.
+  std::string metrics_text;
 };
 
 // Drives `scheduler` until no pod can make progress: nothing in activeQ or backoffQ, no bind in
@@ -91,7 +93,8 @@ struct SimulationInput {
   std::string cluster_path;
   std::optional<std::string> workload_path;
   uint64_t seed = 1;
-  int threads = 0;  // 0 = min(hardware threads, config parallelism)
+  int threads = 0;               // 0 = min(hardware threads, config parallelism)
+  bool collect_metrics = false;  // record metrics and put the final scrape in metrics_text
 };
 
 // Fatal errors (unreadable or malformed file, a scheduler that cannot be built from `config`) are

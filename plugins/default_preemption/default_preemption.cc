@@ -336,8 +336,11 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
     if (!run.error.IsSuccess()) {
       return Rejected(Status::Error(absl::StrCat("preemption: ", run.error.Message())));
     }
-    return RejectedWith(state, Code::kUnschedulable,
-                        Diagnosis(snapshot.nodes().size(), run.failed));
+    // No node would do: an earlier nomination of the pod is void (upstream clears it).
+    PostFilterOutcome outcome =
+        RejectedWith(state, Code::kUnschedulable, Diagnosis(snapshot.nodes().size(), run.failed));
+    outcome.clear_nomination = true;
+    return outcome;
   }
   // Upstream lists candidates without PDB violations before the others; the order only matters
   // among candidates tied on every score, which have equal violations, so it is kept as found.

@@ -329,6 +329,12 @@ std::optional<NodeResourcesFit::WatermarkStatus> NodeResourcesFit::ObserveWaterm
   return watermark_status_;
 }
 
+std::optional<NodeResourcesFit::WatermarkStatus> NodeResourcesFit::LastWatermark() const {
+  if (strategy_ != config::ScoringStrategyType::kWatermark) return std::nullopt;
+  absl::MutexLock lock(&watermark_mu_);
+  return watermark_status_;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Factory
 

@@ -107,6 +107,9 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   // Moves the kept mode by `snapshot`'s ratio and returns it; nullopt unless the strategy is
   // Watermark. Called by PreScore, and by explain/simulate to report the current state.
   std::optional<WatermarkStatus> ObserveWatermark(const framework::Snapshot& snapshot);
+  // The kept mode and the ratio that last moved it, without moving it (metrics read it when
+  // scraped); nullopt unless the strategy is Watermark.
+  std::optional<WatermarkStatus> LastWatermark() const;
 
  private:
   // Whether the filter ignores this resource (string look-ups: PreFilter only).

@@ -477,6 +477,15 @@ struct RestClient::Impl {
     }
   }
 
+  // Tells config.on_request about one exchange; `start` is absent for watches (not timed).
+  void Report(std::string_view method, const absl::StatusOr<HttpResponse>& result,
+              std::optional<SteadyTime> start) const {
+    if (!config.on_request) return;
+    const double seconds =
+        start.has_value() ? std::chrono::duration<double>(SteadyClock::now() - *start).count() : -1;
+    config.on_request(method, result.ok() ? result->status : 0, seconds);
+  }
+
   absl::StatusOr<HttpResponse> Do(const HttpRequest& request) {
     const absl::Duration timeout =
         request.timeout > absl::ZeroDuration() ? request.timeout : config.request_timeout;
@@ -491,7 +500,9 @@ struct RestClient::Impl {
       }
       absl::StatusOr<std::string> token = CurrentToken(request);
       if (!token.ok()) return token.status();
+      const SteadyTime attempt_start = SteadyClock::now();
       Attempt attempt = AttemptOnce(request, *token, deadline);
+      Report(request.method, attempt.result, attempt_start);
       std::optional<absl::Duration> retry_after;
       if (!attempt.result.ok()) {
         if (!attempt.retryable || retry >= max_retries) return attempt.result;
@@ -613,6 +624,7 @@ struct RestClient::Impl {
       absl::StatusOr<std::string> token = CurrentToken(request);
       if (!token.ok()) return token.status();
       absl::StatusOr<HttpResponse> result = WatchOnce(request, *token, on_line, stop);
+      Report("WATCH", result, std::nullopt);
       // A 401 carries no events yet, so one retry with a fresh token is safe.
       if (result.ok() && result->status == 401 && config.token && !token_refreshed &&
           !stop.stop_requested()) {

@@ -4,6 +4,7 @@
 // of keep-alive connections, a client-side token bucket, bearer tokens and retries. Beast and
 // Asio stay inside rest_client.cc (they are very slow to compile).
 
+#include <functional>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -43,6 +44,11 @@ struct RestConfig {
   int max_retries = 3;  // default for HttpRequest::max_retries == -1
   BackoffPolicy backoff;
   int max_idle_connections = 32;
+  // Told about every HTTP exchange (each retry counts): the method, the status code (0 when no
+  // response came) and how long it took; a watch is told when it ends, as method "WATCH" with a
+  // negative duration. Called on the requesting thread; must be thread-safe and quick. Empty =
+  // nobody (metrics set it).
+  std::function<void(std::string_view method, int status, double seconds)> on_request;
 };
 
 // Thread-safe: Do() and Watch() may be called concurrently from any number of threads on one

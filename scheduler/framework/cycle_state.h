@@ -43,8 +43,14 @@ class CycleState {
   void Erase(Key key);
   std::unique_ptr<CycleState> Clone() const;
 
+  // Whether this cycle's plugin calls are timed for scheduler_plugin_execution_duration_seconds
+  // (set by the framework runtime for a sample of cycles, as upstream; clones are never timed).
+  bool record_plugin_metrics() const { return record_plugin_metrics_; }
+  void set_record_plugin_metrics(bool record) { record_plugin_metrics_ = record; }
+
  private:
   std::vector<std::unique_ptr<StateData>> slots_;
+  bool record_plugin_metrics_ = false;
 };
 
 }  // namespace kubesched::framework

@@ -77,6 +77,9 @@ struct PostFilterOutcome {
   Status status;                     // Success when a node was nominated
   std::string nominated_node;        // set on success
   std::vector<std::string> victims;  // pod keys to remove
+  // On failure: the pod's earlier nomination no longer holds (upstream's PostFilterResult with an
+  // empty nominated node), so the scheduler drops it.
+  bool clear_nomination = false;
 };
 
 // What a PostFilter plugin may ask of the scheduler that runs it; valid during the call only.

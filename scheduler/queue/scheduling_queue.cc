@@ -131,6 +131,23 @@ bool HelpedByAssignedPod(const QueuedPodInfo& info) {
          std::find(plugins.begin(), plugins.end(), kInterPodAffinity) != plugins.end();
 }
 
+// The incoming-pods event of a cluster event (upstream's event labels).
+IncomingEvent IncomingEventOf(ClusterEvent event) {
+  switch (event) {
+    case ClusterEvent::kNodeAdded:
+      return IncomingEvent::kNodeAdd;
+    case ClusterEvent::kNodeUpdated:
+      return IncomingEvent::kNodeUpdate;
+    case ClusterEvent::kPodDeleted:
+      return IncomingEvent::kAssignedPodDelete;
+    case ClusterEvent::kAssignedPodAdded:
+      return IncomingEvent::kAssignedPodAdd;
+    case ClusterEvent::kUnschedulableTimeout:
+      return IncomingEvent::kUnschedulableTimeout;
+  }
+  return IncomingEvent::kUnschedulableTimeout;
+}
+
 // A popped pod not yet handed back. Changes that arrive meanwhile are kept here and applied when
 // it comes back (AddUnschedulable / AddBackoff), so they are neither lost nor double-queued.
 struct InFlight {
@@ -185,6 +202,13 @@ struct SchedulingQueue::Impl {
   }
 
   bool HasActive() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !active.empty(); }
+
+  // Pods that entered each sub-queue, by why (scheduler_queue_incoming_pods_total).
+  IncomingCounts incoming ABSL_GUARDED_BY(mu) = {};
+  void CountIncoming(IncomingEvent event, const Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const size_t queue = item->where == Where::kActive ? 0 : item->where == Where::kBackoff ? 1 : 2;
+    ++incoming[queue][static_cast<size_t>(event)];
+  }
 
   absl::Duration BackoffDuration(int32_t attempts) const {
     absl::Duration duration = options.initial_backoff;
@@ -255,7 +279,8 @@ struct SchedulingQueue::Impl {
     }
   }
 
-  void MoveToActiveOrBackoff(Item* item, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  void MoveToActiveOrBackoff(Item* item, absl::Time now, IncomingEvent event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     Detach(item);
     const absl::Time expiry = item->info.timestamp + BackoffDuration(item->info.attempts);
     if (now < expiry) {
@@ -263,6 +288,7 @@ struct SchedulingQueue::Impl {
     } else {
       PushActive(item);
     }
+    CountIncoming(event, item);
   }
 
   void EraseItem(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -298,7 +324,9 @@ void SchedulingQueue::Add(framework::PodInfoPtr pod) {
   QueuedPodInfo info;
   info.timestamp = impl_->clock->Now();
   info.pod_info = std::move(pod);
-  impl_->PushActive(impl_->NewItem(std::move(info)));
+  Item* item = impl_->NewItem(std::move(info));
+  impl_->PushActive(item);
+  impl_->CountIncoming(IncomingEvent::kPodAdd, item);
 }
 
 void SchedulingQueue::Update(framework::PodInfoPtr pod) {
@@ -315,7 +343,9 @@ void SchedulingQueue::Update(framework::PodInfoPtr pod) {
     QueuedPodInfo info;
     info.timestamp = impl_->clock->Now();
     info.pod_info = std::move(pod);
-    impl_->PushActive(impl_->NewItem(std::move(info)));
+    Item* item = impl_->NewItem(std::move(info));
+    impl_->PushActive(item);
+    impl_->CountIncoming(IncomingEvent::kPodUpdate, item);
     return;
   }
   Item* item = it->second.get();
@@ -331,6 +361,7 @@ void SchedulingQueue::Update(framework::PodInfoPtr pod) {
       if (PodChangedBeyondStatus(old->get(), item->info.pod_info->get())) {
         impl_->Detach(item);
         impl_->PushActive(item);
+        impl_->CountIncoming(IncomingEvent::kPodUpdate, item);
       }
       break;
   }
@@ -400,6 +431,7 @@ void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
   } else {
     PushUnschedulable(item);
   }
+  CountIncoming(IncomingEvent::kScheduleAttemptFailure, item);
 }
 
 void SchedulingQueue::AddUnschedulable(QueuedPodInfo pod, bool unschedulable) {
@@ -437,7 +469,8 @@ void SchedulingQueue::MoveAllToActiveOrBackoff(ClusterEvent event) {
   std::vector<Item*> moving(source.begin(), source.end());
   SortByQueueOrder(moving);
   const absl::Time now = impl_->clock->Now();
-  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
+  const IncomingEvent incoming = IncomingEventOf(event);
+  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now, incoming);
   if (affinity_only) {
     impl_->affinity_move_request_cycle = impl_->scheduling_cycle;
   } else {
@@ -461,14 +494,16 @@ void SchedulingQueue::MoveQuotaWaiters(const std::vector<std::string>& keys) {
   std::vector<Item*> moving(unique.begin(), unique.end());
   SortByQueueOrder(moving);
   const absl::Time now = impl_->clock->Now();
-  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
+  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now, IncomingEvent::kQuotaChange);
 }
 
 void SchedulingQueue::FlushBackoffCompleted() {
   absl::MutexLock lock(&impl_->mu);
   const absl::Time now = impl_->clock->Now();
   while (!impl_->backoff.empty() && impl_->backoff.top()->backoff_expiry <= now) {
-    impl_->PushActive(impl_->backoff.Pop());
+    Item* item = impl_->backoff.Pop();
+    impl_->PushActive(item);
+    impl_->CountIncoming(IncomingEvent::kBackoffComplete, item);
   }
 }
 
@@ -492,7 +527,9 @@ void SchedulingQueue::FlushUnschedulableLeftover() {
   moving.insert(moving.end(), quota_old.begin(), quota_old.end());
   if (moving.empty()) return;
   SortByQueueOrder(moving);
-  for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now);
+  for (Item* item : moving) {
+    impl_->MoveToActiveOrBackoff(item, now, IncomingEvent::kUnschedulableTimeout);
+  }
   impl_->move_request_cycle = impl_->scheduling_cycle;
 }
 
@@ -610,6 +647,49 @@ size_t SchedulingQueue::UnschedulableCount() const {
 size_t SchedulingQueue::QuotaWaitingCount() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->quota_waiting_count;
+}
+
+IncomingCounts SchedulingQueue::Incoming() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->incoming;
+}
+
+void SchedulingQueue::ForEachUnschedulable(
+    const std::function<void(const QueuedPodInfo&)>& visit) const {
+  absl::MutexLock lock(&impl_->mu);
+  for (const Item* item : impl_->unschedulable) visit(item->info);
+  absl::flat_hash_set<const Item*> seen;  // a quota waiter is listed under each of its keys
+  for (const auto& [key, items] : impl_->quota_waiting) {
+    for (const Item* item : items) {
+      if (seen.insert(item).second) visit(item->info);
+    }
+  }
+}
+
+std::string_view IncomingEventName(IncomingEvent event) {
+  switch (event) {
+    case IncomingEvent::kPodAdd:
+      return "PodAdd";
+    case IncomingEvent::kPodUpdate:
+      return "PodUpdate";
+    case IncomingEvent::kScheduleAttemptFailure:
+      return "ScheduleAttemptFailure";
+    case IncomingEvent::kBackoffComplete:
+      return "BackoffComplete";
+    case IncomingEvent::kNodeAdd:
+      return "NodeAdd";
+    case IncomingEvent::kNodeUpdate:
+      return "NodeUpdate";
+    case IncomingEvent::kAssignedPodDelete:
+      return "AssignedPodDelete";
+    case IncomingEvent::kAssignedPodAdd:
+      return "AssignedPodAdd";
+    case IncomingEvent::kUnschedulableTimeout:
+      return "UnschedulableTimeout";
+    case IncomingEvent::kQuotaChange:
+      return "QuotaChange";
+  }
+  return "Unknown";
 }
 
 std::vector<QueuedPodInfo> SchedulingQueue::PendingPods() const {

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -39,6 +42,27 @@ enum class ClusterEvent {
   kAssignedPodAdded,  // may satisfy pod affinity
   kUnschedulableTimeout,
 };
+
+// Why a pod entered activeQ, backoffQ or the unschedulable set, as upstream's
+// scheduler_queue_incoming_pods_total labels it ("PodAdd", "BackoffComplete", "NodeAdd", ...;
+// kQuotaChange, "QuotaChange", is kubesched's: queue quota freed room or changed).
+enum class IncomingEvent : uint8_t {
+  kPodAdd,
+  kPodUpdate,
+  kScheduleAttemptFailure,
+  kBackoffComplete,
+  kNodeAdd,
+  kNodeUpdate,
+  kAssignedPodDelete,
+  kAssignedPodAdd,
+  kUnschedulableTimeout,
+  kQuotaChange,
+};
+inline constexpr size_t kIncomingEventCount = 10;
+std::string_view IncomingEventName(IncomingEvent event);
+// Pods that entered each sub-queue by event: [0] activeQ, [1] backoffQ, [2] the unschedulable set
+// (quota waiters included), indexed by IncomingEvent.
+using IncomingCounts = std::array<std::array<uint64_t, kIncomingEventCount>, 3>;
 
 struct QueueOptions {
   absl::Duration initial_backoff = absl::Seconds(1);
@@ -129,6 +153,11 @@ class SchedulingQueue {
   size_t QuotaWaitingCount() const;
   // Every pod known to the queue (any sub-queue), for reporting.
   std::vector<QueuedPodInfo> PendingPods() const;
+  // How many pods entered each sub-queue, by event, since the queue was made (for metrics).
+  IncomingCounts Incoming() const;
+  // Calls `visit` for each pod in the unschedulable set, quota waiters included, under the queue's
+  // lock (for metrics, when scraped): `visit` must be quick and must not call the queue.
+  void ForEachUnschedulable(const std::function<void(const QueuedPodInfo&)>& visit) const;
 
  private:
   struct Impl;

@@ -1,9 +1,11 @@
 #include "scheduler/runtime/framework.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/api/symbol.h"
+#include "scheduler/metrics/scheduler_metrics.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::runtime {
@@ -36,7 +38,68 @@ Status Stamp(Status status, std::string_view plugin) {
   return status;
 }
 
+using metrics::ExtensionPoint;
+using SteadyClock = std::chrono::steady_clock;
+
+int64_t NanosecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - start).count();
+}
+
+double SecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+Code CodeOf(const Status& status) { return status.code(); }
+Code CodeOf(const framework::PreFilterOutcome& outcome) { return outcome.status.code(); }
+Code CodeOf(const framework::PostFilterOutcome& outcome) { return outcome.status.code(); }
+Code CodeOf(const PreFilterSummary& summary) { return summary.status.code(); }
+Code CodeOf(const PreScoreSummary& summary) { return summary.status.code(); }
+
+// Runs one extension point's plugins (`run`), observing the whole as upstream does when the
+// profile has metrics. `run` returns a Status-like result, or nothing (always Success).
+template <typename Run>
+auto ObservePoint(metrics::ProfileMetrics* metrics, ExtensionPoint point, Run&& run) {
+  using Result = decltype(run());
+  if (metrics == nullptr) return run();
+  const auto start = SteadyClock::now();
+  if constexpr (std::is_void_v<Result>) {
+    run();
+    metrics->ObserveExtensionPoint(point, Code::kSuccess, SecondsSince(start));
+  } else {
+    Result result = run();
+    metrics->ObserveExtensionPoint(point, CodeOf(result), SecondsSince(start));
+    return result;
+  }
+}
+
+// One plugin call (`call`), timed into `slot` when the cycle is sampled.
+template <typename Call>
+auto TimePlugin(metrics::PluginTimings* timings, int slot, const framework::CycleState& state,
+                Call&& call) {
+  using Result = decltype(call());
+  if (timings == nullptr || !state.record_plugin_metrics()) return call();
+  const auto start = SteadyClock::now();
+  if constexpr (std::is_void_v<Result>) {
+    call();
+    timings->Observe(slot, Code::kSuccess, NanosecondsSince(start));
+  } else {
+    Result result = call();
+    timings->Observe(slot, CodeOf(result), NanosecondsSince(start));
+    return result;
+  }
+}
+
 }  // namespace
+
+ScorePhaseTimer::ScorePhaseTimer(metrics::ProfileMetrics* metrics)
+    : metrics_(metrics),
+      start_(metrics != nullptr ? SteadyClock::now() : SteadyClock::time_point()) {}
+
+ScorePhaseTimer::~ScorePhaseTimer() {
+  if (metrics_ != nullptr) {
+    metrics_->ObserveExtensionPoint(ExtensionPoint::kScore, Code::kSuccess, SecondsSince(start_));
+  }
+}
 
 absl::StatusOr<std::unique_ptr<Framework>> Framework::Create(const config::Profile& profile,
                                                              const plugins::PluginHandle& handle,
@@ -182,7 +245,37 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
   std::vector<framework::ScorePlugin*> score_plugins;
   for (const auto& s : score_) score_plugins.push_back(s.plugin);
   score_pre_score_index_ = IndexOfSamePlugin(score_plugins, pre_score_);
+  if (handle.metrics != nullptr) ResolveMetrics(handle.metrics);
   return absl::OkStatus();
+}
+
+void Framework::ResolveMetrics(metrics::SchedulerMetrics* metrics) {
+  scheduler_metrics_ = metrics;
+  metrics_ = &metrics->Profile(profile_name_);
+  timings_ = &metrics->plugin_timings();
+  auto add = [this](ExtensionPoint point, const auto& plugins) {
+    auto& slots = slots_[static_cast<size_t>(point)];
+    for (const auto* plugin : plugins) slots.push_back(timings_->Register(plugin->Name(), point));
+  };
+  add(ExtensionPoint::kPreFilter, pre_filter_);
+  add(ExtensionPoint::kFilter, filter_);
+  add(ExtensionPoint::kPostFilter, post_filter_);
+  add(ExtensionPoint::kPreScore, pre_score_);
+  add(ExtensionPoint::kReserve, reserve_);
+  add(ExtensionPoint::kUnreserve, reserve_);
+  add(ExtensionPoint::kPermit, permit_);
+  add(ExtensionPoint::kPreBind, pre_bind_);
+  add(ExtensionPoint::kBind, bind_);
+  add(ExtensionPoint::kPostBind, post_bind_);
+  for (const auto& weighted : score_) {
+    const auto* plugin = weighted.plugin;
+    slots_[static_cast<size_t>(ExtensionPoint::kScore)].push_back(
+        timings_->Register(plugin->Name(), ExtensionPoint::kScore));
+    slots_[static_cast<size_t>(ExtensionPoint::kScoreExtensionNormalize)].push_back(
+        plugin->normalizer() == nullptr
+            ? -1
+            : timings_->Register(plugin->Name(), ExtensionPoint::kScoreExtensionNormalize));
+  }
 }
 
 framework::Status ExcludedByPreFilter(const PreFilterSummary& summary) {
@@ -198,6 +291,17 @@ PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
                                          const framework::PodInfo& pod,
                                          const framework::Snapshot& snapshot,
                                          std::string_view except) const {
+  if (!except.empty()) return RunPreFilterPlugins(state, pod, snapshot, except);
+  // A new cycle: upstream samples whether its plugin calls are timed here (schedulePod).
+  state.set_record_plugin_metrics(timings_ != nullptr && metrics::PluginTimings::SampleCycle());
+  return ObservePoint(metrics_, ExtensionPoint::kPreFilter,
+                      [&] { return RunPreFilterPlugins(state, pod, snapshot, except); });
+}
+
+PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
+                                                const framework::PodInfo& pod,
+                                                const framework::Snapshot& snapshot,
+                                                std::string_view except) const {
   PreFilterSummary summary;
   std::vector<bool> skipped_pre_filter(pre_filter_.size(), false);
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
@@ -205,7 +309,8 @@ PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
       skipped_pre_filter[i] = true;
       continue;
     }
-    auto outcome = pre_filter_[i]->PreFilter(state, pod, snapshot);
+    auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPreFilter, i), state,
+                              [&] { return pre_filter_[i]->PreFilter(state, pod, snapshot); });
     if (outcome.status.IsSkip()) {
       skipped_pre_filter[i] = true;
       continue;
@@ -237,6 +342,9 @@ PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
 Status Framework::RunFilter(const framework::CycleState& state, const framework::PodInfo& pod,
                             const framework::NodeInfo& node, const std::vector<bool>& skip,
                             std::vector<Status>* all_statuses) const {
+  if (state.record_plugin_metrics() && timings_ != nullptr && all_statuses == nullptr) {
+    return RunFilterTimed(state, pod, node, skip);
+  }
   Status first;
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) {
@@ -254,92 +362,164 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
   return first;
 }
 
+// The sampled cycles' Filter: one clock read per plugin boundary (the end of one call is the
+// start of the next), so a timed node costs (plugins + 1) reads and no lock or allocation.
+Status Framework::RunFilterTimed(const framework::CycleState& state, const framework::PodInfo& pod,
+                                 const framework::NodeInfo& node,
+                                 const std::vector<bool>& skip) const {
+  auto start = SteadyClock::now();
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    Status status = filter_[i]->Filter(state, pod, node);
+    const auto end = SteadyClock::now();
+    timings_->Observe(Slot(ExtensionPoint::kFilter, i), status.code(),
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+    start = end;
+    if (!status.IsSuccess()) return Stamp(std::move(status), filter_[i]->Name());
+  }
+  return Status();
+}
+
 framework::PostFilterOutcome Framework::RunPostFilter(
     framework::CycleState& state, const framework::PodInfo& pod,
     const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered,
     const framework::PostFilterHost& host) const {
-  framework::PostFilterOutcome last;
-  last.status = Status::Unschedulable("no PostFilter plugin could help");
-  for (auto* plugin : post_filter_) {
-    auto outcome = plugin->PostFilter(state, pod, snapshot, filtered, host);
-    outcome.status.set_plugin(plugin->Name());
-    if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
-    last = std::move(outcome);
+  // Upstream's DefaultPreemption counts every PostFilter run as a preemption attempt.
+  if (scheduler_metrics_ != nullptr && !post_filter_.empty()) {
+    scheduler_metrics_->CountPreemptionAttempt();
   }
-  return last;
+  return ObservePoint(metrics_, ExtensionPoint::kPostFilter, [&] {
+    framework::PostFilterOutcome last;
+    last.status = Status::Unschedulable("no PostFilter plugin could help");
+    for (size_t i = 0; i < post_filter_.size(); ++i) {
+      auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPostFilter, i), state, [&] {
+        return post_filter_[i]->PostFilter(state, pod, snapshot, filtered, host);
+      });
+      outcome.status.set_plugin(post_filter_[i]->Name());
+      if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
+      last = std::move(outcome);
+    }
+    return last;
+  });
 }
 
 PreScoreSummary Framework::RunPreScore(
     framework::CycleState& state, const framework::PodInfo& pod,
     const framework::Snapshot& snapshot,
     absl::Span<const framework::NodeInfo* const> feasible) const {
-  PreScoreSummary summary;
-  std::vector<bool> skipped(pre_score_.size(), false);
-  for (size_t i = 0; i < pre_score_.size(); ++i) {
-    Status status = pre_score_[i]->PreScore(state, pod, snapshot, feasible);
-    if (status.IsSkip()) {
-      skipped[i] = true;
-    } else if (!status.IsSuccess()) {
-      summary.status = Stamp(std::move(status), pre_score_[i]->Name());
-      return summary;
+  return ObservePoint(metrics_, ExtensionPoint::kPreScore, [&] {
+    PreScoreSummary summary;
+    std::vector<bool> skipped(pre_score_.size(), false);
+    for (size_t i = 0; i < pre_score_.size(); ++i) {
+      Status status = TimePlugin(timings_, Slot(ExtensionPoint::kPreScore, i), state, [&] {
+        return pre_score_[i]->PreScore(state, pod, snapshot, feasible);
+      });
+      if (status.IsSkip()) {
+        skipped[i] = true;
+      } else if (!status.IsSuccess()) {
+        summary.status = Stamp(std::move(status), pre_score_[i]->Name());
+        return summary;
+      }
     }
-  }
-  summary.skip_score.resize(score_.size(), false);
-  for (size_t i = 0; i < score_.size(); ++i) {
-    const int pre = score_pre_score_index_[i];
-    summary.skip_score[i] = pre >= 0 && skipped[pre];
-  }
-  return summary;
+    summary.skip_score.resize(score_.size(), false);
+    for (size_t i = 0; i < score_.size(); ++i) {
+      const int pre = score_pre_score_index_[i];
+      summary.skip_score[i] = pre >= 0 && skipped[pre];
+    }
+    return summary;
+  });
+}
+
+int64_t Framework::RunScoreTimed(size_t k, const framework::CycleState& state,
+                                 const framework::PodInfo& pod,
+                                 const framework::NodeInfo& node) const {
+  if (timings_ == nullptr) return score_[k].plugin->Score(state, pod, node);
+  const auto start = SteadyClock::now();
+  const int64_t score = score_[k].plugin->Score(state, pod, node);
+  timings_->Observe(Slot(ExtensionPoint::kScore, k), Code::kSuccess, NanosecondsSince(start));
+  return score;
+}
+
+void Framework::RunNormalizeScore(size_t k, const framework::CycleState& state,
+                                  const framework::PodInfo& pod, absl::Span<int64_t> scores) const {
+  const framework::ScoreNormalizer* normalizer = score_[k].plugin->normalizer();
+  if (normalizer == nullptr) return;
+  TimePlugin(timings_, Slot(ExtensionPoint::kScoreExtensionNormalize, k), state,
+             [&] { normalizer->NormalizeScore(state, pod, scores); });
 }
 
 Status Framework::RunReserve(framework::CycleState& state, const framework::PodInfo& pod,
                              std::string_view node) const {
-  for (auto* plugin : reserve_) {
-    Status status = plugin->Reserve(state, pod, node);
-    if (!status.IsSuccess()) return Stamp(std::move(status), plugin->Name());
-  }
-  return Status();
+  return ObservePoint(metrics_, ExtensionPoint::kReserve, [&] {
+    for (size_t i = 0; i < reserve_.size(); ++i) {
+      Status status = TimePlugin(timings_, Slot(ExtensionPoint::kReserve, i), state,
+                                 [&] { return reserve_[i]->Reserve(state, pod, node); });
+      if (!status.IsSuccess()) return Stamp(std::move(status), reserve_[i]->Name());
+    }
+    return Status();
+  });
 }
 
 void Framework::RunUnreserve(framework::CycleState& state, const framework::PodInfo& pod,
                              std::string_view node) const {
-  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node);
+  ObservePoint(metrics_, ExtensionPoint::kUnreserve, [&] {
+    for (size_t i = reserve_.size(); i-- > 0;) {
+      TimePlugin(timings_, Slot(ExtensionPoint::kUnreserve, i), state,
+                 [&] { reserve_[i]->Unreserve(state, pod, node); });
+    }
+  });
 }
 
 Status Framework::RunPermit(framework::CycleState& state, const framework::PodInfo& pod,
                             std::string_view node) const {
-  for (auto* plugin : permit_) {
-    Status status = plugin->Permit(state, pod, node);
-    if (status.code() == Code::kWait) {
-      status = Status::Unschedulable("permit wait is not supported");
+  return ObservePoint(metrics_, ExtensionPoint::kPermit, [&] {
+    for (size_t i = 0; i < permit_.size(); ++i) {
+      Status status = TimePlugin(timings_, Slot(ExtensionPoint::kPermit, i), state,
+                                 [&] { return permit_[i]->Permit(state, pod, node); });
+      if (status.code() == Code::kWait) {
+        status = Status::Unschedulable("permit wait is not supported");
+      }
+      if (!status.IsSuccess()) return Stamp(std::move(status), permit_[i]->Name());
     }
-    if (!status.IsSuccess()) return Stamp(std::move(status), plugin->Name());
-  }
-  return Status();
+    return Status();
+  });
 }
 
 Status Framework::RunPreBind(framework::CycleState& state, const framework::PodInfo& pod,
                              std::string_view node) const {
-  for (auto* plugin : pre_bind_) {
-    Status status = plugin->PreBind(state, pod, node);
-    if (!status.IsSuccess() && !status.IsSkip()) return Stamp(std::move(status), plugin->Name());
-  }
-  return Status();
+  return ObservePoint(metrics_, ExtensionPoint::kPreBind, [&] {
+    for (size_t i = 0; i < pre_bind_.size(); ++i) {
+      Status status = TimePlugin(timings_, Slot(ExtensionPoint::kPreBind, i), state,
+                                 [&] { return pre_bind_[i]->PreBind(state, pod, node); });
+      if (!status.IsSuccess() && !status.IsSkip()) {
+        return Stamp(std::move(status), pre_bind_[i]->Name());
+      }
+    }
+    return Status();
+  });
 }
 
 Status Framework::RunBind(framework::CycleState& state, const framework::PodInfo& pod,
                           std::string_view node) const {
-  for (auto* plugin : bind_) {
-    Status status = plugin->Bind(state, pod, node);
-    if (status.IsSkip()) continue;
-    return Stamp(std::move(status), plugin->Name());
-  }
-  return Status::Error("no bind plugin bound the pod");
+  return ObservePoint(metrics_, ExtensionPoint::kBind, [&] {
+    for (size_t i = 0; i < bind_.size(); ++i) {
+      Status status = TimePlugin(timings_, Slot(ExtensionPoint::kBind, i), state,
+                                 [&] { return bind_[i]->Bind(state, pod, node); });
+      if (status.IsSkip()) continue;
+      return Stamp(std::move(status), bind_[i]->Name());
+    }
+    return Status::Error("no bind plugin bound the pod");
+  });
 }
 
 void Framework::RunPostBind(framework::CycleState& state, const framework::PodInfo& pod,
                             std::string_view node) const {
-  for (auto* plugin : post_bind_) plugin->PostBind(state, pod, node);
+  ObservePoint(metrics_, ExtensionPoint::kPostBind, [&] {
+    for (size_t i = 0; i < post_bind_.size(); ++i) {
+      TimePlugin(timings_, Slot(ExtensionPoint::kPostBind, i), state,
+                 [&] { post_bind_[i]->PostBind(state, pod, node); });
+    }
+  });
 }
 
 absl::Status CheckQueueSortsAgree(const std::vector<std::unique_ptr<Framework>>& frameworks) {

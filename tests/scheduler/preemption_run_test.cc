@@ -119,10 +119,10 @@ void CreatePod(Api& api, const std::string& name, const std::string& priority_cl
 }
 
 std::unique_ptr<ChildProcess> StartScheduler(const TestApiProcess& server) {
-  auto process =
-      ChildProcess::Start({.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", server.kubeconfig(),
-                                    "--health-bind-address", "127.0.0.1:0", "--leader-elect",
-                                    "false", "--shutdown-grace", "5s"}});
+  auto process = ChildProcess::Start(
+      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", server.kubeconfig(),
+                "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0",
+                "--leader-elect", "false", "--shutdown-grace", "5s"}});
   REQUIRE(process.ok());
   return *std::move(process);
 }

@@ -406,6 +406,37 @@ TEST_CASE("a higher-priority preemptor takes over a lower one's nomination",
   CHECK(world.scheduler->queue().NominatedPodsForNode("a").empty());
 }
 
+TEST_CASE("a preemption that finds no candidate clears the pod's earlier nomination",
+          "[preemption][simulation]") {
+  World world;
+  world.Add(CpuNode("a", "4"));
+  world.Add(PodBuilder("low-1").Container({{"cpu", "2"}}).Priority(0).NodeName("a").Build());
+  world.Add(PodBuilder("low-2").Container({{"cpu", "2"}}).Priority(0).NodeName("a").Build());
+  world.Add(PodBuilder("mid").Container({{"cpu", "2"}}).Priority(10).Build());
+  world.cluster.DeliverEvents();
+  REQUIRE(world.scheduler->ScheduleOne());
+  world.binds.RunPending();
+  world.cluster.DeliverEvents();
+  REQUIRE(world.observer.preemptions.size() == 1);
+  REQUIRE(world.scheduler->queue().NominatedNodeOf("default/mid") == "a");
+
+  // Before mid comes back, the room goes to a pod of higher priority placed by someone else: no
+  // node has anything mid may preempt, so its nomination to a no longer holds.
+  REQUIRE(world.cluster.DeletePod("default", "low-1").ok());
+  world.Add(PodBuilder("system").Container({{"cpu", "4"}}).Priority(1000).NodeName("a").Build());
+  world.Run();
+  INFO(Describe(world.observer));
+  CHECK(world.observer.preemptions.size() == 1);
+  CHECK(world.observer.nominations_cleared == std::vector<std::string>{"default/mid"});
+  CHECK(world.scheduler->queue().NominatedNodeOf("default/mid").empty());
+  CHECK(world.scheduler->queue().NominatedPodsForNode("a").empty());
+  CHECK(world.NodeOf("default/mid").empty());
+  // Upstream's text, double full stop included.
+  CHECK(world.observer.messages.at("default/mid") ==
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No "
+        "preemption victims found for incoming pod..");
+}
+
 TEST_CASE("simulate reports the preemptions and leaves the victims out of the cluster",
           "[preemption][simulation]") {
   const testing::TempFile cluster(R"(apiVersion: scheduling.k8s.io/v1

@@ -142,10 +142,11 @@ std::string WaitForConditionMessage(Api& api, const std::string& pod, const std:
 std::unique_ptr<ChildProcess> StartScheduler(const TestApiProcess& server,
                                              const std::string& config_path,
                                              bool leader_elect = false) {
-  auto process = ChildProcess::Start(
-      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", server.kubeconfig(), "--config",
-                config_path, "--health-bind-address", "127.0.0.1:0", "--leader-elect",
-                leader_elect ? "true" : "false", "--shutdown-grace", "5s"}});
+  auto process =
+      ChildProcess::Start({.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", server.kubeconfig(),
+                                    "--config", config_path, "--health-bind-address", "127.0.0.1:0",
+                                    "--metrics-bind-address", "127.0.0.1:0", "--leader-elect",
+                                    leader_elect ? "true" : "false", "--shutdown-grace", "5s"}});
   REQUIRE(process.ok());
   return *std::move(process);
 }

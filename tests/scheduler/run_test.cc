@@ -147,11 +147,12 @@ struct SchedulerFlags {
 };
 
 std::unique_ptr<ChildProcess> StartScheduler(const SchedulerFlags& flags) {
-  std::vector<std::string> argv = {KUBESCHED_BINARY,        "run",
-                                   "--kubeconfig",          flags.kubeconfig,
-                                   "--health-bind-address", "127.0.0.1:0",
-                                   "--leader-elect",        flags.leader_elect ? "true" : "false",
-                                   "--shutdown-grace",      "5s"};
+  std::vector<std::string> argv = {KUBESCHED_BINARY,         "run",
+                                   "--kubeconfig",           flags.kubeconfig,
+                                   "--health-bind-address",  "127.0.0.1:0",
+                                   "--metrics-bind-address", "127.0.0.1:0",
+                                   "--leader-elect",         flags.leader_elect ? "true" : "false",
+                                   "--shutdown-grace",       "5s"};
   if (!flags.config_path.empty()) argv.insert(argv.end(), {"--config", flags.config_path});
   if (!flags.identity.empty()) argv.insert(argv.end(), {"--identity", flags.identity});
   auto process = ChildProcess::Start({.argv = argv});
