@@ -159,7 +159,19 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
       }
       with_nominated = &buffer;
     }
-    framework::Status status = fw.RunFilter(state, pod, *with_nominated, skip);
+    std::unique_ptr<framework::CycleState> state_with_nominated;
+    if (fw.HasActiveExtensions(skip)) {
+      state_with_nominated = state.Clone();
+      for (const auto& other : nominated->pods) {
+        if (!Counts(*other, pod)) continue;
+        framework::Status added = fw.RunPreFilterExtensionAddPod(*state_with_nominated, pod, *other,
+                                                                 *with_nominated, skip);
+        if (!added.IsSuccess()) return added;
+      }
+    }
+    framework::Status status =
+        fw.RunFilter(state_with_nominated != nullptr ? *state_with_nominated : state, pod,
+                     *with_nominated, skip);
     if (!status.IsSuccess()) return status;
   }
   return fw.RunFilter(state, pod, node, skip);
@@ -174,6 +186,7 @@ CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const std::vector
       resource_fit_runs_ = i >= skip.size() || !skip[i];
     }
   }
+  state_follows_pods_ = fw.HasActiveExtensions(skip);
 }
 
 framework::Status CycleFilterHost::RunFilters(const framework::CycleState& state,

@@ -77,7 +77,9 @@ class NominatedPods {
 // Runs `fw`'s filters for `pod` on `node`. When pods of priority >= the pod's (other than itself)
 // are nominated to the node, the filters must pass twice: with those pods added to a copy of the
 // node (they will take their room), and on the node as it is (a pod's affinity must not rest on
-// pods that are not there yet). `nominated` may be null. When `node` is the entry's snapshot node
+// pods that are not there yet). When a plugin with PreFilter extensions runs for the pod, the
+// first pass uses a copy of the cycle state that has seen the nominated pods added (upstream's
+// addGENominatedPods). `nominated` may be null. When `node` is the entry's snapshot node
 // and every nominated pod counts, the entry's `with_all` serves as the copy; otherwise the copy is
 // made in a buffer of the calling thread.
 framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
@@ -100,6 +102,17 @@ class CycleFilterHost final : public framework::PostFilterHost {
   framework::Status RunFilters(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo& what_if,
                                const framework::NodeInfo& node) const override;
+  bool StateFollowsPods() const override { return state_follows_pods_; }
+  framework::Status PodRemoved(framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::PodInfo& removed,
+                               const framework::NodeInfo& what_if) const override {
+    return fw_.RunPreFilterExtensionRemovePod(state, pod, removed, what_if, skip_);
+  }
+  framework::Status PodAdded(framework::CycleState& state, const framework::PodInfo& pod,
+                             const framework::PodInfo& added,
+                             const framework::NodeInfo& what_if) const override {
+    return fw_.RunPreFilterExtensionAddPod(state, pod, added, what_if, skip_);
+  }
   bool CannotFitWithout(const framework::CycleState& state, const framework::PodInfo& pod,
                         const framework::NodeInfo& node, const api::ResourceList& freed,
                         size_t freed_pods) const override;
@@ -113,6 +126,7 @@ class CycleFilterHost final : public framework::PostFilterHost {
   util::WorkerPool* const pool_;
   // Whether NodeResourcesFit's Filter runs in this cycle (CannotFitWithout relies on it).
   bool resource_fit_runs_ = false;
+  bool state_follows_pods_ = false;
 };
 
 }  // namespace kubesched::scheduler

@@ -13,15 +13,56 @@ using framework::Status;
 
 bool MoreImportantPtr(const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportant(*a, *b); }
 
-// Removes `pods` from the what-if node.
-Status RemoveAll(framework::NodeInfo& node, const std::vector<PodInfoPtr>& pods) {
-  for (const PodInfoPtr& pod : pods) {
-    if (absl::Status removed = node.RemovePod(*pod, node.generation()); !removed.ok()) {
+// The what-if copy of one node for one preemptor: the node (in the scratch buffers) and, when the
+// host says the PreFilter state follows the pods, the cycle state's own copy for this node.
+class WhatIf {
+ public:
+  WhatIf(const framework::CycleState& state, const framework::PodInfo& pod,
+         const framework::NodeInfo& original, const framework::PostFilterHost& host,
+         VictimScratch& scratch)
+      : cycle_state_(state), pod_(pod), original_(original), host_(host), scratch_(scratch) {
+    scratch_.node = original;  // reuses the buffers of the previous node's copy
+    scratch_.state.reset();
+    if (host_.StateFollowsPods()) scratch_.state = state.Clone();
+  }
+
+  Status Remove(const framework::PodInfo& victim) {
+    framework::NodeInfo& node = scratch_.node;
+    if (absl::Status removed = node.RemovePod(victim, node.generation()); !removed.ok()) {
       return Status::Error(util::Std(removed.message()));
     }
+    if (scratch_.state == nullptr) return Status::Success();
+    return host_.PodRemoved(*scratch_.state, pod_, victim, node);
   }
-  return Status::Success();
-}
+  Status RemoveAll(const std::vector<PodInfoPtr>& pods) {
+    for (const PodInfoPtr& victim : pods) {
+      if (Status removed = Remove(*victim); !removed.IsSuccess()) return removed;
+    }
+    return Status::Success();
+  }
+  Status Add(const PodInfoPtr& victim) {
+    framework::NodeInfo& node = scratch_.node;
+    node.AddPod(victim, node.generation());
+    if (scratch_.state == nullptr) return Status::Success();
+    return host_.PodAdded(*scratch_.state, pod_, *victim, node);
+  }
+  Status RunFilters() const {
+    const framework::CycleState& state = scratch_.state != nullptr ? *scratch_.state : cycle_state_;
+    return host_.RunFilters(state, pod_, scratch_.node, original_);
+  }
+  // The host's resource screen for the pods now off the node (scratch.freed / freed_pods).
+  bool CannotFit() const {
+    return host_.CannotFitWithout(cycle_state_, pod_, original_, scratch_.freed,
+                                  scratch_.freed_pods);
+  }
+
+ private:
+  const framework::CycleState& cycle_state_;
+  const framework::PodInfo& pod_;
+  const framework::NodeInfo& original_;
+  const framework::PostFilterHost& host_;
+  VictimScratch& scratch_;
+};
 
 // Sorts the node's pods that are below the preemptor into those it may preempt and the
 // NonPreemptible ones it may not.
@@ -44,18 +85,14 @@ void CollectPotentialVictims(const framework::PodInfo& pod, const framework::Nod
 
 // The node's verdict when the preemptor does not fit with every eligible pod removed: if removing
 // the NonPreemptible pods as well would make room, they are what stands in the way.
-Status WhyNoRoom(const framework::CycleState& state, const framework::PodInfo& pod,
-                 const framework::NodeInfo& original, Status rejection,
-                 const framework::PostFilterHost& host, VictimScratch& scratch) {
+Status WhyNoRoom(WhatIf& what_if, Status rejection, const VictimScratch& scratch) {
   if (rejection.code() == framework::Code::kError || scratch.protected_pods.empty()) {
     return rejection;
   }
-  if (Status removed = RemoveAll(scratch.node, scratch.protected_pods); !removed.IsSuccess()) {
+  if (Status removed = what_if.RemoveAll(scratch.protected_pods); !removed.IsSuccess()) {
     return removed;
   }
-  if (host.RunFilters(state, pod, scratch.node, original).IsSuccess()) {
-    return Status::Unschedulable(kReasonNonPreemptible);
-  }
+  if (what_if.RunFilters().IsSuccess()) return Status::Unschedulable(kReasonNonPreemptible);
   return rejection;
 }
 
@@ -76,41 +113,34 @@ bool QuotaFits(const VictimPolicy& policy, const std::vector<std::string>& remov
 }
 
 // Adds `victim` back; keeps it if the preemptor still fits (node and queue quota), else removes it
-// again and records it as a victim. False on an internal error (reported through `error`).
-bool Reprieve(const framework::CycleState& state, const framework::PodInfo& pod,
-              const framework::NodeInfo& original, const PodInfoPtr& victim,
-              const VictimPolicy& policy, const framework::PostFilterHost& host,
-              VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims, bool* fits,
-              Status* error) {
+// again and records it as a victim. Returns an Error status on an internal error.
+Status Reprieve(WhatIf& what_if, const PodInfoPtr& victim, const VictimPolicy& policy,
+                VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims,
+                bool* fits) {
   // The resource screen first: when it rules the victim's return out, no filter runs.
   scratch.freed.Subtract(victim->requests);
   --scratch.freed_pods;
-  if (host.CannotFitWithout(state, pod, original, scratch.freed, scratch.freed_pods)) {
+  if (what_if.CannotFit()) {
     scratch.freed.Add(victim->requests);
     ++scratch.freed_pods;
     *fits = false;
     victims->push_back(victim.get());
-    return true;
+    return Status::Success();
   }
-  framework::NodeInfo& node = scratch.node;
-  node.AddPod(victim, node.generation());
+  if (Status added = what_if.Add(victim); !added.IsSuccess()) return added;
   if (policy.quota != nullptr) {
     std::erase(scratch.removed, victim->key);
-    *fits = QuotaFits(policy, scratch.removed) &&
-            host.RunFilters(state, pod, node, original).IsSuccess();
+    *fits = QuotaFits(policy, scratch.removed) && what_if.RunFilters().IsSuccess();
     if (!*fits) scratch.removed.push_back(victim->key);
   } else {
-    *fits = host.RunFilters(state, pod, node, original).IsSuccess();
+    *fits = what_if.RunFilters().IsSuccess();
   }
-  if (*fits) return true;
+  if (*fits) return Status::Success();
   scratch.freed.Add(victim->requests);
   ++scratch.freed_pods;
-  if (absl::Status removed = node.RemovePod(*victim, node.generation()); !removed.ok()) {
-    *error = Status::Error(util::Std(removed.message()));
-    return false;
-  }
+  if (Status removed = what_if.Remove(*victim); !removed.IsSuccess()) return removed;
   victims->push_back(victim.get());
-  return true;
+  return Status::Success();
 }
 
 }  // namespace
@@ -175,16 +205,14 @@ Status SelectVictimsOnNode(const framework::CycleState& state, const framework::
   if (scratch.potential.empty() && scratch.protected_pods.empty()) {
     return Status::Unresolvable(kReasonNoVictims);
   }
-  scratch.node = node;  // reuses the buffers of the previous node's copy
-  if (Status removed = RemoveAll(scratch.node, scratch.potential); !removed.IsSuccess()) {
-    return removed;
-  }
+  WhatIf what_if(state, pod, node, host, scratch);
+  if (Status removed = what_if.RemoveAll(scratch.potential); !removed.IsSuccess()) return removed;
   if (scratch.potential.empty()) {
     // Only NonPreemptible pods are below the preemptor: the node is as it was.
-    return WhyNoRoom(state, pod, node, Status::Unresolvable(kReasonNoVictims), host, scratch);
+    return WhyNoRoom(what_if, Status::Unresolvable(kReasonNoVictims), scratch);
   }
-  if (Status fits = host.RunFilters(state, pod, scratch.node, node); !fits.IsSuccess()) {
-    return WhyNoRoom(state, pod, node, std::move(fits), host, scratch);
+  if (Status fits = what_if.RunFilters(); !fits.IsSuccess()) {
+    return WhyNoRoom(what_if, std::move(fits), scratch);
   }
   scratch.removed.clear();
   if (policy.quota != nullptr) {
@@ -197,16 +225,19 @@ Status SelectVictimsOnNode(const framework::CycleState& state, const framework::
   std::sort(scratch.potential.begin(), scratch.potential.end(), MoreImportantPtr);
   SplitByPdbViolation(pdbs, scratch);
   const size_t first_victim = victims->size();
-  Status error;
   bool fits = false;
   for (const PodInfoPtr& victim : scratch.violating) {
-    if (!Reprieve(state, pod, node, victim, policy, host, scratch, victims, &fits, &error))
-      return error;
+    if (Status status = Reprieve(what_if, victim, policy, scratch, victims, &fits);
+        !status.IsSuccess()) {
+      return status;
+    }
     if (!fits) ++*pdb_violations;
   }
   for (const PodInfoPtr& victim : scratch.non_violating) {
-    if (!Reprieve(state, pod, node, victim, policy, host, scratch, victims, &fits, &error))
-      return error;
+    if (Status status = Reprieve(what_if, victim, policy, scratch, victims, &fits);
+        !status.IsSuccess()) {
+      return status;
+    }
   }
   if (!scratch.violating.empty() && !scratch.non_violating.empty()) {
     std::sort(victims->begin() + static_cast<std::ptrdiff_t>(first_victim), victims->end(),

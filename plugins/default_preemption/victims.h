@@ -68,6 +68,8 @@ class PdbBudgets {
 // Buffers reused from node to node, so that a dry run allocates little once warm.
 struct VictimScratch {
   framework::NodeInfo node;  // the what-if copy
+  // The cycle state's copy for `node`, when the PreFilter state follows the pods (else null).
+  std::unique_ptr<framework::CycleState> state;
   std::vector<framework::PodInfoPtr> potential;
   std::vector<framework::PodInfoPtr> protected_pods;
   std::vector<framework::PodInfoPtr> violating;

@@ -23,9 +23,17 @@ using inter_pod_affinity::PackPair;
 using inter_pod_affinity::ResolvedTerms;
 using inter_pod_affinity::TermMatches;
 using inter_pod_affinity::TopologyMap;
+using inter_pod_affinity::UpdateDomain;
 
 // What Filter needs for one pod, computed once in PreFilter. The incoming pod's topology keys
 // are read from the PodInfo that Filter receives, so they are not copied here.
+// The incoming pod's required terms as resolved for the cycle, kept for the PreFilter extensions;
+// shared (never copied) by the state's clones, since ResolvedTerms points into itself.
+struct IncomingTerms {
+  ResolvedTerms affinity;
+  ResolvedTerms anti_affinity;
+};
+
 struct PreFilterState final : framework::StateData {
   // Pods with required anti-affinity whose terms select the incoming pod, per topology pair.
   TopologyMap existing_anti_affinity;
@@ -37,6 +45,10 @@ struct PreFilterState final : framework::StateData {
   // Whether the incoming pod matches all its own affinity terms: the first pod of a group that
   // must be co-located must not wait forever for a partner.
   bool matches_own_affinity = false;
+  std::shared_ptr<const IncomingTerms> incoming;
+  // The incoming pod's namespace labels, for matching the terms of pods added or removed.
+  api::LabelSet namespace_labels;
+  bool namespace_known = false;
 
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<PreFilterState>(*this);
@@ -71,10 +83,8 @@ TopologyMap CountExistingAntiAffinity(const api::Pod& pod, const Snapshot& snaps
 // and labels) rather than once per pod.
 class IncomingTermCounter {
  public:
-  IncomingTermCounter(const PodInfo& pod, const Snapshot& snapshot) {
-    for (const auto& term : pod.required_affinity) affinity_.Add(term, 0, snapshot);
-    for (const auto& term : pod.required_anti_affinity) anti_affinity_.Add(term, 0, snapshot);
-  }
+  explicit IncomingTermCounter(const IncomingTerms& terms)
+      : affinity_(terms.affinity), anti_affinity_(terms.anti_affinity) {}
 
   bool empty() const { return affinity_.empty() && anti_affinity_.empty(); }
   bool MatchesOwnAffinity(const api::Pod& pod) const { return affinity_.MatchesAll(pod); }
@@ -114,14 +124,20 @@ class IncomingTermCounter {
     return entry->second;
   }
 
-  ResolvedTerms affinity_;
-  ResolvedTerms anti_affinity_;
+  const ResolvedTerms& affinity_;
+  const ResolvedTerms& anti_affinity_;
   absl::flat_hash_map<framework::LabelGroupId, Matches> memo_;
 };
 
 // Walks every node: any pod may be selected by the incoming pod's terms.
 void CountIncomingTerms(const PodInfo& pod, const Snapshot& snapshot, PreFilterState& state) {
-  IncomingTermCounter counter(pod, snapshot);
+  auto incoming = std::make_shared<IncomingTerms>();
+  for (const auto& term : pod.required_affinity) incoming->affinity.Add(term, 0, snapshot);
+  for (const auto& term : pod.required_anti_affinity) {
+    incoming->anti_affinity.Add(term, 0, snapshot);
+  }
+  state.incoming = incoming;
+  IncomingTermCounter counter(*incoming);
   state.matches_own_affinity = counter.MatchesOwnAffinity(pod.get());
   if (counter.empty()) return;
   for (const NodeInfo* node : snapshot.nodes()) {
@@ -176,8 +192,51 @@ framework::PreFilterOutcome InterPodAffinity::PreFilter(CycleState& state, const
     return {Status::Skip(), {}};
   }
   CountIncomingTerms(pod, snapshot, *data);
+  if (const api::LabelSet* labels = snapshot.NamespaceLabels(pod.get().meta.namespace_symbol)) {
+    data->namespace_labels = *labels;
+    data->namespace_known = true;
+  }
   state.Write(PreFilterKey(), std::move(data));
   return {};
+}
+
+// Upstream's updateWithPod: the counts move by `delta` for a pod that joins or leaves `node`.
+Status InterPodAffinity::UpdateWithPod(CycleState& state, const PodInfo& pod,
+                                       const PodInfo& changed, const NodeInfo& node,
+                                       int64_t delta) const {
+  auto* data = state.ReadMutable<PreFilterState>(PreFilterKey());
+  if (data == nullptr) return Status::Error("InterPodAffinity: PreFilter state missing");
+  const api::LabelSet& labels = NodeLabels(node);
+  const api::LabelSet* namespace_labels = data->namespace_known ? &data->namespace_labels : nullptr;
+  for (const framework::AffinityTerm& term : changed.required_anti_affinity) {
+    if (TermMatches(term, pod.get(), namespace_labels)) {
+      UpdateDomain(data->existing_anti_affinity, labels, term.topology_key, delta);
+    }
+  }
+  if (data->incoming == nullptr) return Status::Success();
+  const IncomingTerms& incoming = *data->incoming;
+  if (incoming.affinity.MatchesAll(changed.get())) {
+    for (const auto& resolved : incoming.affinity.terms()) {
+      UpdateDomain(data->affinity, labels, resolved.term->topology_key, delta);
+    }
+  }
+  for (size_t i = 0; i < incoming.anti_affinity.terms().size(); ++i) {
+    if (incoming.anti_affinity.Matches(i, changed.get())) {
+      UpdateDomain(data->anti_affinity, labels,
+                   incoming.anti_affinity.terms()[i].term->topology_key, delta);
+    }
+  }
+  return Status::Success();
+}
+
+Status InterPodAffinity::AddPod(CycleState& state, const PodInfo& pod, const PodInfo& added,
+                                const NodeInfo& node) const {
+  return UpdateWithPod(state, pod, added, node, 1);
+}
+
+Status InterPodAffinity::RemovePod(CycleState& state, const PodInfo& pod, const PodInfo& removed,
+                                   const NodeInfo& node) const {
+  return UpdateWithPod(state, pod, removed, node, -1);
 }
 
 Status InterPodAffinity::Filter(const CycleState& state, const PodInfo& pod,

@@ -37,7 +37,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
                                public framework::PreScorePlugin,
                                public framework::ScorePlugin,
-                               public framework::ScoreNormalizer {
+                               public framework::ScoreNormalizer,
+                               public framework::PreFilterExtensions {
  public:
   explicit InterPodAffinity(const config::InterPodAffinityArgs& args) : args_(args) {}
 
@@ -51,6 +52,14 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   // Map look-ups only: no allocation, no strings. Error if PreFilter did not store its state.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // The counts follow pods added to or removed from a what-if node (preemption, nominated pods).
+  const framework::PreFilterExtensions* pre_filter_extensions() const override { return this; }
+  framework::Status AddPod(framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::PodInfo& added,
+                           const framework::NodeInfo& node) const override;
+  framework::Status RemovePod(framework::CycleState& state, const framework::PodInfo& pod,
+                              const framework::PodInfo& removed,
+                              const framework::NodeInfo& node) const override;
 
   // Adds every relevant term weight into a map keyed by topology pair (phase 1 of scoring).
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
@@ -65,6 +74,10 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                       absl::Span<int64_t> scores) const override;
 
  private:
+  framework::Status UpdateWithPod(framework::CycleState& state, const framework::PodInfo& pod,
+                                  const framework::PodInfo& changed,
+                                  const framework::NodeInfo& node, int64_t delta) const;
+
   const config::InterPodAffinityArgs args_;
 };
 

@@ -37,6 +37,17 @@ inline bool AddToDomain(TopologyMap& map, const api::LabelSet& labels, api::Symb
   return true;
 }
 
+// AddToDomain for the PreFilter extensions: a pair whose count drops to zero is erased, as
+// upstream does, since Filter tells "no such pods anywhere" by an empty map.
+inline void UpdateDomain(TopologyMap& map, const api::LabelSet& labels, api::Symbol key,
+                         int64_t delta) {
+  const std::optional<api::Symbol> value = labels.Get(key);
+  if (!value) return;
+  const auto it = map.try_emplace(PackPair(key, *value), 0).first;
+  it->second += delta;
+  if (it->second == 0) map.erase(it);
+}
+
 // The empty label set, for matching where upstream passes nil labels.
 const api::LabelSet& NoLabels();
 

@@ -192,13 +192,16 @@ namespace {
 // Terminating pods are on their way out and do not count (upstream #87621).
 bool Counts(const framework::LabelGroupCount& group, const Constraint& constraint,
             api::Symbol namespace_symbol) {
-  const api::Pod& sample = group.sample->get();
-  return !sample.meta.deletion_timestamp.has_value() &&
-         sample.meta.namespace_symbol == namespace_symbol &&
-         constraint.selector.Matches(sample.meta.labels);
+  return PodCounts(group.sample->get(), constraint, namespace_symbol);
 }
 
 }  // namespace
+
+bool PodCounts(const api::Pod& pod, const Constraint& constraint, api::Symbol namespace_symbol) {
+  return !pod.meta.deletion_timestamp.has_value() &&
+         pod.meta.namespace_symbol == namespace_symbol &&
+         constraint.selector.Matches(pod.meta.labels);
+}
 
 int64_t CountMatchingPods(const framework::NodeInfo& node, const Constraint& constraint,
                           api::Symbol namespace_symbol, SelectorMemo* memo) {

@@ -64,6 +64,10 @@ bool HasAllTopologyKeys(const api::LabelSet& labels, const std::vector<Constrain
 // so that a selector is evaluated once per distinct group instead of once per pod.
 using SelectorMemo = absl::flat_hash_map<framework::LabelGroupId, bool>;
 
+// Whether `pod` counts for `constraint` in a domain: in namespace `namespace_symbol`, not
+// terminating, selected (the caller checks selects_nothing).
+bool PodCounts(const api::Pod& pod, const Constraint& constraint, api::Symbol namespace_symbol);
+
 // Pods on `node` in namespace `namespace_symbol`, not terminating, selected by `constraint`;
 // counted by label group, with `memo` (null: match every group afresh).
 int64_t CountMatchingPods(const framework::NodeInfo& node, const Constraint& constraint,

@@ -115,4 +115,42 @@ Status PodTopologySpread::Filter(const CycleState& state, const PodInfo& pod,
   return Status::Success();
 }
 
+namespace {
+
+// Upstream's updateWithPod: a pod that joins or leaves an eligible domain moves its count (and the
+// global minimum) by `delta`.
+Status UpdateWithPod(CycleState& state, const PodInfo& pod, const PodInfo& changed,
+                     const NodeInfo& node, int64_t delta) {
+  auto* data = state.ReadMutable<PreFilterState>(PreFilterKey());
+  if (data == nullptr) return Status::Error("PodTopologySpread: PreFilter state missing");
+  const api::Node* n = node.node();
+  if (n == nullptr || !HasAllTopologyKeys(n->meta.labels, data->constraints)) {
+    return Status::Success();
+  }
+  const pod_topology_spread::RequiredNodeAffinity affinity(pod.get());
+  for (size_t i = 0; i < data->constraints.size(); ++i) {
+    const Constraint& c = data->constraints[i];
+    if (c.selects_nothing || !MatchesInclusionPolicies(c, pod.get(), *n, affinity)) continue;
+    if (!pod_topology_spread::PodCounts(changed.get(), c, pod.get().meta.namespace_symbol)) {
+      continue;
+    }
+    ConstraintCounts& counts = data->counts[i];
+    counts.per_domain[*n->meta.labels.Get(c.topology_key)] += delta;
+    counts.min_match = GlobalMinimum(counts, c.min_domains);
+  }
+  return Status::Success();
+}
+
+}  // namespace
+
+Status PodTopologySpread::AddPod(CycleState& state, const PodInfo& pod, const PodInfo& added,
+                                 const NodeInfo& node) const {
+  return UpdateWithPod(state, pod, added, node, 1);
+}
+
+Status PodTopologySpread::RemovePod(CycleState& state, const PodInfo& pod, const PodInfo& removed,
+                                    const NodeInfo& node) const {
+  return UpdateWithPod(state, pod, removed, node, -1);
+}
+
 }  // namespace kubesched::plugins

@@ -51,7 +51,8 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::FilterPlugin,
                                 public framework::PreScorePlugin,
                                 public framework::ScorePlugin,
-                                public framework::ScoreNormalizer {
+                                public framework::ScoreNormalizer,
+                                public framework::PreFilterExtensions {
  public:
   explicit PodTopologySpread(const config::PodTopologySpreadArgs& args);
 
@@ -65,6 +66,15 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   // Map look-ups only: no allocation, no strings.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // The domain counts follow pods added to or removed from a what-if node (preemption, nominated
+  // pods).
+  const framework::PreFilterExtensions* pre_filter_extensions() const override { return this; }
+  framework::Status AddPod(framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::PodInfo& added,
+                           const framework::NodeInfo& node) const override;
+  framework::Status RemovePod(framework::CycleState& state, const framework::PodInfo& pod,
+                              const framework::PodInfo& removed,
+                              const framework::NodeInfo& node) const override;
 
   // Counts, per ScheduleAnyway constraint, the matching pods in the domains of the feasible
   // nodes. Skip when the pod has no ScheduleAnyway constraint.

@@ -51,12 +51,26 @@ struct PreFilterOutcome {
   PreFilterResult result;
 };
 
+// Upstream's PreFilterExtensions: keep a plugin's PreFilter state true to a what-if node when
+// pods are added to it (nominated pods) or removed from it (preemption's victims). Called on a
+// copy of the cycle state made for that node, never on the cycle's own state.
+class PreFilterExtensions {
+ public:
+  virtual ~PreFilterExtensions() = default;
+  virtual Status AddPod(CycleState& state, const PodInfo& pod, const PodInfo& added,
+                        const NodeInfo& node) const = 0;
+  virtual Status RemovePod(CycleState& state, const PodInfo& pod, const PodInfo& removed,
+                           const NodeInfo& node) const = 0;
+};
+
 class PreFilterPlugin : public virtual Plugin {
  public:
   // Once per cycle, before any Filter. Skip means this plugin's Filter is not called for the pod.
   // A rejection here rejects every node with the same status.
   virtual PreFilterOutcome PreFilter(CycleState& state, const PodInfo& pod,
                                      const Snapshot& snapshot) = 0;
+  // Null for a plugin whose PreFilter state does not depend on the pods of any node.
+  virtual const PreFilterExtensions* pre_filter_extensions() const { return nullptr; }
 };
 
 class FilterPlugin : public virtual Plugin {
@@ -97,6 +111,19 @@ class PostFilterHost {
   // of its pods gone, whose requests sum to `freed`: judged on cpu, memory, ephemeral storage and
   // the pod count as NodeResourcesFit judges them, nominated pods counted as RunFilters counts
   // them. False when unsure (the default).
+  // Whether the cycle's PreFilter state must follow the pods of a what-if node (a plugin with
+  // PreFilter extensions runs for this pod). Then the caller gives every what-if node its own
+  // copy of the state, reports each pod it removes or adds back with PodRemoved / PodAdded, and
+  // runs the filters with that copy.
+  virtual bool StateFollowsPods() const { return false; }
+  virtual Status PodRemoved(CycleState& /*state*/, const PodInfo& /*pod*/,
+                            const PodInfo& /*removed*/, const NodeInfo& /*what_if*/) const {
+    return Status::Success();
+  }
+  virtual Status PodAdded(CycleState& /*state*/, const PodInfo& /*pod*/, const PodInfo& /*added*/,
+                          const NodeInfo& /*what_if*/) const {
+    return Status::Success();
+  }
   virtual bool CannotFitWithout(const CycleState& /*state*/, const PodInfo& /*pod*/,
                                 const NodeInfo& /*node*/, const api::ResourceList& /*freed*/,
                                 size_t /*freed_pods*/) const {

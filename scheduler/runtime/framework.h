@@ -96,6 +96,22 @@ class Framework {
                                 const framework::Snapshot& snapshot,
                                 std::string_view except = {}) const;
 
+  // Whether a plugin with PreFilter extensions ran its PreFilter in the cycle whose filter skips
+  // are `skip`: then the PreFilter state depends on the pods of each node.
+  bool HasActiveExtensions(const std::vector<bool>& skip) const;
+  // Upstream's RunPreFilterExtensionAddPod / RemovePod over the plugins that were not skipped;
+  // the first failure is returned, stamped with its plugin.
+  framework::Status RunPreFilterExtensionAddPod(framework::CycleState& state,
+                                                const framework::PodInfo& pod,
+                                                const framework::PodInfo& added,
+                                                const framework::NodeInfo& node,
+                                                const std::vector<bool>& skip) const;
+  framework::Status RunPreFilterExtensionRemovePod(framework::CycleState& state,
+                                                   const framework::PodInfo& pod,
+                                                   const framework::PodInfo& removed,
+                                                   const framework::NodeInfo& node,
+                                                   const std::vector<bool>& skip) const;
+
   // Runs the filter plugins on one node in order. Stops at the first non-success unless
   // `all_statuses` is given, in which case every plugin runs and each status is appended.
   framework::Status RunFilter(const framework::CycleState& state, const framework::PodInfo& pod,
@@ -115,7 +131,7 @@ class Framework {
                               absl::Span<const framework::NodeInfo* const> feasible) const;
 
   // Score plugin `k` (index into score_plugins()) on one node. Inline: it runs per node, and
-  // costs one predictable branch more than calling the plugin unless the cycle is timed.
+  // costs one predictable branch more than calling the plugin unless the cycle is sampled.
   int64_t RunScore(size_t k, const framework::CycleState& state, const framework::PodInfo& pod,
                    const framework::NodeInfo& node) const {
     if (state.record_plugin_metrics()) [[unlikely]] {
@@ -176,6 +192,14 @@ class Framework {
   std::vector<framework::FilterPlugin*> filter_;
   // For each filter plugin, the index of the same plugin in pre_filter_ (or -1).
   std::vector<int> filter_pre_filter_index_;
+  // The PreFilter plugins with extensions, each with the index of its Filter (whose skip flag
+  // says whether its PreFilter ran).
+  struct Extension {
+    const framework::PreFilterExtensions* extensions = nullptr;
+    std::string_view name;
+    size_t filter_index = 0;
+  };
+  std::vector<Extension> extensions_;
   std::vector<framework::PostFilterPlugin*> post_filter_;
   std::vector<framework::PreScorePlugin*> pre_score_;
   std::vector<WeightedScorePlugin> score_;

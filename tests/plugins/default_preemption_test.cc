@@ -103,6 +103,17 @@ class CountingHost final : public framework::PostFilterHost {
                         size_t freed_pods) const override {
     return inner_.CannotFitWithout(state, pod, node, freed, freed_pods);
   }
+  bool StateFollowsPods() const override { return inner_.StateFollowsPods(); }
+  framework::Status PodRemoved(framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::PodInfo& removed,
+                               const framework::NodeInfo& what_if) const override {
+    return inner_.PodRemoved(state, pod, removed, what_if);
+  }
+  framework::Status PodAdded(framework::CycleState& state, const framework::PodInfo& pod,
+                             const framework::PodInfo& added,
+                             const framework::NodeInfo& what_if) const override {
+    return inner_.PodAdded(state, pod, added, what_if);
+  }
   void ParallelFor(size_t n, const std::function<void(size_t, size_t)>& fn) const override {
     inner_.ParallelFor(n, fn);
   }
@@ -804,6 +815,97 @@ TEST_CASE("NonPreemptible training jobs are never victims below the override",
     CHECK(h.Preempt(online, plugin.get()).victims.size() == 1);
     CHECK(h.Preempt({"below", "2", 9999}, plugin.get()).victims.empty());
   }
+}
+
+}  // namespace
+}  // namespace kubesched::plugins
+
+namespace kubesched::plugins {
+namespace {
+
+// app=<value>, as a selector.
+api::LabelSelector AppIs(const std::string& value) {
+  api::Requirement requirement;
+  requirement.key = api::Intern("app");
+  requirement.op = api::SelectorOperator::kIn;
+  requirement.values = {api::Intern(value)};
+  return api::LabelSelector{{requirement}};
+}
+
+// A required (anti-)affinity term on `key` selecting app=<value>.
+std::function<void(api::Pod&)> AntiAffinityTo(const std::string& value, const std::string& key) {
+  return [value, key](api::Pod& pod) {
+    api::PodAffinityTerm term;
+    term.label_selector = AppIs(value);
+    term.topology_key = api::Intern(key);
+    pod.spec.affinity.emplace().pod_anti_affinity.emplace().required.push_back(std::move(term));
+  };
+}
+
+// Upstream's PreFilter extensions: removing victims from a what-if node must be seen by the state
+// InterPodAffinity and PodTopologySpread computed once for the whole cluster.
+TEST_CASE("DefaultPreemption removes pods that stand in the way of pod anti-affinity",
+          "[plugins][preemption]") {
+  SECTION("the preemptor's own anti-affinity") {
+    Harness h;
+    h.Node("n1", "4", [](NodeBuilder& n) { n.Label("kubernetes.io/hostname", "n1"); })
+        .Pod("n1", {"x", "1", 0, 1, {{"app", "x"}}})
+        .Pod("n1", {"other", "1", 0, 1, {{"app", "y"}}});
+    const Result result = h.Preempt(
+        {"p", "1", 10, {}, {}, false, false, AntiAffinityTo("x", "kubernetes.io/hostname")});
+    CHECK(result.node == "n1");
+    CHECK(result.victims == std::vector<std::string>{"default/x"});
+  }
+  SECTION("an existing pod's anti-affinity against the preemptor") {
+    Harness h;
+    h.Node("n1", "4", [](NodeBuilder& n) { n.Label("kubernetes.io/hostname", "n1"); })
+        .Pod("n1", {"guard",
+                    "1",
+                    0,
+                    1,
+                    {{"app", "guard"}},
+                    false,
+                    false,
+                    AntiAffinityTo("p", "kubernetes.io/hostname")});
+    const Result result = h.Preempt({"p", "1", 10, {}, {{"app", "p"}}});
+    CHECK(result.victims == std::vector<std::string>{"default/guard"});
+  }
+  SECTION("a higher-priority pod in the way is not removed") {
+    Harness h;
+    h.Node("n1", "4", [](NodeBuilder& n) {
+       n.Label("kubernetes.io/hostname", "n1");
+     }).Pod("n1", {"x", "1", 20, 1, {{"app", "x"}}});
+    const Result result = h.Preempt(
+        {"p", "1", 10, {}, {}, false, false, AntiAffinityTo("x", "kubernetes.io/hostname")});
+    CHECK(result.victims.empty());
+    CHECK(result.message ==
+          "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.");
+  }
+}
+
+TEST_CASE("DefaultPreemption removes pods that skew a topology spread constraint",
+          "[plugins][preemption]") {
+  // Two zones of one node each: zone a holds two matching pods of low priority, zone b is full with
+  // one matching pod of high priority. Placing the preemptor in a skews 2 + 1 - 1 > 1; with one
+  // matching pod of a removed it is 1 + 1 - 1, within maxSkew.
+  Harness h;
+  h.Node("a1", "8", [](NodeBuilder& n) { n.Label("zone", "a"); })
+      .Pod("a1", {"m1", "1", 0, 1, {{"app", "web"}}})
+      .Pod("a1", {"m2", "1", 0, 2, {{"app", "web"}}})
+      .Node("b1", "1", [](NodeBuilder& n) { n.Label("zone", "b"); })
+      .Pod("b1", {"filler", "1", 100, 1, {{"app", "web"}}});
+  const auto spread = [](api::Pod& pod) {
+    api::TopologySpreadConstraint c;
+    c.max_skew = 1;
+    c.topology_key = api::Intern("zone");
+    c.when_unsatisfiable = api::UnsatisfiableConstraintAction::kDoNotSchedule;
+    c.label_selector = AppIs("web");
+    pod.spec.topology_spread_constraints.push_back(std::move(c));
+  };
+  const Result result = h.Preempt({"p", "1", 10, {}, {{"app", "web"}}, false, false, spread});
+  CHECK(result.node == "a1");
+  // One victim is enough; the reprieve keeps the more important (earlier started) m1.
+  CHECK(result.victims == std::vector<std::string>{"default/m2"});
 }
 
 }  // namespace

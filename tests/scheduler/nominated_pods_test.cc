@@ -208,5 +208,48 @@ TEST_CASE("CycleFilterHost::CannotFitWithout never passes over a node that would
   CHECK(kept > 20);
 }
 
+// Upstream's addGENominatedPods: the PreFilter state sees the nominated pods too, so a pod whose
+// anti-affinity selects a pod nominated to the node does not fit there.
+TEST_CASE("Nominated pods are seen by InterPodAffinity's PreFilter state", "[nominated]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder(&snapshot);
+  NodeBuilder node("n1");
+  node.Capacity({{"cpu", "4"}, {"memory", "64Gi"}, {"pods", "110"}})
+      .Label("kubernetes.io/hostname", "n1");
+  builder.Upsert("n1")->SetNode(node.Ptr(), 1);
+  builder.RebuildLists();
+  builder.RecomputeClusterTotals();
+  const framework::NodeInfo* n1 = snapshot.Get("n1");
+
+  api::Requirement app_x;
+  app_x.key = api::Intern("app");
+  app_x.op = api::SelectorOperator::kIn;
+  app_x.values = {api::Intern("x")};
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{{app_x}};
+  term.topology_key = api::Intern("kubernetes.io/hostname");
+  api::Affinity anti;
+  anti.pod_anti_affinity.emplace().required.push_back(term);
+  const auto pod = framework::MakePodInfo(
+      PodBuilder("p").Container({{"cpu", "1"}}).Priority(1).Affinity(anti).Ptr(), 1);
+  const auto waiting = framework::MakePodInfo(
+      PodBuilder("w").Container({{"cpu", "1"}}).Priority(5).Label("app", "x").Ptr(), 5);
+
+  framework::CycleState state;
+  const auto pre = (*fw)->RunPreFilter(state, *pod, snapshot);
+  REQUIRE(pre.status.IsSuccess());
+  NominatedPods nominated;
+  CHECK(RunFiltersWithNominated(**fw, state, *pod, *n1, pre.skip_filter, nullptr).IsSuccess());
+  nominated.Reset({{"n1", {waiting}}}, snapshot);
+  const framework::Status status =
+      RunFiltersWithNominated(**fw, state, *pod, *n1, pre.skip_filter, nominated.For(n1));
+  CHECK(status.code() == framework::Code::kUnschedulable);
+  CHECK(status.Message() == "node(s) didn't match pod anti-affinity rules");
+  // The cycle's own state is untouched: without the nomination the node fits again.
+  CHECK(RunFiltersWithNominated(**fw, state, *pod, *n1, pre.skip_filter, nullptr).IsSuccess());
+}
+
 }  // namespace
 }  // namespace kubesched::scheduler
