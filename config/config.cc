@@ -34,7 +34,7 @@ constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
 // The fields kubesched reads, then upstream's others: accepted so that kube-scheduler configs
 // load unchanged. Anything else is an error, as upstream's strict decoding makes it.
-constexpr std::array<std::string_view, 17> kTopLevelFields = {
+constexpr std::array<std::string_view, 19> kTopLevelFields = {
     "apiVersion",
     "kind",
     "profiles",
@@ -44,7 +44,9 @@ constexpr std::array<std::string_view, 17> kTopLevelFields = {
     "parallelism",
     "leaderElection",
     "clientConnection",
-    "queues",  // kubesched's own
+    "queues",           // kubesched's own
+    "policies",         // kubesched's own
+    "policyConfigMap",  // kubesched's own
     // Upstream's other fields, accepted and ignored here.
     "healthzBindAddress",
     "metricsBindAddress",
@@ -184,17 +186,7 @@ Profile DecodeProfile(Reader& r, const YAML::Node& node, std::string_view path) 
   if (!r.Map(node, path, kProfileFields)) return profile;
   r.String(Get(node, "schedulerName"), Field(path, "schedulerName"), &profile.scheduler_name);
   if (profile.scheduler_name.empty()) profile.scheduler_name = std::string(kDefaultSchedulerName);
-  profile.plugins = DecodePlugins(r, Get(node, "plugins"), Field(path, "plugins"));
-  DecodePluginConfig(r, Get(node, "pluginConfig"), Field(path, "pluginConfig"),
-                     &profile.plugin_config);
-  const YAML::Node percentage = Get(node, "percentageOfNodesToScore");
-  if (HasValue(percentage)) {
-    const std::string percentage_path = Field(path, "percentageOfNodesToScore");
-    int32_t value = 0;
-    r.Int32(percentage, percentage_path, &value);
-    r.InRange(value, percentage_path, 0, 100);
-    profile.percentage_of_nodes_to_score = value;
-  }
+  DecodeProfileBody(r, node, path, &profile);
   return profile;
 }
 
@@ -310,6 +302,9 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
   DecodeLeaderElection(r, Get(root, "leaderElection"), &config.leader_election);
   DecodeProfiles(r, Get(root, "profiles"), &config.profiles);
   DecodeQueuesSection(r, Get(root, "queues"), "queues", /*in_file=*/true, &config.queues);
+  DecodePoliciesSection(r, Get(root, "policies"), "policies", &config.policies);
+  DecodePolicyConfigMap(r, Get(root, "policyConfigMap"), "policyConfigMap",
+                        &config.policy_config_map);
   if (!r.ok()) return r.status();
   if (config.profiles.empty()) config.profiles.emplace_back();
   const Plugins defaults = DefaultPlugins();
@@ -320,6 +315,20 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
 }
 
 }  // namespace
+
+void DecodeProfileBody(Reader& r, const YAML::Node& node, std::string_view path, Profile* out) {
+  out->plugins = DecodePlugins(r, Get(node, "plugins"), Field(path, "plugins"));
+  DecodePluginConfig(r, Get(node, "pluginConfig"), Field(path, "pluginConfig"),
+                     &out->plugin_config);
+  const YAML::Node percentage = Get(node, "percentageOfNodesToScore");
+  if (HasValue(percentage)) {
+    const std::string percentage_path = Field(path, "percentageOfNodesToScore");
+    int32_t value = 0;
+    r.Int32(percentage, percentage_path, &value);
+    r.InRange(value, percentage_path, 0, 100);
+    out->percentage_of_nodes_to_score = value;
+  }
+}
 
 Configuration DefaultConfiguration() {
   Configuration config;

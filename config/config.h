@@ -82,6 +82,13 @@ struct LeaderElection {
   std::string resource_namespace = "kube-system";
 };
 
+// A per-pod scheduling policy (config/policies.h). Only declared here: a Policy holds a Profile,
+// so policies.h needs this header, and it is included at the end of this one.
+struct Policy;
+
+// Where the watched ConfigMap of policies lives (policyConfigMap); empty: no ConfigMap.
+using PolicyConfigMap = ObjectRef;
+
 struct Configuration {
   std::vector<Profile> profiles;
   ClientConnection client_connection;
@@ -93,6 +100,10 @@ struct Configuration {
   // kubesched's own section: hierarchical queue quota. Absent: every pod goes to
   // root.<namespace>, limited only by namespace annotations.
   QueuesConfig queues;
+  // kubesched's own sections: per-pod policies (DESIGN.md "Policies (per-pod)") written in the
+  // file, and the ConfigMap whose data keys add more.
+  std::vector<Policy> policies;
+  PolicyConfigMap policy_config_map;
 };
 
 // Upstream's default plugin set (the plugins kubesched has), as a multiPoint list with weights.
@@ -115,3 +126,6 @@ absl::StatusOr<PluginArgs> ParsePluginArgs(std::string_view plugin_name, std::st
 PluginArgs DefaultPluginArgs(std::string_view plugin_name);
 
 }  // namespace kubesched::config
+
+// Completes Policy for every user of Configuration (see the declaration above).
+#include "config/policies.h"  // IWYU pragma: export

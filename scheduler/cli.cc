@@ -72,7 +72,7 @@ Flags:
 constexpr std::string_view kExplainHelp = R"(Explain where one pod would go and why.
 
 Usage:
-  kubesched explain --cluster FILE --pod FILE [--config FILE] [--output table|json]
+  kubesched explain --cluster FILE --pod FILE [--config FILE] [--policy NAME] [--output table|json]
 
 Runs every filter plugin on every node (without stopping at the first failure) and, for the
 feasible nodes, every score plugin: raw score, normalized score (0..100), weight and the weighted
@@ -82,6 +82,8 @@ Flags:
   --cluster FILE     cluster dump (required)
   --pod FILE         the pod to explain (required)
   --config FILE      KubeSchedulerConfiguration (default: upstream defaults)
+  --policy NAME      explain under this per-pod policy (as if the pod carried the annotation
+                     kubesched.io/policy: NAME); the pod's own annotation works too
   --output FORMAT    table (default) or json
 )";
 
@@ -296,7 +298,7 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
 }
 
 int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto flags = ParseFlags(args, 1, {"cluster", "pod", "config", "output", "seed"}, err);
+  auto flags = ParseFlags(args, 1, {"cluster", "pod", "config", "output", "seed", "policy"}, err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kExplainHelp;
@@ -311,6 +313,11 @@ int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   input.cluster_path = *cluster;
   input.pod_path = *pod;
+  input.policy = Get(*flags, "policy");
+  if (input.policy.has_value() && input.policy->empty()) {
+    err << "error: --policy needs a policy name\n";
+    return kExitUsage;
+  }
   if (!ParseUint(*flags, "seed", &input.seed, err)) return kExitUsage;
   const auto settings = ReadReportSettings(*flags, err);
   if (!settings.has_value()) return kExitUsage;

@@ -263,11 +263,17 @@ std::string SimulationJson(const SimulationReport& report) {
 }
 
 std::string SimulationTable(const SimulationReport& report) {
-  std::vector<std::vector<std::string>> pods = {
-      {"NAMESPACE", "NAME", "NODE", "ATTEMPTS", "MESSAGE"}};
+  // The POLICY column appears only when some pod asked for a per-pod policy.
+  const bool policies = std::any_of(report.pod_results.begin(), report.pod_results.end(),
+                                    [](const PodResult& pod) { return pod.policy.has_value(); });
+  std::vector<std::vector<std::string>> pods = {{"NAMESPACE", "NAME", "NODE", "ATTEMPTS"}};
+  if (policies) pods.front().push_back("POLICY");
+  pods.front().push_back("MESSAGE");
   for (const auto& pod : report.pod_results) {
-    pods.push_back({pod.namespace_name, pod.name, pod.node.value_or("<none>"),
-                    absl::StrCat(pod.attempts), pod.message.value_or("")});
+    pods.push_back(
+        {pod.namespace_name, pod.name, pod.node.value_or("<none>"), absl::StrCat(pod.attempts)});
+    if (policies) pods.back().push_back(pod.policy.value_or("-"));
+    pods.back().push_back(pod.message.value_or(""));
   }
   std::vector<std::vector<std::string>> nodes = {{"NODE", "PODS", "CPU", "MEMORY", "GPU"}};
   const auto gpu = api::InternResource("nvidia.com/gpu");
@@ -411,6 +417,7 @@ std::string ExplainTable(const ExplainReport& report) {
                           util::Join(report.preemption_victims, ", "), "\n");
     }
   }
+  if (report.policy.has_value()) out += absl::StrCat("policy: ", *report.policy, "\n");
   out += WatermarkLine(report.watermark);
   out += QueueLines(report.queue_path);
   return out;

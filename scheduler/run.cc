@@ -367,12 +367,23 @@ class Runner {
     instrumentation_->state().AttachScheduler(scheduler_.get());
 
     client::InformerOptions informer_options;
-    // The informers watch ConfigMaps in one namespace: the scheduler's own (its lease's), unless
-    // queues.configMap names the queue ConfigMap, the only one the scheduler acts on; then its
-    // namespace (RBAC must let kubesched get/list/watch ConfigMaps there).
-    informer_options.scheduler_namespace = config_.queues.config_map.empty()
-                                               ? config_.leader_election.resource_namespace
-                                               : config_.queues.config_map.namespace_name;
+    // The informers watch ConfigMaps in one namespace: that of the queue ConfigMap
+    // (queues.configMap) or of the policy ConfigMap (policyConfigMap), the ones the scheduler acts
+    // on, else the scheduler's own (its lease's). RBAC must let kubesched get/list/watch
+    // ConfigMaps there.
+    const config::ObjectRef& queues_map = config_.queues.config_map;
+    const config::ObjectRef& policies_map = config_.policy_config_map;
+    if (!queues_map.empty() && !policies_map.empty() &&
+        queues_map.namespace_name != policies_map.namespace_name) {
+      err_ << "error: policyConfigMap.namespace (" << policies_map.namespace_name
+           << ") must be queues.configMap's (" << queues_map.namespace_name
+           << "): kubesched watches ConfigMaps in one namespace\n";
+      return kExitUsage;
+    }
+    informer_options.scheduler_namespace = !queues_map.empty() ? queues_map.namespace_name
+                                           : !policies_map.empty()
+                                               ? policies_map.namespace_name
+                                               : config_.leader_election.resource_namespace;
     ledger_ref_ = config_.queues.ledger;
     if (ledger_ref_.empty()) {
       ledger_ref_ = {config_.leader_election.resource_namespace, std::string(kDefaultLedgerName)};

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "plugins/names.h"
 #include "scheduler/client/client_log.h"
+#include "scheduler/framework/policy_affinity.h"
+#include "scheduler/metrics/scheduler_metrics.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::scheduler {
@@ -66,6 +68,18 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   }
   if (s->frameworks_.empty()) return absl::InvalidArgumentError("no profiles configured");
   if (auto status = runtime::CheckQueueSortsAgree(s->frameworks_); !status.ok()) return status;
+  s->plugin_handle_ = handle;
+  s->registry_ = deps.registry != nullptr ? deps.registry : &plugins::Registry();
+  s->file_policies_ = config.policies;
+  s->policy_config_map_ = config.policy_config_map;
+  auto set = config::BuildPolicySet(config.policies, {});
+  if (!set.ok()) return set.status();
+  auto policies = PolicyRuntime::Build(*std::move(set), handle, *s->registry_);
+  if (!policies.ok()) return policies.status();
+  {
+    absl::MutexLock lock(&s->mu_);
+    s->policies_ = *std::move(policies);
+  }
 
   int threads = deps.threads;
   if (threads <= 0) {
@@ -245,6 +259,7 @@ void Scheduler::OnNamespace(const client::Event<api::Namespace>& event) {
 }
 
 void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
+  OnPolicyConfigMap(event);
   const config::ObjectRef& ref = file_queues_.config_map;
   const api::ConfigMap& map = *event.object;
   if (ref.empty() || map.meta.name != ref.name || map.meta.namespace_name != ref.namespace_name) {
@@ -285,6 +300,67 @@ void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
 Scheduler::QueueConfigReloads Scheduler::queue_config_reloads() const {
   absl::MutexLock lock(&mu_);
   return reloads_;
+}
+
+void Scheduler::OnPolicyConfigMap(const client::Event<api::ConfigMap>& event) {
+  const config::ObjectRef& ref = policy_config_map_;
+  const api::ConfigMap& map = *event.object;
+  if (ref.empty() || map.meta.name != ref.name || map.meta.namespace_name != ref.namespace_name) {
+    return;
+  }
+  const std::string source = absl::StrCat("ConfigMap ", ref.namespace_name, "/", ref.name);
+  const bool deleted = event.type == EventType::kDeleted;
+  int64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    generation = ++policy_generation_;
+  }
+  std::map<std::string, std::string> data;
+  if (!deleted) data.insert(map.data.begin(), map.data.end());
+  auto set = config::BuildPolicySet(file_policies_, data, generation);
+  absl::StatusOr<std::shared_ptr<const PolicyRuntime>> built =
+      set.ok() ? PolicyRuntime::Build(*std::move(set), plugin_handle_, *registry_)
+               : absl::StatusOr<std::shared_ptr<const PolicyRuntime>>(set.status());
+  if (!built.ok()) {
+    const std::string error = absl::StrCat(
+        source,
+        ": policies rejected, the last good set stays in force: ", built.status().message());
+    client::LogWarning(error);
+    if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(/*applied=*/false);
+    absl::MutexLock lock(&mu_);
+    ++policy_reloads_.rejected;
+    policy_reloads_.last_error = error;
+    return;
+  }
+  std::vector<std::string> wake;
+  for (const std::string& name : (*built)->set().names()) wake.push_back(PolicyWaitKey(name));
+  client::LogInfo(absl::StrCat(source, deleted ? " deleted: the configuration file's " : ": ",
+                               (*built)->set().Describe(), " in force"));
+  {
+    absl::MutexLock lock(&mu_);
+    policies_ = *std::move(built);
+    ++policy_reloads_.applied;
+  }
+  if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(/*applied=*/true);
+  // Pods waiting for a policy that now exists (or whose args may now fill a changed template).
+  queue_->MoveQuotaWaiters(wake);
+}
+
+Scheduler::QueueConfigReloads Scheduler::policy_reloads() const {
+  absl::MutexLock lock(&mu_);
+  return policy_reloads_;
+}
+
+std::shared_ptr<const PolicyRuntime> Scheduler::policies() const {
+  absl::MutexLock lock(&mu_);
+  return policies_;
+}
+
+void Scheduler::HandlePolicyFailure(queue::QueuedPodInfo queued, const PolicyChoice& choice) {
+  const std::string message(choice.error.message());
+  framework::Status status = framework::Status::Unschedulable(message);
+  status.set_plugin(kPolicySelection);
+  HandleFailure(std::move(queued), nullptr, status);
 }
 
 void Scheduler::OnNodeMetrics(const client::Event<api::NodeMetrics>& event) {
@@ -361,8 +437,22 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     queue_->Done(pod_info->key);
     return true;
   }
+  // The policy set of this cycle: a reload meanwhile applies from the next one.
+  const std::shared_ptr<const PolicyRuntime> policies = this->policies();
+  const PolicyChoice choice = ChoosePolicy(pod_info->get(), *policies);
+  if (!choice.error.ok()) {
+    HandlePolicyFailure(std::move(*popped), choice);
+    if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
+    return true;
+  }
+  if (choice.framework != nullptr) fw = choice.framework;
   RefreshCycleView();
   auto state = std::make_unique<framework::CycleState>();
+  if (choice.added_affinity.has_value()) {
+    auto added = std::make_unique<framework::PolicyNodeAffinity>();
+    added->affinity = *choice.added_affinity;
+    state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
+  }
   auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
                                       queue_->NominatedNodeOf(pod_info->key));
   if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
@@ -510,6 +600,12 @@ void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_e
 
 bool Scheduler::SetQuotaWait(queue::QueuedPodInfo& queued,
                              const std::vector<std::string>& rejecting) {
+  if (rejecting.size() == 1 && rejecting.front() == kPolicySelection) {
+    const auto& annotations = queued.pod_info->get().meta.annotations;
+    auto named = annotations.find(config::kPolicyAnnotation);
+    queued.quota_wait_keys = {PolicyWaitKey(named == annotations.end() ? "" : named->second)};
+    return true;
+  }
   if (rejecting.size() != 1 || rejecting.front() != plugins::names::kQueueQuota) return true;
   queued.quota_wait_keys = quota_->WaitKeys(*queued.pod_info);
   return !queued.quota_wait_keys.empty();
@@ -579,8 +675,21 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   auto info = MakeInfo(std::make_shared<const api::Pod>(pod));
   const runtime::Framework* fw = FrameworkFor(pod);
   if (fw == nullptr) fw = frameworks_.front().get();
+  const std::shared_ptr<const PolicyRuntime> policies = this->policies();
+  const PolicyChoice choice = ChoosePolicy(pod, *policies);
+  if (!choice.error.ok()) {
+    Explanation unusable;
+    unusable.message = std::string(choice.error.message());
+    return unusable;
+  }
+  if (choice.framework != nullptr) fw = choice.framework;
   RefreshCycleView();
   auto state = std::make_shared<framework::CycleState>();
+  if (choice.added_affinity.has_value()) {
+    auto added = std::make_unique<framework::PolicyNodeAffinity>();
+    added->affinity = *choice.added_affinity;
+    state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
+  }
   Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);
   if (explanation.selected == nullptr && !fw->post_filter_plugins().empty() &&
       !explanation.nodes.empty()) {

@@ -15,6 +15,7 @@
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
 #include "scheduler/nominated_pods.h"
+#include "scheduler/policy/policy_runtime.h"
 #include "scheduler/queue/scheduling_queue.h"
 #include "scheduler/quota/quota_tracker.h"
 #include "scheduler/runtime/framework.h"
@@ -105,6 +106,8 @@ class Scheduler : public client::ClusterEventHandler {
   void OnPriorityClass(const client::Event<api::PriorityClass>& event) override;
   // The queue quota ConfigMap (queues.configMap): a valid update replaces the queue tree; a bad
   // one is logged and counted, and the last good tree stays. Deleting it restores the file's.
+  // The policy ConfigMap (policyConfigMap) likewise replaces the per-pod policies from the next
+  // cycle on; pods waiting for a policy then try again.
   void OnConfigMap(const client::Event<api::ConfigMap>& event) override;
   // Metrics samples feed the cache (MostAvailable); they never move pods between queues.
   void OnNodeMetrics(const client::Event<api::NodeMetrics>& event) override;
@@ -142,6 +145,10 @@ class Scheduler : public client::ClusterEventHandler {
     std::string last_error;
   };
   QueueConfigReloads queue_config_reloads() const;
+  // The same for the policy ConfigMap.
+  QueueConfigReloads policy_reloads() const;
+  // The per-pod policies in force (an immutable snapshot).
+  std::shared_ptr<const PolicyRuntime> policies() const;
 
  private:
   explicit Scheduler(SchedulerDeps deps) : deps_(deps) {}
@@ -179,6 +186,10 @@ class Scheduler : public client::ClusterEventHandler {
                        const std::string& node);
   // Requeues a pod after a failure (the queue drops it if it was bound or deleted meanwhile).
   void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
+  void OnPolicyConfigMap(const client::Event<api::ConfigMap>& event);
+  // A pod whose policy annotation cannot be served this cycle: pending, waiting for the policy
+  // set to change.
+  void HandlePolicyFailure(queue::QueuedPodInfo queued, const PolicyChoice& choice);
   // When queue quota alone rejected the pod, it waits for what blocks it; returns false (and the
   // pod should go to backoff) when that is gone already.
   bool SetQuotaWait(queue::QueuedPodInfo& queued, const std::vector<std::string>& rejecting);
@@ -195,9 +206,20 @@ class Scheduler : public client::ClusterEventHandler {
   NominatedPods nominated_;       // scheduling thread only; refreshed every cycle
   std::vector<const framework::NodeInfo*> refreshed_nodes_;  // of the last snapshot update
 
+  // For building the policies' frameworks on reload, as the profiles' were built.
+  plugins::PluginHandle plugin_handle_;
+  const plugins::RegistryMap* registry_ = nullptr;
+  std::vector<config::Policy> file_policies_;  // in force with or without the ConfigMap
+  config::ObjectRef policy_config_map_;
+
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);
   QueueConfigReloads reloads_ ABSL_GUARDED_BY(mu_);
+  QueueConfigReloads policy_reloads_ ABSL_GUARDED_BY(mu_);
+  // Replaced whole by OnConfigMap (an informer thread); the scheduling thread copies the pointer
+  // once per cycle and keeps that policy set for the whole cycle.
+  std::shared_ptr<const PolicyRuntime> policies_ ABSL_GUARDED_BY(mu_);
+  int64_t policy_generation_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kubesched::scheduler

@@ -15,6 +15,13 @@
 namespace kubesched::scheduler {
 namespace {
 
+// The per-pod policy the pod asks for (kubesched.io/policy); none means its profile's.
+std::optional<std::string> PolicyOf(const api::Pod& pod) {
+  auto named = pod.meta.annotations.find(config::kPolicyAnnotation);
+  if (named == pod.meta.annotations.end()) return std::nullopt;
+  return named->second;
+}
+
 // Kinds are created in this order so that what a pod refers to (its namespace, its priority
 // class, its node) exists before the pod; pods keep their input order.
 int KindRank(const api::Object& object) {
@@ -204,6 +211,7 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
       if (!result.node.has_value()) result.nominated_node = outcome->nominated_node;
       if (!pod->spec.node_name.empty()) result.node = pod->spec.node_name;
     }
+    if (!result.skipped) result.policy = PolicyOf(*pod);
     if (!result.skipped) {
       const auto admission =
           scheduler.quota().Admit(*framework::MakePodInfo(pod, scheduler.ResolvePriority(*pod)));
@@ -361,6 +369,7 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
 
   const Explanation explanation = sim.scheduler->Explain(pod);
   ExplainReport report;
+  report.policy = PolicyOf(pod);
   report.problems = std::move(loaded.problems);
   report.pod = pod.Key();
   for (const auto& node : explanation.nodes) report.nodes.push_back(ToExplainedNode(node));
@@ -406,7 +415,9 @@ absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
     return absl::InvalidArgumentError(
         absl::StrCat(input.pod_path, ": expected exactly one Pod, found ", pods.size()));
   }
-  auto report = ExplainObjects(cluster_objects->objects, *pods[0], config, input.seed);
+  api::Pod pod = *pods[0];
+  if (input.policy.has_value()) pod.meta.annotations[config::kPolicyAnnotation] = *input.policy;
+  auto report = ExplainObjects(cluster_objects->objects, pod, config, input.seed);
   if (!report.ok()) return report;
   std::vector<api::DecodeProblem> problems = std::move(cluster_objects->problems);
   for (auto& problem : report->problems) {

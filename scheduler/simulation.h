@@ -106,6 +106,8 @@ struct ExplainInput {
   std::string cluster_path;
   std::string pod_path;
   uint64_t seed = 1;
+  // Explain under this per-pod policy, as if the pod carried kubesched.io/policy: NAME.
+  std::optional<std::string> policy;
 };
 
 struct FilterResult {

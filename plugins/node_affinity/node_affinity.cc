@@ -8,6 +8,7 @@
 #include "plugins/helper/args.h"
 #include "plugins/helper/normalize_score.h"
 #include "plugins/names.h"
+#include "scheduler/framework/policy_affinity.h"
 
 namespace kubesched::plugins {
 namespace {
@@ -60,6 +61,20 @@ int64_t SumMatchingWeights(const std::vector<api::PreferredSchedulingTerm>& term
   return sum;
 }
 
+// The required terms / preferred terms a per-pod policy adds for this cycle's pod, if any.
+const api::NodeSelector* PolicyRequired(const framework::CycleState& state) {
+  const auto* added = state.Read<framework::PolicyNodeAffinity>(framework::PolicyNodeAffinityKey());
+  return added != nullptr && added->affinity.required.has_value() ? &*added->affinity.required
+                                                                  : nullptr;
+}
+
+const std::vector<api::PreferredSchedulingTerm>& PolicyPreferred(
+    const framework::CycleState& state) {
+  static const std::vector<api::PreferredSchedulingTerm> kNone;
+  const auto* added = state.Read<framework::PolicyNodeAffinity>(framework::PolicyNodeAffinityKey());
+  return added != nullptr ? added->affinity.preferred : kNone;
+}
+
 }  // namespace
 
 NodeAffinity::NodeAffinity(const config::NodeAffinityArgs& args) {
@@ -71,11 +86,12 @@ NodeAffinity::NodeAffinity(const config::NodeAffinityArgs& args) {
 
 std::string_view NodeAffinity::Name() const { return names::kNodeAffinity; }
 
-framework::PreFilterOutcome NodeAffinity::PreFilter(framework::CycleState& /*state*/,
+framework::PreFilterOutcome NodeAffinity::PreFilter(framework::CycleState& state,
                                                     const framework::PodInfo& pod,
                                                     const framework::Snapshot& /*snapshot*/) {
   const api::NodeSelector* required = PodRequired(pod.get());
-  if (required == nullptr && !added_required_.has_value() && pod.get().spec.node_selector.empty()) {
+  if (required == nullptr && !added_required_.has_value() && pod.get().spec.node_selector.empty() &&
+      PolicyRequired(state) == nullptr) {
     return {framework::Status::Skip(), {}};
   }
   if (required == nullptr || required->terms.empty()) return {};
@@ -90,7 +106,7 @@ framework::PreFilterOutcome NodeAffinity::PreFilter(framework::CycleState& /*sta
   return {framework::Status::Success(), framework::PreFilterResult{std::move(union_of_pins)}};
 }
 
-framework::Status NodeAffinity::Filter(const framework::CycleState& /*state*/,
+framework::Status NodeAffinity::Filter(const framework::CycleState& state,
                                        const framework::PodInfo& pod,
                                        const framework::NodeInfo& node) const {
   const api::Node* n = node.node();
@@ -98,6 +114,10 @@ framework::Status NodeAffinity::Filter(const framework::CycleState& /*state*/,
   const api::LabelSet& labels = n->meta.labels;
   if (added_required_.has_value() && !added_required_->Matches(labels, n->meta.name)) {
     return framework::Status::Unresolvable(kReasonEnforced);
+  }
+  if (const api::NodeSelector* policy = PolicyRequired(state);
+      policy != nullptr && !policy->Matches(labels, n->meta.name)) {
+    return framework::Status::Unresolvable(kReasonPolicy);
   }
   if (!MatchesNodeSelector(pod.get().spec.node_selector, labels)) {
     return framework::Status::Unresolvable(kReasonPod);
@@ -110,20 +130,23 @@ framework::Status NodeAffinity::Filter(const framework::CycleState& /*state*/,
 }
 
 framework::Status NodeAffinity::PreScore(
-    framework::CycleState& /*state*/, const framework::PodInfo& pod,
+    framework::CycleState& state, const framework::PodInfo& pod,
     const framework::Snapshot& /*snapshot*/,
     absl::Span<const framework::NodeInfo* const> /*feasible*/) {
   const api::NodeAffinity* affinity = PodNodeAffinity(pod.get());
   const bool pod_prefers = affinity != nullptr && !affinity->preferred.empty();
-  if (!pod_prefers && added_preferred_.empty()) return framework::Status::Skip();
+  if (!pod_prefers && added_preferred_.empty() && PolicyPreferred(state).empty()) {
+    return framework::Status::Skip();
+  }
   return framework::Status::Success();
 }
 
-int64_t NodeAffinity::Score(const framework::CycleState& /*state*/, const framework::PodInfo& pod,
+int64_t NodeAffinity::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                             const framework::NodeInfo& node) const {
   const api::Node* n = node.node();
   if (n == nullptr) return 0;
   int64_t score = SumMatchingWeights(added_preferred_, n->meta.labels, n->meta.name);
+  score += SumMatchingWeights(PolicyPreferred(state), n->meta.labels, n->meta.name);
   if (const api::NodeAffinity* affinity = PodNodeAffinity(pod.get()); affinity != nullptr) {
     score += SumMatchingWeights(affinity->preferred, n->meta.labels, n->meta.name);
   }

@@ -18,12 +18,13 @@ namespace kubesched::plugins {
 // PreFilter: Skip when there is nothing required; when every required term pins metadata.name
 // with In, the pinned names (intersection within a term, union across terms) become
 // PreFilterResult.node_names, and an empty set rejects the pod (kReasonConflict).
-// Filter: addedAffinity.required first (kReasonEnforced), then nodeSelector and required terms
-// (kReasonPod); both UnschedulableAndUnresolvable.
-// Score: the sum of the weights of the matching preferred terms (the pod's and addedAffinity's),
-// normalized with DefaultNormalizeScore(100). Default weight 2.
-// Filter and Score read only the pod, the node and the plugin's immutable args: they keep no
-// CycleState and are safe to call concurrently.
+// Filter: addedAffinity.required first (kReasonEnforced), then the required terms the pod's
+// policy template adds (framework::PolicyNodeAffinity in the cycle state, kReasonPolicy), then
+// nodeSelector and required terms (kReasonPod); all UnschedulableAndUnresolvable.
+// Score: the sum of the weights of the matching preferred terms (the pod's, addedAffinity's and
+// the policy template's), normalized with DefaultNormalizeScore(100). Default weight 2.
+// Filter and Score read only the pod, the node, the policy's affinity in the cycle state and the
+// plugin's immutable args: they are safe to call concurrently.
 class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::FilterPlugin,
                            public framework::PreScorePlugin,
@@ -34,6 +35,9 @@ class NodeAffinity final : public framework::PreFilterPlugin,
       "node(s) didn't match Pod's node affinity/selector";
   static constexpr std::string_view kReasonEnforced =
       "node(s) didn't match scheduler-enforced node affinity";
+  // A node outside the node affinity that the pod's policy template adds (kubesched's own).
+  static constexpr std::string_view kReasonPolicy =
+      "node(s) didn't match the node affinity of the pod's policy";
   static constexpr std::string_view kReasonConflict = "pod affinity terms conflict";
 
   explicit NodeAffinity(const config::NodeAffinityArgs& args);

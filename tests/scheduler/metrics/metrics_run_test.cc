@@ -1,0 +1,228 @@
+// /metrics of `kubesched run` end to end: the real binary against kubesched-testapi, scraped over
+// HTTP after a small run, checked against what happened in the cluster.
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "rapidjson/document.h"
+#include "scheduler/client/rest_client.h"
+#include "scheduler/metrics/scheduler_metrics.h"
+#include "tests/scheduler/metrics/scrape.h"
+#include "tests/testapi/testapi_process.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/test_api_client.h"
+
+namespace kubesched::metrics {
+namespace {
+
+using testapi::TestApiProcess;
+using testing::ChildProcess;
+using testing::Scrape;
+using LabelNames = std::set<std::set<std::string>>;
+
+std::string NodeJson(const std::string& name) {
+  return absl::StrCat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
+                      R"("},"status":{"capacity":{"cpu":"4","memory":"16Gi","pods":"110"},)",
+                      R"("allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}})");
+}
+
+std::string PodJson(const std::string& name, const std::string& cpu) {
+  return absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name,
+                      R"(","namespace":"default"},"spec":{"schedulerName":"kubesched",)",
+                      R"("containers":[{"name":"c","image":"busybox","resources":)",
+                      R"({"requests":{"cpu":")", cpu, R"("}}}]}})");
+}
+
+// The port kubesched logs ("metrics on port N"), once it has.
+int MetricsPort(ChildProcess& scheduler) {
+  constexpr std::string_view kPrefix = "metrics on port ";
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::string log = scheduler.ReadStderr();
+  while (log.find(kPrefix) == std::string::npos && absl::Now() < deadline && scheduler.Running()) {
+    absl::SleepFor(absl::Milliseconds(20));
+    log = scheduler.ReadStderr();
+  }
+  INFO(log);
+  const size_t at = log.find(kPrefix);
+  REQUIRE(at != std::string::npos);
+  const size_t begin = at + kPrefix.size();
+  int port = 0;
+  REQUIRE(absl::SimpleAtoi(log.substr(begin, log.find('\n', begin) - begin), &port));
+  return port;
+}
+
+Scrape GetMetrics(int port) {
+  client::RestConfig config;
+  config.server = absl::StrCat("http://127.0.0.1:", port);
+  auto rest = client::RestClient::Create(config);
+  REQUIRE(rest.ok());
+  client::HttpRequest request;
+  request.target = "/metrics";
+  auto response = (*rest)->Do(request);
+  REQUIRE(response.ok());
+  REQUIRE(response->status == 200);
+  auto scrape = Scrape::Parse(response->body);
+  INFO(response->body);
+  REQUIRE(scrape.ok());
+  return *scrape;
+}
+
+int CountBound(testing::TestApiClient& api) {
+  rapidjson::Document pods = api.GetOk("/api/v1/pods");
+  int bound = 0;
+  for (const rapidjson::Value& pod : pods["items"].GetArray()) {
+    const rapidjson::Value& spec = pod["spec"];
+    bound += spec.HasMember("nodeName") && spec["nodeName"].GetStringLength() > 0 ? 1 : 0;
+  }
+  return bound;
+}
+
+TEST_CASE("metrics: run serves /metrics whose names, labels and counts match what happened",
+          "[metrics][run][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  testing::TestApiClient api(**server);
+  for (int i = 0; i < 2; ++i) api.Create("/api/v1/nodes", NodeJson(absl::StrCat("node-", i)));
+  for (int i = 0; i < 6; ++i) {
+    api.Create("/api/v1/namespaces/default/pods", PodJson(absl::StrCat("small-", i), "1"));
+  }
+  api.Create("/api/v1/namespaces/default/pods", PodJson("huge", "64"));
+
+  auto started = ChildProcess::Start(
+      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", (*server)->kubeconfig(),
+                "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0",
+                "--leader-elect", "false", "--shutdown-grace", "5s"}});
+  REQUIRE(started.ok());
+  ChildProcess& scheduler = **started;
+  const int port = MetricsPort(scheduler);
+
+  // Wait until the six small pods are bound and the huge one sits in the unschedulable set.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  Scrape scrape = GetMetrics(port);
+  while ((CountBound(api) < 6 || scrape.Value(kBindsTotal, {{"result", "bound"}}) < 6 ||
+          scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) < 1) &&
+         absl::Now() < deadline) {
+    INFO(scheduler.ReadStderr());
+    REQUIRE(scheduler.Running());
+    absl::SleepFor(absl::Milliseconds(100));
+    scrape = GetMetrics(port);
+  }
+  INFO(scheduler.ReadStderr());
+  REQUIRE(CountBound(api) == 6);
+
+  {  // Upstream names and label sets.
+    CHECK(scrape.Type(kScheduleAttemptsTotal) == "counter");
+    CHECK(scrape.LabelSets(kScheduleAttemptsTotal) == LabelNames{{"profile", "result"}});
+    CHECK(scrape.Type(kSchedulingAttemptDuration) == "histogram");
+    CHECK(scrape.LabelSets(std::string(kSchedulingAttemptDuration) + "_count") ==
+          LabelNames{{"profile", "result"}});
+    CHECK(scrape.LabelSets(std::string(kSchedulingAlgorithmDuration) + "_count") == LabelNames{{}});
+    CHECK(scrape.LabelSets(kPendingPods) == LabelNames{{"queue"}});
+    CHECK(scrape.LabelSets(std::string(kPodSchedulingSliDuration) + "_count") ==
+          LabelNames{{"attempts"}});
+    CHECK(scrape.LabelSets(std::string(kPodSchedulingAttempts) + "_count") == LabelNames{{}});
+    CHECK(scrape.LabelSets(std::string(kFrameworkExtensionPointDuration) + "_count") ==
+          LabelNames{{"extension_point", "profile", "status"}});
+    // Plugin timings are sampled (about one cycle in ten): the family shows once one was.
+    const std::string plugin_count = std::string(kPluginExecutionDuration) + "_count";
+    if (scrape.Has(plugin_count)) {
+      CHECK(scrape.Type(kPluginExecutionDuration) == "histogram");
+      CHECK(scrape.LabelSets(plugin_count) == LabelNames{{"extension_point", "plugin", "status"}});
+    }
+    CHECK(scrape.LabelSets(kPreemptionAttemptsTotal) == LabelNames{{}});
+    CHECK(scrape.LabelSets(std::string(kPreemptionVictims) + "_count") == LabelNames{{}});
+    CHECK(scrape.LabelSets(kQueueIncomingPodsTotal) == LabelNames{{"event", "queue"}});
+    CHECK(scrape.LabelSets(kUnschedulablePods) == LabelNames{{"plugin", "profile"}});
+    CHECK(scrape.LabelSets(kCacheSize) == LabelNames{{"type"}});
+  }
+
+  {  // kubesched's own names and label sets.
+    CHECK(scrape.LabelSets(kQueueQuotaUsed) == LabelNames{{"queue", "resource"}});
+    CHECK(scrape.LabelSets(kClusterAllocatedRatio) == LabelNames{{"resource"}});
+    CHECK(scrape.LabelSets(kQueueConfigReloadsTotal) == LabelNames{{"result"}});
+    CHECK(scrape.LabelSets(kPolicyReloadsTotal) == LabelNames{{"result"}});
+    for (const char* family : {kInformerRelistsTotal, kInformerWatchRestartsTotal,
+                               kInformerWatchErrorsTotal, kInformerDecodeErrorsTotal}) {
+      INFO(family);
+      CHECK(scrape.LabelSets(family) == LabelNames{{"resource"}});
+      CHECK(scrape.Has(family, {{"resource", "pods"}}));
+      CHECK(scrape.Has(family, {{"resource", "nodes"}}));
+    }
+    CHECK(scrape.LabelSets(kApiRequestsTotal) == LabelNames{{"code", "verb"}});
+    CHECK(scrape.LabelSets(std::string(kApiRequestDuration) + "_count") == LabelNames{{"verb"}});
+    CHECK(scrape.LabelSets(kBindsTotal) == LabelNames{{"profile", "result"}});
+  }
+
+  {  // Counts match what happened.
+    const double scheduled =
+        scrape.Value(kScheduleAttemptsTotal, {{"result", "scheduled"}, {"profile", "kubesched"}});
+    const double unschedulable = scrape.Value(
+        kScheduleAttemptsTotal, {{"result", "unschedulable"}, {"profile", "kubesched"}});
+    const double error =
+        scrape.Value(kScheduleAttemptsTotal, {{"result", "error"}, {"profile", "kubesched"}});
+    CHECK(scheduled == 6);
+    CHECK(unschedulable >= 1);
+    CHECK(error == 0);
+    // Every attempt ran PreFilter once and was timed once: attempts = scheduled + unschedulable
+    // + error, seen from two independent records.
+    const double attempts = scheduled + unschedulable + error;
+    CHECK(scrape.Value(std::string(kSchedulingAttemptDuration) + "_count") == attempts);
+    CHECK(scrape.Value(std::string(kFrameworkExtensionPointDuration) + "_count",
+                       {{"extension_point", "PreFilter"}, {"profile", "kubesched"}}) == attempts);
+    CHECK(scrape.Value(std::string(kSchedulingAlgorithmDuration) + "_count") == 6);
+    CHECK(scrape.Value(std::string(kFrameworkExtensionPointDuration) + "_count",
+                       {{"extension_point", "Bind"}, {"status", "Success"}}) == 6);
+    CHECK(scrape.Value(kBindsTotal, {{"result", "bound"}, {"profile", "kubesched"}}) == 6);
+    CHECK(scrape.Value(kBindsTotal, {{"result", "failed"}}) == 0);
+    CHECK(scrape.Value(std::string(kPodSchedulingSliDuration) + "_count") == 6);
+    CHECK(scrape.Value(std::string(kPodSchedulingAttempts) + "_count") == 6);
+    // Same-priority pods: preemption was tried for the huge pod and found no victims.
+    CHECK(scrape.Value(kPreemptionAttemptsTotal) == unschedulable);
+    CHECK(scrape.Value(std::string(kPreemptionVictims) + "_count") == 0);
+
+    CHECK(scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) == 1);
+    CHECK(scrape.Value(kPendingPods, {{"queue", "active"}}) == 0);
+    CHECK(scrape.Value(kUnschedulablePods,
+                       {{"plugin", "NodeResourcesFit"}, {"profile", "kubesched"}}) == 1);
+    CHECK(scrape.Value(kQueueIncomingPodsTotal, {{"queue", "active"}, {"event", "PodAdd"}}) == 7);
+    CHECK(scrape.Value(kCacheSize, {{"type", "nodes"}}) == 2);
+    CHECK(scrape.Value(kCacheSize, {{"type", "pods"}}) == 6);
+    CHECK(scrape.Value(kClusterAllocatedRatio, {{"resource", "cpu"}}) == Approx(6.0 / 8.0));
+    CHECK(scrape.Value(kQueueQuotaUsed, {{"queue", "root"}, {"resource", "cpu"}}) == Approx(6));
+
+    // Six bindings were created (201) and the informers listed and watched.
+    CHECK(scrape.Value(kApiRequestsTotal, {{"verb", "POST"}, {"code", "201"}}) >= 6);
+    CHECK(scrape.Value(kApiRequestsTotal, {{"verb", "GET"}, {"code", "200"}}) >= 5);
+    CHECK(scrape.Value(std::string(kApiRequestDuration) + "_count", {{"verb", "POST"}}) >= 6);
+    CHECK(scrape.Value(kInformerRelistsTotal) == 0);
+  }
+
+  REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
+}
+
+TEST_CASE("metrics: run exits with code 2 when the metrics port is taken", "[metrics][run][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  // The test API server's own port is certainly taken.
+  const std::string& url = (*server)->url();
+  const std::string taken = absl::StrCat("127.0.0.1:", url.substr(url.rfind(':') + 1));
+  auto started =
+      ChildProcess::Start({.argv = {KUBESCHED_BINARY, "run", "--kubeconfig",
+                                    (*server)->kubeconfig(), "--health-bind-address", "127.0.0.1:0",
+                                    "--metrics-bind-address", taken, "--leader-elect", "false"}});
+  REQUIRE(started.ok());
+  auto exit_code = (*started)->Wait(absl::Seconds(30));
+  INFO((*started)->ReadStderr());
+  REQUIRE(exit_code.ok());
+  CHECK(*exit_code == 2);
+  CHECK(absl::StrContains((*started)->ReadStderr(), absl::StrCat("cannot listen on ", taken)));
+}
+
+}  // namespace
+}  // namespace kubesched::metrics

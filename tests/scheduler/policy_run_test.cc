@@ -1,0 +1,109 @@
+// Per-pod policies in `kubesched run`, end to end: the real binary against kubesched-testapi. A
+// pod naming a policy that does not exist stays pending with the reason, and binds once the
+// policy ConfigMap brings the policy, without a restart.
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "rapidjson/document.h"
+#include "tests/testapi/testapi_process.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/test_api_client.h"
+
+namespace kubesched {
+namespace {
+
+using testapi::TestApiProcess;
+using testing::ChildProcess;
+using Api = testing::TestApiClient;
+
+std::string Str(const rapidjson::Value& value) {
+  return value.IsString() ? std::string(value.GetString(), value.GetStringLength()) : "";
+}
+
+// Polls the pod until `done(pod object)` holds, for up to 10 s; returns whether it did.
+template <typename Done>
+bool WaitForPod(Api& api, const std::string& name, Done done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    rapidjson::Document pod = api.Get(absl::StrCat("/api/v1/namespaces/default/pods/", name));
+    if (done(pod)) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return false;
+}
+
+std::string PodScheduledMessage(const rapidjson::Document& pod) {
+  const auto status = pod.FindMember("status");
+  if (status == pod.MemberEnd() || !status->value.HasMember("conditions")) return "";
+  for (const rapidjson::Value& condition : status->value["conditions"].GetArray()) {
+    if (Str(condition["type"]) == "PodScheduled") return Str(condition["message"]);
+  }
+  return "";
+}
+
+std::string NodeName(const rapidjson::Document& pod) {
+  const auto spec = pod.FindMember("spec");
+  if (spec == pod.MemberEnd() || !spec->value.HasMember("nodeName")) return "";
+  return Str(spec->value["nodeName"]);
+}
+
+TEST_CASE("run: a pod waits for its policy and binds once the policy ConfigMap brings it",
+          "[run][e2e][policies]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  TestApiProcess& apiserver = **server;
+  Api api(apiserver);
+  api.Create("/api/v1/nodes",
+             R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-0","labels":)"
+             R"({"pool":"A"}},"status":{"allocatable":{"cpu":"8","memory":"64Gi","pods":"110"}}})");
+  api.Create(
+      "/api/v1/namespaces/default/pods",
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"gpu-job","namespace":"default",)"
+      R"("annotations":{"kubesched.io/policy":"pool","kubesched.io/policy-args":)"
+      R"("{\"Pool\":\"A\"}"}},"spec":{"schedulerName":"kubesched","containers":)"
+      R"([{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}})");
+  const std::string config_path = apiserver.dir() + "/policies.yaml";
+  std::ofstream(config_path)
+      << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+         "kind: KubeSchedulerConfiguration\n"
+         "policyConfigMap: {namespace: kube-system, name: kubesched-policies}\n";
+  auto started = ChildProcess::Start(
+      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", apiserver.kubeconfig(), "--config",
+                config_path, "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address",
+                "127.0.0.1:0", "--leader-elect", "false", "--shutdown-grace", "5s"}});
+  REQUIRE(started.ok());
+  ChildProcess& scheduler = **started;
+
+  const std::string missing = "policy \"pool\" (annotation kubesched.io/policy) does not exist";
+  const bool reported = WaitForPod(api, "gpu-job", [&](const rapidjson::Document& pod) {
+    return absl::StrContains(PodScheduledMessage(pod), missing);
+  });
+  INFO("kubesched " << scheduler.Describe() << ", log:\n" << scheduler.ReadStderr());
+  REQUIRE(reported);
+
+  api.Create("/api/v1/namespaces/kube-system/configmaps",
+             R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kubesched-policies",)"
+             R"("namespace":"kube-system"},"data":{"pool.yaml":)"
+             R"("nodeAffinity:\n  requiredDuringSchedulingIgnoredDuringExecution:\n)"
+             R"(    nodeSelectorTerms:\n    - matchExpressions:\n)"
+             R"(      - {key: pool, operator: In, values: [\"{{.Pool}}\"]}\n"}})");
+  std::string node;
+  const bool bound = WaitForPod(api, "gpu-job", [&](const rapidjson::Document& pod) {
+    node = NodeName(pod);
+    return !node.empty();
+  });
+  REQUIRE(bound);
+  CHECK(node == "node-0");
+  CHECK(absl::StrContains(scheduler.ReadStderr(), ": 1 policy (generation 1): pool in force"));
+  CHECK(scheduler.Running());
+  REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);
+}
+
+}  // namespace
+}  // namespace kubesched
