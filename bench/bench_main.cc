@@ -88,7 +88,6 @@ int main(int argc, char** argv) {
           ? fs::temp_directory_path() / ("kubesched-bench-" + std::to_string(getpid()))
           : fs::path(options.keep_dir);
   fs::create_directories(dir);
-  const auto config = kubesched::config::DefaultConfiguration();
 
   std::printf("%-28s %6s %7s %10s %10s %10s %10s %9s %9s\n", "workload", "nodes", "pods", "pods/s",
               "p50 (us)", "p90 (us)", "p99 (us)", "decode s", "RSS MiB");
@@ -97,6 +96,17 @@ int main(int argc, char** argv) {
     if (!options.workload.empty() && spec.name != options.workload) continue;
     any = true;
     const auto files = kubesched::bench::Generate(spec, dir.string());
+    auto config = kubesched::config::DefaultConfiguration();
+    if (!spec.config_yaml.empty()) {
+      auto parsed = kubesched::config::ParseConfiguration(
+          "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" +
+          spec.config_yaml);
+      if (!parsed.ok()) {
+        std::cerr << spec.name << ": " << parsed.status().message() << "\n";
+        return 1;
+      }
+      config = *std::move(parsed);
+    }
     std::vector<kubesched::scheduler::SimulationReport> reports;
     for (int run = 0; run < options.runs; ++run) {
       kubesched::scheduler::SimulationInput input{files.cluster_path, files.workload_path, 1,

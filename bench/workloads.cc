@@ -39,6 +39,7 @@ struct ShapeParts {
   std::string labels{};
   std::string spec{};
   std::string cpu = "100m";
+  std::string annotations{};
 };
 
 ShapeParts PartsOf(PodShape shape) {
@@ -92,6 +93,15 @@ ShapeParts PartsOf(PodShape shape) {
       return {"", "", "900m"};
     case PodShape::kHighPriority:
       return {"", R"(,"priority":10)", "3000m"};
+    case PodShape::kInlineHostnameAffinity:
+      return {"", absl::StrCat(R"(,"affinity":{"nodeAffinity":{)",
+                               R"("requiredDuringSchedulingIgnoredDuringExecution":)",
+                               R"({"nodeSelectorTerms":[{"matchExpressions":[{"key":")", kHostname,
+                               R"(","operator":"Exists"}]}]}}})")};
+    case PodShape::kPolicy:
+      return {"", "", "100m",
+              absl::StrCat(R"({"kubesched.io/policy":"basic","kubesched.io/policy-args":)",
+                           R"("{\"Label\":\")", kHostname, R"(\"}"})")};
   }
   return {};
 }
@@ -102,6 +112,9 @@ std::string Pod(const std::string& name, const std::string& namespace_name, PodS
   std::string metadata =
       absl::StrCat(R"("name":")", name, R"(","namespace":")", namespace_name, "\"");
   if (!parts.labels.empty()) absl::StrAppend(&metadata, R"(,"labels":)", parts.labels);
+  if (!parts.annotations.empty()) {
+    absl::StrAppend(&metadata, R"(,"annotations":)", parts.annotations);
+  }
   std::string spec = absl::StrCat(R"("schedulerName":"kubesched","containers":[{"name":"pause",)"
                                   R"("image":"registry.k8s.io/pause:3.10","resources":{"requests":)"
                                   R"({"cpu":")",
@@ -133,6 +146,12 @@ const std::vector<WorkloadSpec>& Workloads() {
   using enum PodShape;
   static const auto* workloads = new std::vector<WorkloadSpec>{
       {"SchedulingBasic", 5000, 1000, 10000, kDefault, kDefault, {}},
+      // SchedulingBasic with every measured pod under a per-pod policy with a template: the cost
+      // of choosing the policy and filling its template (compare with SchedulingBasic).
+      {"SchedulingBasicPolicy", 5000, 1000, 10000, kDefault, kPolicy, {}, 4, kPolicyConfig},
+      // The same node affinity written in each pod, without a policy: SchedulingBasicPolicy's
+      // baseline for the cost of the policy look-up and the template filling alone.
+      {"SchedulingBasicInlineAffinity", 5000, 1000, 10000, kDefault, kInlineHostnameAffinity, {}},
       {"SchedulingPodAntiAffinity",
        5000,
        1000,

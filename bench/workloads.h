@@ -13,18 +13,33 @@ namespace kubesched::bench {
 // Upstream's pod templates (config/pod-*.yaml, templates/pod-*.yaml): each a pause container
 // requesting 100m cpu and 500Mi, plus what the name says (the priority templates request more).
 enum class PodShape {
-  kDefault,                // pod-default.yaml
-  kRequiredAntiAffinity,   // pod-with-pod-anti-affinity.yaml: one per hostname
-  kRequiredAffinity,       // pod-with-pod-affinity.yaml: together in a zone
-  kPreferredAffinity,      // pod-with-preferred-pod-affinity.yaml: by hostname, weight 1
-  kPreferredAntiAffinity,  // pod-with-preferred-pod-anti-affinity.yaml: by hostname, weight 1
-  kNodeAffinity,           // pod-with-node-affinity.yaml: zone in (zone1, zone2)
-  kTopologySpread,         // pod-with-topology-spreading.yaml: maxSkew 5 over zones
-  kSpreadApplication,      // the source article's application: preferred anti-affinity to its
-                           // own pods by hostname and by zone
-  kLowPriority,            // pod-low-priority.yaml: 900m cpu, 500Mi, priority unset (0)
-  kHighPriority,           // pod-high-priority.yaml: 3000m cpu, 500Mi, priority 10
+  kDefault,                 // pod-default.yaml
+  kRequiredAntiAffinity,    // pod-with-pod-anti-affinity.yaml: one per hostname
+  kRequiredAffinity,        // pod-with-pod-affinity.yaml: together in a zone
+  kPreferredAffinity,       // pod-with-preferred-pod-affinity.yaml: by hostname, weight 1
+  kPreferredAntiAffinity,   // pod-with-preferred-pod-anti-affinity.yaml: by hostname, weight 1
+  kNodeAffinity,            // pod-with-node-affinity.yaml: zone in (zone1, zone2)
+  kTopologySpread,          // pod-with-topology-spreading.yaml: maxSkew 5 over zones
+  kSpreadApplication,       // the source article's application: preferred anti-affinity to its
+                            // own pods by hostname and by zone
+  kLowPriority,             // pod-low-priority.yaml: 900m cpu, 500Mi, priority unset (0)
+  kHighPriority,            // pod-high-priority.yaml: 3000m cpu, 500Mi, priority 10
+  kPolicy,                  // pod-default.yaml under the per-pod policy "basic" (kPolicyConfig),
+                            // whose node-affinity template is filled from the pod's args
+  kInlineHostnameAffinity,  // pod-default.yaml with the node affinity kPolicy's template gives,
+                            // written in the pod: kPolicy's baseline
 };
+
+// The configuration of the policy workload: one policy with a template that requires the node
+// label the pod's args name (every node has it), so the policy is looked up and its template
+// filled for every pod, and its node affinity checked on every node.
+inline constexpr char kPolicyConfig[] = R"(policies:
+  - name: basic
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions: [{key: "{{.Label}}", operator: Exists}]
+)";
 
 struct WorkloadSpec {
   std::string name{};
@@ -36,6 +51,8 @@ struct WorkloadSpec {
   // Values of topology.kubernetes.io/zone, given to nodes in turn; empty = no zone label.
   std::vector<std::string> zones{};
   int node_cpu = 4;  // node-default.yaml's
+  // Configuration sections (YAML) beyond upstream's defaults; empty = the defaults.
+  std::string config_yaml{};
 };
 
 // The workloads `kubesched_bench` knows, with upstream's sizes (the 5000-node performance cases).

@@ -439,7 +439,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   }
   // The policy set of this cycle: a reload meanwhile applies from the next one.
   const std::shared_ptr<const PolicyRuntime> policies = this->policies();
-  const PolicyChoice choice = ChoosePolicy(pod_info->get(), *policies);
+  const PolicyChoice choice = policy_chooser_.Choose(pod_info->get(), policies);
   if (!choice.error.ok()) {
     HandlePolicyFailure(std::move(*popped), choice);
     if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
@@ -448,9 +448,9 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   if (choice.framework != nullptr) fw = choice.framework;
   RefreshCycleView();
   auto state = std::make_unique<framework::CycleState>();
-  if (choice.added_affinity.has_value()) {
+  if (choice.added_affinity != nullptr) {
     auto added = std::make_unique<framework::PolicyNodeAffinity>();
-    added->affinity = *choice.added_affinity;
+    added->affinity = choice.added_affinity;
     state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
   }
   auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
@@ -676,7 +676,7 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   const runtime::Framework* fw = FrameworkFor(pod);
   if (fw == nullptr) fw = frameworks_.front().get();
   const std::shared_ptr<const PolicyRuntime> policies = this->policies();
-  const PolicyChoice choice = ChoosePolicy(pod, *policies);
+  const PolicyChoice choice = PolicyChooser().Choose(pod, policies);
   if (!choice.error.ok()) {
     Explanation unusable;
     unusable.message = std::string(choice.error.message());
@@ -685,9 +685,9 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   if (choice.framework != nullptr) fw = choice.framework;
   RefreshCycleView();
   auto state = std::make_shared<framework::CycleState>();
-  if (choice.added_affinity.has_value()) {
+  if (choice.added_affinity != nullptr) {
     auto added = std::make_unique<framework::PolicyNodeAffinity>();
-    added->affinity = *choice.added_affinity;
+    added->affinity = choice.added_affinity;
     state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
   }
   Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);

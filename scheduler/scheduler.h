@@ -205,6 +205,7 @@ class Scheduler : public client::ClusterEventHandler {
   framework::Snapshot snapshot_;  // scheduling thread only
   NominatedPods nominated_;       // scheduling thread only; refreshed every cycle
   std::vector<const framework::NodeInfo*> refreshed_nodes_;  // of the last snapshot update
+  PolicyChooser policy_chooser_;                             // scheduling thread only
 
   // For building the policies' frameworks on reload, as the profiles' were built.
   plugins::PluginHandle plugin_handle_;

@@ -64,15 +64,16 @@ int64_t SumMatchingWeights(const std::vector<api::PreferredSchedulingTerm>& term
 // The required terms / preferred terms a per-pod policy adds for this cycle's pod, if any.
 const api::NodeSelector* PolicyRequired(const framework::CycleState& state) {
   const auto* added = state.Read<framework::PolicyNodeAffinity>(framework::PolicyNodeAffinityKey());
-  return added != nullptr && added->affinity.required.has_value() ? &*added->affinity.required
-                                                                  : nullptr;
+  return added != nullptr && added->affinity != nullptr && added->affinity->required.has_value()
+             ? &*added->affinity->required
+             : nullptr;
 }
 
 const std::vector<api::PreferredSchedulingTerm>& PolicyPreferred(
     const framework::CycleState& state) {
   static const std::vector<api::PreferredSchedulingTerm> kNone;
   const auto* added = state.Read<framework::PolicyNodeAffinity>(framework::PolicyNodeAffinityKey());
-  return added != nullptr ? added->affinity.preferred : kNone;
+  return added != nullptr && added->affinity != nullptr ? added->affinity->preferred : kNone;
 }
 
 }  // namespace

@@ -12,7 +12,8 @@
 namespace kubesched::framework {
 
 struct PolicyNodeAffinity final : StateData {
-  api::NodeAffinity affinity;
+  // Shared: pods with the same policy and args get the same rendering.
+  std::shared_ptr<const api::NodeAffinity> affinity;
   std::unique_ptr<StateData> Clone() const override {
     return std::make_unique<PolicyNodeAffinity>(*this);
   }

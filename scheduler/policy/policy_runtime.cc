@@ -29,28 +29,36 @@ const runtime::Framework* PolicyRuntime::FrameworkOf(std::string_view name) cons
   return it == frameworks_.end() ? nullptr : it->second.get();
 }
 
-PolicyChoice ChoosePolicy(const api::Pod& pod, const PolicyRuntime& policies) {
+PolicyChoice PolicyChooser::Choose(const api::Pod& pod,
+                                   const std::shared_ptr<const PolicyRuntime>& policies) {
   PolicyChoice choice;
   const auto& annotations = pod.meta.annotations;
   auto named = annotations.find(config::kPolicyAnnotation);
   if (named == annotations.end()) return choice;
   choice.name = named->second;
-  const config::Policy* policy = policies.set().Find(choice.name);
-  const runtime::Framework* fw = policies.FrameworkOf(choice.name);
+  const config::Policy* policy = policies->set().Find(choice.name);
+  const runtime::Framework* fw = policies->FrameworkOf(choice.name);
   if (policy == nullptr || fw == nullptr) {
     choice.error = absl::NotFoundError(absl::StrCat("policy \"", choice.name, "\" (annotation ",
                                                     config::kPolicyAnnotation, ") does not exist"));
     return choice;
   }
   if (policy->node_affinity != nullptr) {
-    auto args = annotations.find(config::kPolicyArgsAnnotation);
-    absl::StatusOr<api::NodeAffinity> rendered = config::RenderNodeAffinity(
-        *policy, args == annotations.end() ? std::string_view() : std::string_view(args->second));
-    if (!rendered.ok()) {
-      choice.error = rendered.status();
-      return choice;
+    auto found = annotations.find(config::kPolicyArgsAnnotation);
+    const std::string_view args =
+        found == annotations.end() ? std::string_view() : std::string_view(found->second);
+    if (runtime_ != policies || policy_ != policy || args_ != args || rendered_ == nullptr) {
+      absl::StatusOr<api::NodeAffinity> rendered = config::RenderNodeAffinity(*policy, args);
+      if (!rendered.ok()) {
+        choice.error = rendered.status();
+        return choice;
+      }
+      runtime_ = policies;
+      policy_ = policy;
+      args_ = std::string(args);
+      rendered_ = std::make_shared<const api::NodeAffinity>(*std::move(rendered));
     }
-    choice.added_affinity = *std::move(rendered);
+    choice.added_affinity = rendered_;
   }
   choice.framework = fw;
   return choice;

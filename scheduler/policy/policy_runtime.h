@@ -45,14 +45,26 @@ struct PolicyChoice {
   std::string name;
   // The policy's framework; null when the pod names no policy or the choice failed.
   const runtime::Framework* framework = nullptr;
-  // The node affinity the policy's template adds for this pod (none without a template).
-  std::optional<api::NodeAffinity> added_affinity;
+  // The node affinity the policy's template adds for this pod (null without a template).
+  std::shared_ptr<const api::NodeAffinity> added_affinity;
   // Why the pod cannot use the policy it names: unknown, or args that do not fill the template.
   absl::Status error;
 };
 
-// Reads kubesched.io/policy and kubesched.io/policy-args of `pod` against `policies`.
-PolicyChoice ChoosePolicy(const api::Pod& pod, const PolicyRuntime& policies);
+// Reads kubesched.io/policy and kubesched.io/policy-args of `pod` against `policies`. Owned by
+// the scheduling thread: it remembers the last template filled, so that a run of pods with the
+// same policy and args fills it once.
+class PolicyChooser {
+ public:
+  PolicyChoice Choose(const api::Pod& pod, const std::shared_ptr<const PolicyRuntime>& policies);
+
+ private:
+  // The last rendering; `runtime` keeps `policy` (the key) alive, so its address is not reused.
+  std::shared_ptr<const PolicyRuntime> runtime_;
+  const config::Policy* policy_ = nullptr;
+  std::string args_;
+  std::shared_ptr<const api::NodeAffinity> rendered_;
+};
 
 // The wait key of a pod held back by its policy (see SchedulingQueue::MoveQuotaWaiters): it moves
 // when the policy set is replaced.
