@@ -22,9 +22,7 @@ using testapi::TestApiProcess;
 using testing::ChildProcess;
 using Api = testing::TestApiClient;
 
-std::string Str(const rapidjson::Value& value) {
-  return value.IsString() ? std::string(value.GetString(), value.GetStringLength()) : "";
-}
+constexpr auto* Str = &testing::StringOf;
 
 // Polls the pod until `done(pod object)` holds, for up to 10 s; returns whether it did.
 template <typename Done>

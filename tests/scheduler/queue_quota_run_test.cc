@@ -32,9 +32,7 @@ using testing::ChildProcess;
 
 using Api = testing::TestApiClient;
 
-std::string Str(const rapidjson::Value& value) {
-  return value.IsString() ? std::string(value.GetString(), value.GetStringLength()) : "";
-}
+constexpr auto* Str = &testing::StringOf;
 
 std::string NodeJson(const std::string& name, const std::string& cpu) {
   return absl::StrCat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,

@@ -74,4 +74,9 @@ class TestApiClient {
   std::unique_ptr<client::RestClient> rest_;
 };
 
+// A JSON value's string, or "" when it is not a string.
+inline std::string StringOf(const rapidjson::Value& value) {
+  return value.IsString() ? std::string(value.GetString(), value.GetStringLength()) : "";
+}
+
 }  // namespace kubesched::testing
