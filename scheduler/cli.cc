@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "config/config.h"
+#include "scheduler/client/client_log.h"
 #include "scheduler/health_server.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/report_output.h"
@@ -116,6 +117,8 @@ Flags:
   --bind-workers N             concurrent binds (default 16)
   --threads N                  filter/score threads (default: CPU count - 1, at least 1)
   --shutdown-grace DURATION    how long to wait for in-flight binds on exit (default 10s)
+  -v N                         log detail, as kube-scheduler's -v (default 0): 1 adds a line per
+                               preemption, 2 a line per pod bound or found unschedulable
 
 Exit codes: 0 stopped by a signal; 1 cannot connect (no kubeconfig, TLS or credentials
 rejected) or lost the lease; 2 bad flags or configuration.
@@ -136,11 +139,13 @@ std::optional<ParsedFlags> ParseFlags(const std::vector<std::string>& args, size
       flags.help = true;
       continue;
     }
-    if (arg.rfind("--", 0) != 0) {
+    // -v N / -v=N: kube-scheduler's verbosity flag, the one single-dash flag.
+    const bool short_v = arg == "-v" || arg.rfind("-v=", 0) == 0;
+    if (arg.rfind("--", 0) != 0 && !short_v) {
       err << "error: unexpected argument \"" << arg << "\"\n";
       return std::nullopt;
     }
-    std::string name = arg.substr(2);
+    std::string name = arg.substr(short_v ? 1 : 2);
     std::string value;
     if (const auto eq = name.find('='); eq != std::string::npos) {
       value = name.substr(eq + 1);
@@ -382,12 +387,20 @@ int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, s
   auto flags = ParseFlags(args, first,
                           {"config", "kubeconfig", "context", "health-bind-address",
                            "metrics-bind-address", "leader-elect", "identity", "kube-api-qps",
-                           "kube-api-burst", "bind-workers", "threads", "shutdown-grace"},
+                           "kube-api-burst", "bind-workers", "threads", "shutdown-grace", "v"},
                           err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kRunHelp;
     return kExitOk;
+  }
+  if (const auto verbosity = Get(*flags, "v"); verbosity.has_value()) {
+    int level = 0;
+    if (!absl::SimpleAtoi(*verbosity, &level) || level < 0 || level > 10) {
+      err << "error: -v must be a number from 0 to 10, got \"" << *verbosity << "\"\n";
+      return kExitUsage;
+    }
+    client::SetVerbosity(level);
   }
   RunOptions options;
   options.config_path = Get(*flags, "config");

@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "config/config.h"
 #include "scheduler/bind_pool.h"
 #include "scheduler/cli.h"
@@ -91,6 +92,8 @@ class ApiReporter : public SchedulingObserver {
 
   void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
                        int attempts) override {
+    client::LogV(
+        2, absl::StrCat("pod ", pod.key, " unschedulable (attempt ", attempts, "): ", message));
     events_->FailedScheduling(pod.get(), message);
     std::shared_ptr<const api::Pod> object = pod.pod;
     status_queue_->Enqueue([this, object, message] {
@@ -104,6 +107,8 @@ class ApiReporter : public SchedulingObserver {
   }
 
   void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
+    client::LogV(
+        2, absl::StrCat("pod ", pod.key, " bound to node ", node, " (attempt ", attempts, ")"));
     events_->Scheduled(pod.get(), node);
   }
 
@@ -115,6 +120,8 @@ class ApiReporter : public SchedulingObserver {
 
   void OnPreempted(const framework::PodInfo& pod, const std::string& node,
                    const std::vector<std::string>& victims) override {
+    client::LogV(1, absl::StrCat("pod ", pod.key, " preempts ", absl::StrJoin(victims, ", "),
+                                 " on node ", node));
     std::shared_ptr<const api::Pod> object = pod.pod;
     status_queue_->Enqueue([this, object, node] {
       const absl::Status status = status_->SetNominatedNodeName(*object, node);

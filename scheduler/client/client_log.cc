@@ -1,5 +1,6 @@
 #include "scheduler/client/client_log.h"
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -42,6 +43,20 @@ void Log(std::string_view level, std::string_view message) {
 
 void LogWarning(std::string_view message) { Log("W", message); }
 void LogInfo(std::string_view message) { Log("I", message); }
+
+namespace {
+std::atomic<int>& VerbosityLevel() {
+  static std::atomic<int> level{0};
+  return level;
+}
+}  // namespace
+
+void SetVerbosity(int level) { VerbosityLevel().store(level, std::memory_order_relaxed); }
+int Verbosity() { return VerbosityLevel().load(std::memory_order_relaxed); }
+
+void LogV(int level, std::string_view message) {
+  if (Verbosity() >= level) Log("I", message);
+}
 
 void SetLogSinkForTesting(LogSink sink) {
   std::lock_guard<std::mutex> lock(LogMutex());

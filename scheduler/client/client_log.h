@@ -17,6 +17,13 @@ namespace kubesched::client {
 void LogWarning(std::string_view message);
 void LogInfo(std::string_view message);
 
+// Levelled detail, as kube-scheduler's -v: LogV(level, message) writes an "I" line only when the
+// verbosity (`kubesched run -v N`, default 0) is at least `level`. Level 1: a line per preemption;
+// level 2: a line per scheduling outcome of a pod (bound, unschedulable). Nothing logs per node.
+void SetVerbosity(int level);
+int Verbosity();
+void LogV(int level, std::string_view message);
+
 // Debian's absl::string_view is not std::string_view, and absl::Status::message() is the commonest
 // thing to log. Templates constrained to exactly absl::string_view, so that std::string and string
 // literals still pick the overloads above without ambiguity.

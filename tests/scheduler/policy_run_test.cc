@@ -74,7 +74,7 @@ TEST_CASE("run: a pod waits for its policy and binds once the policy ConfigMap b
   auto started = ChildProcess::Start(
       {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", apiserver.kubeconfig(), "--config",
                 config_path, "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address",
-                "127.0.0.1:0", "--leader-elect", "false", "--shutdown-grace", "5s"}});
+                "127.0.0.1:0", "--leader-elect", "false", "--shutdown-grace", "5s", "-v", "2"}});
   REQUIRE(started.ok());
   ChildProcess& scheduler = **started;
 
@@ -100,6 +100,10 @@ TEST_CASE("run: a pod waits for its policy and binds once the policy ConfigMap b
   CHECK(node == "node-0");
   CHECK(absl::StrContains(scheduler.ReadStderr(), ": 1 policy (generation 1): pool in force"));
   CHECK(scheduler.Running());
+  // -v 2: a line per scheduling outcome of a pod.
+  const std::string log = scheduler.ReadStderr();
+  CHECK(absl::StrContains(log, "pod default/gpu-job unschedulable (attempt 1): "));
+  CHECK(absl::StrContains(log, "pod default/gpu-job bound to node node-0"));
   REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);
 }
 
