@@ -192,6 +192,8 @@ const std::vector<WorkloadSpec>& Workloads() {
        kSpreadApplication,
        {"zone-a", "zone-b", "zone-c"},
        64},
+      // The memory goal: 5000 nodes holding 60,000 pods (12 per node), plus 1000 measured.
+      {"Memory60k", 5000, 60000, 1000, kDefault, kDefault, {}},
       // Upstream's PreemptionBasic at 5000 nodes (default_preemption/performance-config.yaml; the
       // case upstream comments out as too slow): 4 low-priority pods per node, then 5000
       // high-priority pods, each of which must preempt 3 low pods on a node of its own (a node
