@@ -106,6 +106,8 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
       if (round_statuses_[used].IsSuccess()) {
         feasible_.push_back(candidates[(start + processed + used) % n]);
       } else {
+        // One allocation for a pod that fails on many nodes (a preemptor fails on all).
+        if (fit_error->node_statuses.empty()) fit_error->node_statuses.reserve(n - processed);
         fit_error->node_statuses.push_back(
             {candidates[(start + processed + used) % n], std::move(round_statuses_[used])});
       }

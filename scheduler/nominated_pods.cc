@@ -49,7 +49,9 @@ void NominatedPods::Assign(Entry& entry, std::vector<framework::PodInfoPtr> pods
   entry.min_priority = std::numeric_limits<int32_t>::max();
   entry.max_priority = std::numeric_limits<int32_t>::min();
   entry.key_hashes.clear();
+  entry.requests.Clear();
   for (const auto& other : entry.pods) {
+    entry.requests.Add(other->requests);
     entry.min_priority = std::min(entry.min_priority, other->priority);
     entry.max_priority = std::max(entry.max_priority, other->priority);
     entry.key_hashes.push_back(other->key_hash);
@@ -65,11 +67,26 @@ void NominatedPods::RebuildWithAll(Entry& entry) {
   entry.with_all = std::move(with_all);
 }
 
+void NominatedPods::Index(const framework::NodeInfo* node, Entry* entry) {
+  const uint32_t position = node->snapshot_position();
+  if (position == framework::SnapshotPosition::kNone) return;
+  if (position >= by_position_.size()) by_position_.resize(position + 1, nullptr);
+  by_position_[position] = entry;
+}
+
+void NominatedPods::Unindex(const framework::NodeInfo* node) {
+  const uint32_t position = node->snapshot_position();
+  if (position < by_position_.size() && by_position_[position] != nullptr &&
+      by_position_[position]->node == node) {
+    by_position_[position] = nullptr;
+  }
+}
+
 void NominatedPods::Reset(
     std::vector<std::pair<std::string, std::vector<framework::PodInfoPtr>>> by_node,
     const framework::Snapshot& snapshot) {
   ++epoch_;
-  by_node_.clear();
+  by_position_.assign(snapshot.nodes().size(), nullptr);
   for (auto& [name, pods] : by_node) {
     auto [it, inserted] = by_name_.try_emplace(name);
     Entry& entry = it->second;
@@ -79,7 +96,7 @@ void NominatedPods::Reset(
                            entry.with_all->generation() == node->generation();
     entry.epoch = epoch_;
     if (!unchanged) Assign(entry, std::move(pods), node);
-    if (node != nullptr) by_node_[node] = &entry;
+    if (node != nullptr) Index(node, &entry);
   }
   // Names in `by_node` are distinct: when there are as many entries as names, none is stale.
   if (by_name_.size() != by_node.size()) {
@@ -96,42 +113,37 @@ void NominatedPods::Sync(queue::NominationDelta delta, const framework::Snapshot
     return;
   }
   if (node_set_changed) {
-    // Nodes may have gone (their addresses with them) or come: look every entry's node up again.
-    by_node_.clear();
+    // Nodes may have gone (their addresses with them) or come, and positions moved: look every
+    // entry's node up again.
+    by_position_.assign(snapshot.nodes().size(), nullptr);
     for (auto& [name, entry] : by_name_) {
       const framework::NodeInfo* node = snapshot.Get(name);
       if (node != entry.node) Assign(entry, std::move(entry.pods), node);
-      if (node != nullptr) by_node_[node] = &entry;
+      if (node != nullptr) Index(node, &entry);
     }
   }
   for (auto& [name, pods] : delta.nodes) {
     if (pods.empty()) {
       auto it = by_name_.find(name);
       if (it == by_name_.end()) continue;
-      if (it->second.node != nullptr) by_node_.erase(it->second.node);
+      if (it->second.node != nullptr) Unindex(it->second.node);
       by_name_.erase(it);
       continue;
     }
     Entry& entry = by_name_[name];
     const framework::NodeInfo* node = snapshot.Get(name);
-    if (entry.node != nullptr && entry.node != node) by_node_.erase(entry.node);
+    if (entry.node != nullptr && entry.node != node) Unindex(entry.node);
     Assign(entry, std::move(pods), node);
-    if (node != nullptr) by_node_[node] = &entry;
+    if (node != nullptr) Index(node, &entry);
   }
   for (const framework::NodeInfo* node : refreshed) {
-    auto it = by_node_.find(node);
-    if (it == by_node_.end()) continue;
-    Entry& entry = *it->second;
+    Entry* found = Find(node);
+    if (found == nullptr) continue;
+    Entry& entry = *found;
     if (entry.with_all == nullptr || entry.with_all->generation() != node->generation()) {
       RebuildWithAll(entry);
     }
   }
-}
-
-const NominatedPods::Entry* NominatedPods::For(const framework::NodeInfo* node) const {
-  if (by_node_.empty()) return nullptr;
-  auto it = by_node_.find(node);
-  return it == by_node_.end() ? nullptr : it->second;
 }
 
 const NominatedPods::Entry* NominatedPods::ForName(const std::string& node_name) const {
@@ -187,6 +199,7 @@ CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const std::vector
     }
   }
   state_follows_pods_ = fw.HasActiveExtensions(skip);
+  judges_by_requests_ = !state_follows_pods_ && fw.FiltersJudgeByRequests(skip);
 }
 
 framework::Status CycleFilterHost::RunFilters(const framework::CycleState& state,
@@ -197,33 +210,93 @@ framework::Status CycleFilterHost::RunFilters(const framework::CycleState& state
   return RunFiltersWithNominated(fw_, state, pod, what_if, skip_, nominated_.For(&node));
 }
 
+namespace {
+
+// What the pods nominated to a node that count for `pod` take of it: their requests and number.
+struct NominatedTake {
+  const api::ResourceList* requests = nullptr;  // null: none count
+  api::ResourceList some;  // the sum when only some count (`requests` points here)
+  int64_t pods = 0;
+};
+
+void TakeOf(const framework::PodInfo& pod, const NominatedPods::Entry* nominated,
+            NominatedTake& take) {
+  take.requests = nullptr;
+  take.pods = 0;
+  if (nominated == nullptr) return;
+  switch (CountedFor(pod, *nominated)) {
+    case Counted::kNone:
+      return;
+    case Counted::kAll:
+      take.requests = &nominated->requests;
+      take.pods = static_cast<int64_t>(nominated->pods.size());
+      return;
+    case Counted::kSome:
+      take.some.Clear();
+      for (const auto& other : nominated->pods) {
+        if (!Counts(*other, pod)) continue;
+        take.some.Add(other->requests);
+        ++take.pods;
+      }
+      take.requests = &take.some;
+      return;
+  }
+}
+
+// Buffers of the calling thread for RunFiltersWithout: per-node sums without allocating.
+struct RequestsBuffers {
+  NominatedTake take;
+  api::ResourceList requested;
+};
+
+RequestsBuffers& ThreadRequestsBuffers() {
+  thread_local RequestsBuffers buffers;
+  return buffers;
+}
+
+}  // namespace
+
 bool CycleFilterHost::CannotFitWithout(const framework::CycleState& /*state*/,
                                        const framework::PodInfo& pod,
                                        const framework::NodeInfo& node,
                                        const api::ResourceList& freed, size_t freed_pods) const {
   if (!resource_fit_runs_) return false;
-  const NominatedPods::Entry* nominated = nominated_.For(&node);
-  if (nominated != nullptr && CountedFor(pod, *nominated) == Counted::kNone) nominated = nullptr;
-  // What the counted nominated pods take of `id` (id kPods: how many they are).
-  const auto nominated_take = [&](api::ResourceId id) {
-    int64_t take = 0;
-    if (nominated == nullptr) return take;
-    for (const auto& other : nominated->pods) {
-      if (Counts(*other, pod)) take += id == api::kPods ? 1 : other->requests.Get(id);
-    }
-    return take;
-  };
+  NominatedTake& take = ThreadRequestsBuffers().take;
+  TakeOf(pod, nominated_.For(&node), take);
   const api::ResourceList& allocatable = node.allocatable();
   const auto pods = static_cast<int64_t>(node.pods().size() - freed_pods);
-  if (pods + nominated_take(api::kPods) + 1 > allocatable.Get(api::kPods)) return true;
+  if (pods + take.pods + 1 > allocatable.Get(api::kPods)) return true;
   for (const api::ResourceId id : {api::kCpu, api::kMemory, api::kEphemeralStorage}) {
     const int64_t amount = pod.requests.Get(id);
     if (amount <= 0) continue;
-    const int64_t free =
-        allocatable.Get(id) - node.requested().Get(id) + freed.Get(id) - nominated_take(id);
+    const int64_t nominated = take.requests == nullptr ? 0 : take.requests->Get(id);
+    const int64_t free = allocatable.Get(id) - node.requested().Get(id) + freed.Get(id) - nominated;
     if (amount > free) return true;
   }
   return false;
+}
+
+framework::Status CycleFilterHost::RunFiltersWithout(const framework::CycleState& state,
+                                                     const framework::PodInfo& pod,
+                                                     const framework::NodeInfo& node,
+                                                     const api::ResourceList& freed,
+                                                     size_t freed_pods) const {
+  if (!judges_by_requests_) return PostFilterHost::RunFiltersWithout(state, pod, node, freed, 0);
+  RequestsBuffers& buffers = ThreadRequestsBuffers();
+  TakeOf(pod, nominated_.For(&node), buffers.take);
+  api::ResourceList& requested = buffers.requested;
+  requested = node.requested();
+  requested.Subtract(freed);
+  const auto pods = static_cast<int64_t>(node.pods().size() - freed_pods);
+  // As RunFiltersWithNominated: first with the counted nominated pods, then without them.
+  if (buffers.take.requests != nullptr) {
+    requested.Add(*buffers.take.requests);
+    framework::Status status =
+        fw_.RunFilterOnRequests(state, pod, node, skip_, requested, pods + buffers.take.pods);
+    if (!status.IsSuccess()) return status;
+    requested.Subtract(*buffers.take.requests);
+  }
+  return fw_.RunFilterOnRequests(state, pod, node, skip_, requested, pods);
 }
 
 void CycleFilterHost::ParallelFor(size_t n,

@@ -33,6 +33,8 @@ class NominatedPods {
     int32_t max_priority = 0;
     absl::InlinedVector<size_t, 2> key_hashes;
     std::vector<framework::PodInfoPtr> pods;
+    // The sum of their requests: what they take of the node when every one counts.
+    api::ResourceList requests;
     // The snapshot's node of that name, or null.
     const framework::NodeInfo* node = nullptr;
     // `node` with every pod of `pods` added: what the Filter phase runs on for a pod that is not
@@ -56,9 +58,9 @@ class NominatedPods {
   // The queue's nomination version the entries reflect.
   uint64_t version() const { return version_; }
   bool empty() const { return by_name_.empty(); }
-  // The pods nominated to `node` (a snapshot node, by address: no string look-up per node), or
-  // null. ForName looks a node up by name (tests).
-  const Entry* For(const framework::NodeInfo* node) const;
+  // The pods nominated to `node` (a snapshot node, found by its snapshot position: no look-up by
+  // string or hash per node), or null. ForName looks a node up by name (tests).
+  const Entry* For(const framework::NodeInfo* node) const { return Find(node); }
   const Entry* ForName(const std::string& node_name) const;
 
  private:
@@ -69,7 +71,19 @@ class NominatedPods {
               const framework::NodeInfo* node);
   void RebuildWithAll(Entry& entry);
 
-  absl::flat_hash_map<const framework::NodeInfo*, Entry*> by_node_;
+  Entry* Find(const framework::NodeInfo* node) const {
+    const uint32_t position = node->snapshot_position();
+    if (position >= by_position_.size()) return nullptr;
+    Entry* entry = by_position_[position];
+    return entry != nullptr && entry->node == node ? entry : nullptr;
+  }
+  // Points `node`'s position at `entry`.
+  void Index(const framework::NodeInfo* node, Entry* entry);
+  void Unindex(const framework::NodeInfo* node);
+
+  // Indexed by snapshot position; an entry counts only for the node it names (a stale position
+  // after the node list changed is overwritten when the list is re-indexed).
+  std::vector<Entry*> by_position_;
   uint64_t epoch_ = 0;
   uint64_t version_ = 0;
 };
@@ -116,6 +130,12 @@ class CycleFilterHost final : public framework::PostFilterHost {
   bool CannotFitWithout(const framework::CycleState& state, const framework::PodInfo& pod,
                         const framework::NodeInfo& node, const api::ResourceList& freed,
                         size_t freed_pods) const override;
+  bool JudgesByRequests() const override { return judges_by_requests_; }
+  framework::Status RunFiltersWithout(const framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const framework::NodeInfo& node,
+                                      const api::ResourceList& freed,
+                                      size_t freed_pods) const override;
   void ParallelFor(size_t n,
                    const std::function<void(size_t begin, size_t end)>& fn) const override;
 
@@ -127,6 +147,7 @@ class CycleFilterHost final : public framework::PostFilterHost {
   // Whether NodeResourcesFit's Filter runs in this cycle (CannotFitWithout relies on it).
   bool resource_fit_runs_ = false;
   bool state_follows_pods_ = false;
+  bool judges_by_requests_ = false;
 };
 
 }  // namespace kubesched::scheduler

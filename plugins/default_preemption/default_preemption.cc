@@ -198,6 +198,17 @@ void RecordFailure(const framework::NodeInfo& node, Status status, DryRun& run) 
 // (1, 1, 2, 4, ...) while candidates are missing only because nodes failed or violated PDBs.
 constexpr size_t kMaxExtraRound = 64;
 
+// The size of the next round of a dry run that has `processed` nodes behind it, `found`
+// candidates among them and `missing` still wanted, with `remaining` nodes left. At least the
+// candidates still wanted; once some were found, as many nodes as the rate so far says the missing
+// ones need, so that a cluster where most nodes are passed over (nominated to earlier preemptors)
+// takes two or three rounds rather than dozens.
+size_t RoundSize(size_t remaining, size_t processed, size_t found, size_t missing) {
+  size_t round = std::max({missing, std::min(processed, kMaxExtraRound), size_t{1}});
+  if (found > 0 && missing > 0) round = std::max(round, missing * processed / found);
+  return std::min(remaining, round);
+}
+
 // Upstream's DryRunPreemption: from `offset` on (wrapping around), until `wanted` candidates are
 // found with at least one among them that violates no PDB. Nodes are evaluated in rounds; each
 // round runs in parallel on the host's threads (every worker with its own scratch and PDB
@@ -225,8 +236,7 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
   while (!done && processed < n) {
     const size_t found = run.candidates.size();
     const size_t missing = wanted > found ? wanted - found : 0;
-    const size_t round = std::min(
-        n - processed, std::max({missing, std::min(processed, kMaxExtraRound), size_t{1}}));
+    const size_t round = RoundSize(n - processed, processed, found, missing);
     if (results.size() < round) results.resize(round);
     host.ParallelFor(round, [&](size_t begin, size_t end) {
       std::unique_ptr<Worker> worker = workers.Acquire();

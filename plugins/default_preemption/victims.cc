@@ -10,8 +10,9 @@ namespace {
 
 using framework::PodInfoPtr;
 using framework::Status;
+using PodRef = VictimScratch::PodRef;
 
-bool MoreImportantPtr(const PodInfoPtr& a, const PodInfoPtr& b) { return MoreImportant(*a, *b); }
+bool MoreImportantRef(PodRef a, PodRef b) { return MoreImportant(**a, **b); }
 
 // The what-if copy of one node for one preemptor: the node (in the scratch buffers) and, when the
 // host says the PreFilter state follows the pods, the cycle state's own copy for this node.
@@ -34,17 +35,17 @@ class WhatIf {
     if (scratch_.state == nullptr) return Status::Success();
     return host_.PodRemoved(*scratch_.state, pod_, victim, node);
   }
-  Status RemoveAll(const std::vector<PodInfoPtr>& pods) {
-    for (const PodInfoPtr& victim : pods) {
-      if (Status removed = Remove(*victim); !removed.IsSuccess()) return removed;
+  Status RemoveAll(const std::vector<PodRef>& pods) {
+    for (const PodRef victim : pods) {
+      if (Status removed = Remove(**victim); !removed.IsSuccess()) return removed;
     }
     return Status::Success();
   }
-  Status Add(const PodInfoPtr& victim) {
+  Status Add(PodRef victim) {
     framework::NodeInfo& node = scratch_.node;
-    node.AddPod(victim, node.generation());
+    node.AddPod(*victim, node.generation());
     if (scratch_.state == nullptr) return Status::Success();
-    return host_.PodAdded(*scratch_.state, pod_, *victim, node);
+    return host_.PodAdded(*scratch_.state, pod_, **victim, node);
   }
   Status RunFilters() const {
     const framework::CycleState& state = scratch_.state != nullptr ? *scratch_.state : cycle_state_;
@@ -65,7 +66,7 @@ class WhatIf {
 };
 
 // Sorts the node's pods that are below the preemptor into those it may preempt and the
-// NonPreemptible ones it may not.
+// NonPreemptible ones it may not, and sums what the former free.
 void CollectPotentialVictims(const framework::PodInfo& pod, const framework::NodeInfo& node,
                              const VictimPolicy& policy, VictimScratch& scratch) {
   scratch.potential.clear();
@@ -73,13 +74,13 @@ void CollectPotentialVictims(const framework::PodInfo& pod, const framework::Nod
   // The preemptor itself (were it on the node) is not below its own priority: neither list.
   for (const PodInfoPtr& other : node.pods()) {
     if (policy.MayPreempt(*other)) {
-      scratch.potential.push_back(other);
+      scratch.potential.push_back(&other);
     } else if (policy.Protected(*other)) {
-      scratch.protected_pods.push_back(other);
+      scratch.protected_pods.push_back(&other);
     }
   }
-  scratch.freed = api::ResourceList();
-  for (const PodInfoPtr& victim : scratch.potential) scratch.freed.Add(victim->requests);
+  scratch.freed.Clear();
+  for (const PodRef victim : scratch.potential) scratch.freed.Add((*victim)->requests);
   scratch.freed_pods = scratch.potential.size();
 }
 
@@ -101,8 +102,8 @@ void SplitByPdbViolation(PdbBudgets& pdbs, VictimScratch& scratch) {
   scratch.violating.clear();
   scratch.non_violating.clear();
   pdbs.Reset();
-  for (const PodInfoPtr& victim : scratch.potential) {
-    (pdbs.Disrupt(victim->get()) ? scratch.violating : scratch.non_violating).push_back(victim);
+  for (const PodRef victim : scratch.potential) {
+    (pdbs.Disrupt((*victim)->get()) ? scratch.violating : scratch.non_violating).push_back(victim);
   }
 }
 
@@ -114,47 +115,134 @@ bool QuotaFits(const VictimPolicy& policy, const std::vector<std::string>& remov
 
 // Adds `victim` back; keeps it if the preemptor still fits (node and queue quota), else removes it
 // again and records it as a victim. Returns an Error status on an internal error.
-Status Reprieve(WhatIf& what_if, const PodInfoPtr& victim, const VictimPolicy& policy,
-                VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims,
-                bool* fits) {
+Status Reprieve(WhatIf& what_if, PodRef victim, const VictimPolicy& policy, VictimScratch& scratch,
+                std::vector<const framework::PodInfo*>* victims, bool* fits) {
+  const framework::PodInfo& info = **victim;
   // The resource screen first: when it rules the victim's return out, no filter runs.
-  scratch.freed.Subtract(victim->requests);
+  scratch.freed.Subtract(info.requests);
   --scratch.freed_pods;
   if (what_if.CannotFit()) {
-    scratch.freed.Add(victim->requests);
+    scratch.freed.Add(info.requests);
     ++scratch.freed_pods;
     *fits = false;
-    victims->push_back(victim.get());
+    victims->push_back(&info);
     return Status::Success();
   }
   if (Status added = what_if.Add(victim); !added.IsSuccess()) return added;
   if (policy.quota != nullptr) {
-    std::erase(scratch.removed, victim->key);
+    std::erase(scratch.removed, info.key);
     *fits = QuotaFits(policy, scratch.removed) && what_if.RunFilters().IsSuccess();
-    if (!*fits) scratch.removed.push_back(victim->key);
+    if (!*fits) scratch.removed.push_back(info.key);
   } else {
     *fits = what_if.RunFilters().IsSuccess();
   }
   if (*fits) return Status::Success();
-  scratch.freed.Add(victim->requests);
+  scratch.freed.Add(info.requests);
   ++scratch.freed_pods;
-  if (Status removed = what_if.Remove(*victim); !removed.IsSuccess()) return removed;
-  victims->push_back(victim.get());
+  if (Status removed = what_if.Remove(info); !removed.IsSuccess()) return removed;
+  victims->push_back(&info);
   return Status::Success();
+}
+
+// Reprieves the sorted potential victims, those that would violate a PDB first (upstream's
+// order), with `reprieve(victim, &fits)`; victims end most important first.
+template <typename ReprieveFn>
+Status ReprieveInOrder(PdbBudgets& pdbs, VictimScratch& scratch,
+                       std::vector<const framework::PodInfo*>* victims, int* pdb_violations,
+                       ReprieveFn&& reprieve) {
+  std::sort(scratch.potential.begin(), scratch.potential.end(), MoreImportantRef);
+  SplitByPdbViolation(pdbs, scratch);
+  const size_t first_victim = victims->size();
+  bool fits = false;
+  for (const PodRef victim : scratch.violating) {
+    if (Status status = reprieve(victim, &fits); !status.IsSuccess()) return status;
+    if (!fits) ++*pdb_violations;
+  }
+  for (const PodRef victim : scratch.non_violating) {
+    if (Status status = reprieve(victim, &fits); !status.IsSuccess()) return status;
+  }
+  if (!scratch.violating.empty() && !scratch.non_violating.empty()) {
+    std::sort(victims->begin() + static_cast<std::ptrdiff_t>(first_victim), victims->end(),
+              [](const framework::PodInfo* a, const framework::PodInfo* b) {
+                return MoreImportant(*a, *b);
+              });
+  }
+  return Status::Success();
+}
+
+// SelectVictimsOnNode with a copy of the node: the general way, for any filters and for
+// quota-aware preemption.
+Status SelectVictimsOnCopy(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node, const VictimPolicy& policy,
+                           PdbBudgets& pdbs, const framework::PostFilterHost& host,
+                           VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims,
+                           int* pdb_violations) {
+  WhatIf what_if(state, pod, node, host, scratch);
+  if (Status removed = what_if.RemoveAll(scratch.potential); !removed.IsSuccess()) return removed;
+  if (scratch.potential.empty()) {
+    // Only NonPreemptible pods are below the preemptor: the node is as it was.
+    return WhyNoRoom(what_if, Status::Unresolvable(kReasonNoVictims), scratch);
+  }
+  if (Status fits = what_if.RunFilters(); !fits.IsSuccess()) {
+    return WhyNoRoom(what_if, std::move(fits), scratch);
+  }
+  scratch.removed.clear();
+  if (policy.quota != nullptr) {
+    for (const PodRef victim : scratch.potential) scratch.removed.push_back((*victim)->key);
+    if (!QuotaFits(policy, scratch.removed)) {
+      // Every pod of the blocking queue's subtree on this node is not enough.
+      return Status::Unschedulable(kReasonQuotaNotFreed);
+    }
+  }
+  return ReprieveInOrder(pdbs, scratch, victims, pdb_violations, [&](PodRef victim, bool* fits) {
+    return Reprieve(what_if, victim, policy, scratch, victims, fits);
+  });
+}
+
+// SelectVictimsOnNode without a copy, when the host judges the filters by the pods' summed
+// requests alone (JudgesByRequests): the same verdicts and victims as SelectVictimsOnCopy, found
+// by arithmetic on `scratch.freed`.
+Status SelectVictimsByRequests(const framework::CycleState& state, const framework::PodInfo& pod,
+                               const framework::NodeInfo& node, PdbBudgets& pdbs,
+                               const framework::PostFilterHost& host, VictimScratch& scratch,
+                               std::vector<const framework::PodInfo*>* victims,
+                               int* pdb_violations) {
+  const auto filters_without = [&]() {
+    return host.RunFiltersWithout(state, pod, node, scratch.freed, scratch.freed_pods);
+  };
+  // WhyNoRoom's test: would removing the NonPreemptible pods too make room?
+  const auto why_no_room = [&](Status rejection) {
+    if (rejection.code() == framework::Code::kError || scratch.protected_pods.empty()) {
+      return rejection;
+    }
+    for (const PodRef kept : scratch.protected_pods) scratch.freed.Add((*kept)->requests);
+    scratch.freed_pods += scratch.protected_pods.size();
+    if (filters_without().IsSuccess()) return Status::Unschedulable(kReasonNonPreemptible);
+    return rejection;
+  };
+  if (scratch.potential.empty()) return why_no_room(Status::Unresolvable(kReasonNoVictims));
+  if (Status fits = filters_without(); !fits.IsSuccess()) return why_no_room(std::move(fits));
+  return ReprieveInOrder(pdbs, scratch, victims, pdb_violations, [&](PodRef victim, bool* fits) {
+    const framework::PodInfo& info = **victim;
+    scratch.freed.Subtract(info.requests);
+    --scratch.freed_pods;
+    *fits = filters_without().IsSuccess();
+    if (!*fits) {
+      scratch.freed.Add(info.requests);
+      ++scratch.freed_pods;
+      victims->push_back(&info);
+    }
+    return Status::Success();
+  });
 }
 
 }  // namespace
 
-absl::Time StartTime(const framework::PodInfo& pod) {
-  const auto& start = pod.get().status.start_time;
-  return start.has_value() ? *start : absl::InfiniteFuture();
-}
+absl::Time StartTime(const framework::PodInfo& pod) { return pod.start_time; }
 
 bool MoreImportant(const framework::PodInfo& a, const framework::PodInfo& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
-  const absl::Time a_start = StartTime(a);
-  const absl::Time b_start = StartTime(b);
-  if (a_start != b_start) return a_start < b_start;
+  if (a.start_time != b.start_time) return a.start_time < b.start_time;
   return a.key < b.key;
 }
 
@@ -191,7 +279,11 @@ bool PdbBudgets::Disrupt(const api::Pod& pod) {
 bool ScreenedOut(const framework::CycleState& state, const framework::PodInfo& pod,
                  const framework::NodeInfo& node, const VictimPolicy& policy,
                  const framework::PostFilterHost& host, VictimScratch& scratch) {
+  scratch.collected_for = nullptr;
+  // Not even with every pod gone (a node held by pods nominated to it): its pods need no look.
+  if (host.CannotFitWithout(state, pod, node, node.requested(), node.pods().size())) return true;
   CollectPotentialVictims(pod, node, policy, scratch);
+  scratch.collected_for = &node;
   return host.CannotFitWithout(state, pod, node, scratch.freed, scratch.freed_pods);
 }
 
@@ -201,51 +293,16 @@ Status SelectVictimsOnNode(const framework::CycleState& state, const framework::
                            VictimScratch& scratch, std::vector<const framework::PodInfo*>* victims,
                            int* pdb_violations) {
   *pdb_violations = 0;
-  CollectPotentialVictims(pod, node, policy, scratch);
+  if (scratch.collected_for != &node) CollectPotentialVictims(pod, node, policy, scratch);
+  scratch.collected_for = nullptr;
   if (scratch.potential.empty() && scratch.protected_pods.empty()) {
     return Status::Unresolvable(kReasonNoVictims);
   }
-  WhatIf what_if(state, pod, node, host, scratch);
-  if (Status removed = what_if.RemoveAll(scratch.potential); !removed.IsSuccess()) return removed;
-  if (scratch.potential.empty()) {
-    // Only NonPreemptible pods are below the preemptor: the node is as it was.
-    return WhyNoRoom(what_if, Status::Unresolvable(kReasonNoVictims), scratch);
+  if (policy.quota == nullptr && host.JudgesByRequests()) {
+    return SelectVictimsByRequests(state, pod, node, pdbs, host, scratch, victims, pdb_violations);
   }
-  if (Status fits = what_if.RunFilters(); !fits.IsSuccess()) {
-    return WhyNoRoom(what_if, std::move(fits), scratch);
-  }
-  scratch.removed.clear();
-  if (policy.quota != nullptr) {
-    for (const PodInfoPtr& victim : scratch.potential) scratch.removed.push_back(victim->key);
-    if (!QuotaFits(policy, scratch.removed)) {
-      // Every pod of the blocking queue's subtree on this node is not enough.
-      return Status::Unschedulable(kReasonQuotaNotFreed);
-    }
-  }
-  std::sort(scratch.potential.begin(), scratch.potential.end(), MoreImportantPtr);
-  SplitByPdbViolation(pdbs, scratch);
-  const size_t first_victim = victims->size();
-  bool fits = false;
-  for (const PodInfoPtr& victim : scratch.violating) {
-    if (Status status = Reprieve(what_if, victim, policy, scratch, victims, &fits);
-        !status.IsSuccess()) {
-      return status;
-    }
-    if (!fits) ++*pdb_violations;
-  }
-  for (const PodInfoPtr& victim : scratch.non_violating) {
-    if (Status status = Reprieve(what_if, victim, policy, scratch, victims, &fits);
-        !status.IsSuccess()) {
-      return status;
-    }
-  }
-  if (!scratch.violating.empty() && !scratch.non_violating.empty()) {
-    std::sort(victims->begin() + static_cast<std::ptrdiff_t>(first_victim), victims->end(),
-              [](const framework::PodInfo* a, const framework::PodInfo* b) {
-                return MoreImportant(*a, *b);
-              });
-  }
-  return Status::Success();
+  return SelectVictimsOnCopy(state, pod, node, policy, pdbs, host, scratch, victims,
+                             pdb_violations);
 }
 
 }  // namespace kubesched::plugins::preemption

@@ -70,10 +70,16 @@ struct VictimScratch {
   framework::NodeInfo node;  // the what-if copy
   // The cycle state's copy for `node`, when the PreFilter state follows the pods (else null).
   std::unique_ptr<framework::CycleState> state;
-  std::vector<framework::PodInfoPtr> potential;
-  std::vector<framework::PodInfoPtr> protected_pods;
-  std::vector<framework::PodInfoPtr> violating;
-  std::vector<framework::PodInfoPtr> non_violating;
+  // Pods of the snapshot node being judged, by the address of its own pointer to them (the
+  // snapshot outlives the dry run): no reference count is touched per pod.
+  using PodRef = const framework::PodInfoPtr*;
+  std::vector<PodRef> potential;
+  std::vector<PodRef> protected_pods;
+  std::vector<PodRef> violating;
+  std::vector<PodRef> non_violating;
+  // The node `potential` and `protected_pods` were collected for (ScreenedOut leaves them for
+  // SelectVictimsOnNode on the same node), or null.
+  const framework::NodeInfo* collected_for = nullptr;
   std::vector<std::string> removed;  // keys of the pods off the what-if node (quota checks)
   // Requests and number of the pods off the what-if node, for the host's resource screen.
   api::ResourceList freed;

@@ -47,6 +47,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                                         const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Reads the node's labels and name only.
+  bool FilterReadsPods() const override { return false; }
   // Skip when neither the pod nor addedAffinity has preferred terms.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const framework::Snapshot& snapshot,

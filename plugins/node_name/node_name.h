@@ -23,6 +23,8 @@ class NodeName final : public framework::PreFilterPlugin, public framework::Filt
   // UnschedulableAndUnresolvable kReason when spec.nodeName is set and differs from the node.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Reads the node's name only.
+  bool FilterReadsPods() const override { return false; }
 };
 
 // Takes no args.

@@ -175,18 +175,25 @@ framework::PreFilterOutcome NodeResourcesFit::PreFilter(CycleState& state,
   return {};
 }
 
-Status NodeResourcesFit::Filter(const CycleState& state, const framework::PodInfo& /*pod*/,
+Status NodeResourcesFit::Filter(const CycleState& state, const framework::PodInfo& pod,
                                 const framework::NodeInfo& node) const {
+  return FilterRequests(state, pod, node, node.requested(),
+                        static_cast<int64_t>(node.pods().size()));
+}
+
+Status NodeResourcesFit::FilterRequests(const CycleState& state, const framework::PodInfo& /*pod*/,
+                                        const framework::NodeInfo& node,
+                                        const api::ResourceList& requested,
+                                        int64_t num_pods) const {
   const auto* data = state.Read<FitState>(FitKey());
   if (data == nullptr) {
     return Status(framework::Code::kError, "NodeResourcesFit: PreFilter state missing");
   }
   const api::ResourceList& allocatable = node.allocatable();
-  const api::ResourceList& requested = node.requested();
   absl::InlinedVector<std::string_view, 4> reasons;
   bool unresolvable = false;
   const int64_t allowed_pods = allocatable.Get(api::kPods);
-  if (static_cast<int64_t>(node.pods().size()) + 1 > allowed_pods) {
+  if (num_pods + 1 > allowed_pods) {
     reasons.push_back(kTooManyPods);
     unresolvable = allowed_pods < 1;
   }

@@ -57,6 +57,7 @@ namespace kubesched::plugins {
 // Filter and Score only read CycleState and are safe to call concurrently.
 class NodeResourcesFit final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
+                               public framework::RequestsFilterPlugin,
                                public framework::PreScorePlugin,
                                public framework::ScorePlugin {
  public:
@@ -72,6 +73,11 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   // Error when PreFilter did not run.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Filter's test on given sums: the pods' requests and their number.
+  framework::Status FilterRequests(const framework::CycleState& state,
+                                   const framework::PodInfo& pod, const framework::NodeInfo& node,
+                                   const api::ResourceList& requested,
+                                   int64_t num_pods) const override;
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const framework::Snapshot& snapshot,
                              absl::Span<const framework::NodeInfo* const> feasible) override;

@@ -22,6 +22,8 @@ class NodeUnschedulable final : public framework::FilterPlugin {
   // UnschedulableAndUnresolvable kReason for a cordoned node the pod does not tolerate.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Reads spec.unschedulable and the node object only.
+  bool FilterReadsPods() const override { return false; }
 };
 
 // Takes no args.

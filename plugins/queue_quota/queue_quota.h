@@ -36,6 +36,8 @@ class QueueQuota final : public framework::PreFilterPlugin,
                                         const framework::Snapshot& snapshot) override;
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Reads the node's model label and the quota tracker only.
+  bool FilterReadsPods() const override { return false; }
   framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                             std::string_view node_name) override;
   void Unreserve(framework::CycleState& state, const framework::PodInfo& pod,

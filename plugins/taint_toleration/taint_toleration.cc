@@ -62,6 +62,7 @@ framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/
                                           const framework::NodeInfo& node) const {
   const api::Node* n = node.node();
   if (n == nullptr) return framework::Status(framework::Code::kError, "node not found");
+  if (!node.hard_taints()) return framework::Status::Success();
   const auto& tolerations = pod.get().spec.tolerations;
   for (const api::Taint& taint : n->spec.taints) {
     if (taint.effect != api::TaintEffect::kNoSchedule &&

@@ -28,6 +28,8 @@ class TaintToleration final : public framework::FilterPlugin,
   // UnschedulableAndUnresolvable kReason on the first untolerated NoSchedule/NoExecute taint.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Reads the node's taints only.
+  bool FilterReadsPods() const override { return false; }
   // Never skips: untolerated PreferNoSchedule taints lower a node's score even for a pod with no
   // tolerations.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,

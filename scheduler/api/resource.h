@@ -53,6 +53,8 @@ class ResourceList {
   // Per resource max(this, other).
   void SetMax(const ResourceList& other);
   bool IsZero() const;
+  // Back to all zeros, keeping the buffer.
+  void Clear() { amounts_.clear(); }
   // One past the highest id that may be non-zero.
   size_t size() const { return amounts_.size(); }
 

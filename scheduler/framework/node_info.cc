@@ -93,6 +93,11 @@ void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation
   name_ = node->meta.name;
   allocatable_ = node->status.allocatable;
   unschedulable_ = node->spec.unschedulable;
+  hard_taints_ =
+      std::any_of(node->spec.taints.begin(), node->spec.taints.end(), [](const api::Taint& taint) {
+        return taint.effect == api::TaintEffect::kNoSchedule ||
+               taint.effect == api::TaintEffect::kNoExecute;
+      });
   node_ = std::move(node);
   generation_ = generation;
 }
@@ -101,6 +106,7 @@ void NodeInfo::ClearNode(int64_t generation) {
   // The name stays: the pods still on this node keep naming it.
   node_.reset();
   unschedulable_ = false;
+  hard_taints_ = false;
   // Copy-assigned from a named empty list: move-assigning a temporary InlinedVector trips a
   // false -Wuninitialized in GCC 12.
   static const api::ResourceList kNone;

@@ -63,6 +63,22 @@ struct MetricsSample {
   api::ResourceList usage{};
 };
 
+// A node's position in its snapshot's node list, written by the snapshot alone. Copying a
+// NodeInfo into a snapshot's slot keeps the slot's position, and a copy made elsewhere (a
+// preemption what-if) has none: the position belongs to the snapshot's storage, not the contents.
+class SnapshotPosition {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  SnapshotPosition() = default;
+  SnapshotPosition(const SnapshotPosition& /*other*/) {}
+  SnapshotPosition& operator=(const SnapshotPosition& /*other*/) { return *this; }
+  uint32_t get() const { return value_; }
+  void set(uint32_t value) { value_ = value; }
+
+ private:
+  uint32_t value_ = kNone;
+};
+
 // The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
 // the sums derived from them. Owned by the cache; snapshots hold copies that are updated in place
 // when the generation moves on.
@@ -77,6 +93,9 @@ class NodeInfo {
   // The node's spec.unschedulable, kept beside the sums so that the Filter phase's first check
   // does not reach into the node object.
   bool unschedulable() const { return unschedulable_; }
+  // Whether the node has a NoSchedule or NoExecute taint (TaintToleration's Filter reads the
+  // taints only then).
+  bool hard_taints() const { return hard_taints_; }
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
@@ -103,6 +122,10 @@ class NodeInfo {
 
   // Bumped on every change; the snapshot copies nodes whose generation is newer than its own.
   int64_t generation() const { return generation_; }
+  // The index of this node in its snapshot's nodes(), so that per-node side tables are flat
+  // arrays rather than maps; SnapshotPosition::kNone outside a snapshot's node list.
+  uint32_t snapshot_position() const { return position_.get(); }
+  void set_snapshot_position(uint32_t position) { position_.set(position); }
 
   void SetNode(std::shared_ptr<const api::Node> node, int64_t generation);
   void ClearNode(int64_t generation);
@@ -125,21 +148,25 @@ class NodeInfo {
   void AddToGroups(const PodInfo& pod);
   void RemoveFromGroups(const PodInfo& pod);
 
+  // What every Filter call reads comes first, in as few cache lines as possible (the Filter
+  // phase touches every node): the node, the flags, the pods and the two resource sums.
   std::shared_ptr<const api::Node> node_;
-  std::string name_;
+  SnapshotPosition position_;
   bool unschedulable_ = false;
+  bool hard_taints_ = false;
+  int64_t generation_ = 0;
   std::vector<PodInfoPtr> pods_;
+  api::ResourceList allocatable_;
+  api::ResourceList requested_;
+  std::string name_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   std::vector<LabelGroupCount> label_groups_;
   std::vector<TermGroupCount> term_groups_;
-  api::ResourceList allocatable_;
-  api::ResourceList requested_;
   api::ResourceList non_zero_requested_;
   HostPorts used_ports_;
   std::optional<MetricsSample> metrics_{};
   api::ResourceList virtual_requested_since_sample_{};
-  int64_t generation_ = 0;
 };
 
 }  // namespace kubesched::framework

@@ -79,6 +79,23 @@ class FilterPlugin : public virtual Plugin {
   // must only read `state`, `pod` and `node`. Reasons only for failing nodes.
   virtual Status Filter(const CycleState& state, const PodInfo& pod,
                         const NodeInfo& node) const = 0;
+  // False when the verdict depends only on the node object, never on the pods on the node (nor
+  // on anything derived from them): then a preemption what-if copy of the node, which differs in
+  // its pods alone, gets the node's own verdict. True (the default) is always safe.
+  virtual bool FilterReadsPods() const { return true; }
+};
+
+// A Filter whose verdict depends on the node's pods only through the sum of their requests and
+// their number (NodeResourcesFit). Preemption judges a what-if node with victims removed by
+// arithmetic on those two, instead of copying the node and removing the pods.
+class RequestsFilterPlugin {
+ public:
+  virtual ~RequestsFilterPlugin() = default;
+  // The verdict Filter would give on `node` if its pods' requests summed to `requested` and they
+  // were `num_pods` many. Filter(state, pod, node) equals
+  // FilterRequests(state, pod, node, node.requested(), node.pods().size()).
+  virtual Status FilterRequests(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                                const api::ResourceList& requested, int64_t num_pods) const = 0;
 };
 
 // Per-node statuses of a failed Filter phase, given to PostFilter plugins.
@@ -128,6 +145,17 @@ class PostFilterHost {
                                 const NodeInfo& /*node*/, const api::ResourceList& /*freed*/,
                                 size_t /*freed_pods*/) const {
     return false;
+  }
+  // Whether RunFiltersWithout may stand in for RunFilters in this cycle: every filter that runs
+  // for the pod either reads no pods or is a RequestsFilterPlugin, and the PreFilter state does not
+  // follow the pods (StateFollowsPods() is false). False by default.
+  virtual bool JudgesByRequests() const { return false; }
+  // RunFilters' verdict for a what-if copy of the snapshot's `node` without `freed_pods` of its
+  // pods, whose requests sum to `freed`, computed without a copy. Only when JudgesByRequests().
+  virtual Status RunFiltersWithout(const CycleState& /*state*/, const PodInfo& /*pod*/,
+                                   const NodeInfo& /*node*/, const api::ResourceList& /*freed*/,
+                                   size_t /*freed_pods*/) const {
+    return Status::Error("RunFiltersWithout is not available in this cycle");
   }
   // Calls fn(begin, end) over disjoint chunks covering [0, n) and returns when all are done. The
   // scheduler's host runs the chunks on its worker pool, the calling thread taking part, so `fn`

@@ -89,6 +89,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
   info->key = pod->Key();
   info->key_hash = std::hash<std::string_view>()(info->key);
   info->priority = priority;
+  info->start_time = pod->status.start_time.value_or(absl::InfiniteFuture());
   auto policy = pod->meta.annotations.find(kPreemptionPolicyAnnotation);
   info->non_preemptible = traits.non_preemptible || (policy != pod->meta.annotations.end() &&
                                                      policy->second == kNonPreemptible);

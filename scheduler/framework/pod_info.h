@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/framework/pod_groups.h"
 
@@ -41,6 +42,8 @@ struct PodInfo {
   std::string key;      // "namespace/name"
   size_t key_hash = 0;  // std::hash of `key`, to tell pods apart without comparing keys
   int32_t priority = 0;
+  // status.startTime; a pod that has not started counts as starting last (InfiniteFuture).
+  absl::Time start_time = absl::InfiniteFuture();
   // The pod, or its PriorityClass, carries kubesched.io/preemption-policy: NonPreemptible: it is
   // never a preemption victim, except of a preemptor at or above the override priority.
   bool non_preemptible = false;

@@ -95,7 +95,9 @@ void SnapshotBuilder::RebuildLists() {
   snapshot_->nodes_with_affinity_pods_.clear();
   snapshot_->nodes_with_required_anti_affinity_pods_.clear();
   for (const auto& info : snapshot_->storage_) {
+    info->set_snapshot_position(SnapshotPosition::kNone);
     if (info->node() == nullptr) continue;
+    info->set_snapshot_position(static_cast<uint32_t>(snapshot_->nodes_.size()));
     snapshot_->nodes_.push_back(info.get());
     if (!info->pods_with_affinity().empty()) {
       snapshot_->nodes_with_affinity_pods_.push_back(info.get());

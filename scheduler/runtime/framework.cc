@@ -247,6 +247,10 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
     return wrap(absl::InvalidArgumentError("at least one bind plugin must be enabled"));
   }
   filter_pre_filter_index_ = IndexOfSamePlugin(filter_, pre_filter_);
+  for (const framework::FilterPlugin* filter : filter_) {
+    requests_filter_.push_back(dynamic_cast<const framework::RequestsFilterPlugin*>(filter));
+    filter_reads_pods_.push_back(filter->FilterReadsPods());
+  }
   for (size_t i = 0; i < filter_.size(); ++i) {
     const int pre = filter_pre_filter_index_[i];
     if (pre < 0) continue;
@@ -405,6 +409,29 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
     }
   }
   return first;
+}
+
+bool Framework::FiltersJudgeByRequests(const std::vector<bool>& skip) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    if (filter_reads_pods_[i] && requests_filter_[i] == nullptr) return false;
+  }
+  return true;
+}
+
+Status Framework::RunFilterOnRequests(const framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const framework::NodeInfo& node,
+                                      const std::vector<bool>& skip,
+                                      const api::ResourceList& requested, int64_t num_pods) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    Status status = requests_filter_[i] != nullptr
+                        ? requests_filter_[i]->FilterRequests(state, pod, node, requested, num_pods)
+                        : filter_[i]->Filter(state, pod, node);
+    if (!status.IsSuccess()) return Stamp(std::move(status), filter_[i]->Name());
+  }
+  return Status();
 }
 
 // Filter on a sampled node of a sampled cycle: one clock read per plugin boundary (the end of one

@@ -118,6 +118,19 @@ class Framework {
                               const framework::NodeInfo& node, const std::vector<bool>& skip,
                               std::vector<framework::Status>* all_statuses = nullptr) const;
 
+  // Whether, in a cycle whose filter skips are `skip`, every filter that runs either reads no
+  // pods or is a RequestsFilterPlugin: then RunFilterOnRequests gives RunFilter's verdict for a
+  // copy of a node that differs from it only in its pods.
+  bool FiltersJudgeByRequests(const std::vector<bool>& skip) const;
+  // RunFilter's verdict on a copy of `node` whose pods' requests sum to `requested` and which
+  // holds `num_pods` pods (see FiltersJudgeByRequests): the plugins that read no pods run on
+  // `node` itself, the RequestsFilterPlugins on those sums.
+  framework::Status RunFilterOnRequests(const framework::CycleState& state,
+                                        const framework::PodInfo& pod,
+                                        const framework::NodeInfo& node,
+                                        const std::vector<bool>& skip,
+                                        const api::ResourceList& requested, int64_t num_pods) const;
+
   // Runs PostFilter plugins in order until one succeeds (nominates a node) or errs; otherwise
   // returns the last rejection, whose message joins the FailedScheduling message.
   framework::PostFilterOutcome RunPostFilter(framework::CycleState& state,
@@ -190,6 +203,9 @@ class Framework {
   const framework::QueueSortPlugin* queue_sort_ = nullptr;
   std::vector<framework::PreFilterPlugin*> pre_filter_;
   std::vector<framework::FilterPlugin*> filter_;
+  // For each filter plugin, its RequestsFilterPlugin side (or null), and whether it reads pods.
+  std::vector<const framework::RequestsFilterPlugin*> requests_filter_;
+  std::vector<bool> filter_reads_pods_;
   // For each filter plugin, the index of the same plugin in pre_filter_ (or -1).
   std::vector<int> filter_pre_filter_index_;
   // The PreFilter plugins with extensions, each with the index of its Filter (whose skip flag

@@ -175,6 +175,49 @@ TEST_CASE("fit filter counts pods against the node's pod capacity", "[plugins][n
   }
 }
 
+// Preemption judges what-if nodes through FilterRequests: on given sums it answers as Filter on a
+// node holding exactly those pods.
+TEST_CASE("fit FilterRequests on given sums equals Filter on a node with those pods",
+          "[plugins][noderesourcesfit]") {
+  const auto fit = MakeFit();
+  const PodBuilder incoming = PodBuilder("p").Container({{"cpu", "4m"}, {"example.com/aaa", "2"}});
+  const auto info = Info(incoming);
+  const Requests big = {{"cpu", "6m"}, {"example.com/aaa", "3"}};
+  const Requests small = {{"cpu", "3m"}, {"example.com/aaa", "1"}};
+  // One node per subset of {big, small}; FilterRequests is asked on the empty node with the
+  // subset's sums.
+  Cluster empty_cluster;
+  const auto& empty = empty_cluster.Node(SmallNode("2")).Build();
+  CycleState state;
+  REQUIRE(fit->PreFilter(state, *info, empty).status.IsSuccess());
+  for (int subset = 0; subset < 4; ++subset) {
+    Cluster cluster;
+    cluster.Node(SmallNode("2"));
+    api::ResourceList sums;
+    int64_t pods = 0;
+    for (int i = 0; i < 2; ++i) {
+      if ((subset & (1 << i)) == 0) continue;
+      const PodBuilder pod = PodBuilder(i == 0 ? "big" : "small").Container(i == 0 ? big : small);
+      cluster.Pod("node1", pod);
+      sums.Add(Info(pod)->requests);
+      ++pods;
+    }
+    const auto& snapshot = cluster.Build();
+    const auto filtered = fit->Filter(state, *info, *snapshot.Get("node1"));
+    const auto judged = fit->FilterRequests(state, *info, *empty.Get("node1"), sums, pods);
+    INFO("subset " << subset);
+    CHECK(Verdict(judged) == Verdict(filtered));
+    CHECK(judged.code() == filtered.code());
+  }
+  // The subsets cover fitting, one reason and all three.
+  CHECK(fit->FilterRequests(state, *info, *empty.Get("node1"), {}, 0).IsSuccess());
+  api::ResourceList both = Info(PodBuilder("x").Container(big))->requests;
+  both.Add(Info(PodBuilder("y").Container(small))->requests);
+  CHECK(Verdict(fit->FilterRequests(state, *info, *empty.Get("node1"), both, 2)) ==
+        std::vector<std::string>{"Too many pods", "Insufficient cpu",
+                                 "Insufficient example.com/aaa"});
+}
+
 TEST_CASE("fit filter lists scalar resources in ascending resource id order",
           "[plugins][noderesourcesfit]") {
   // Interned here first, so "zz" gets the lower id although it sorts after "aa" by name.

@@ -208,6 +208,120 @@ TEST_CASE("CycleFilterHost::CannotFitWithout never passes over a node that would
   CHECK(kept > 20);
 }
 
+// Preemption judges what-if nodes by arithmetic when every filter that runs reads the pods only
+// through their summed requests: over random nodes (some tainted or cordoned, some near their pod
+// limit), nominations and subsets of pods removed, RunFiltersWithout gives exactly the status
+// (code, reasons, plugin) that RunFilters gives on the what-if copy.
+TEST_CASE("CycleFilterHost::RunFiltersWithout equals RunFilters on the what-if copy",
+          "[nominated][preemption]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  std::mt19937 random(29);
+  std::multiset<std::string> outcomes;
+  for (int round = 0; round < 400; ++round) {
+    World world(0);
+    NodeBuilder spec("n0");
+    spec.Capacity({{"cpu", absl::StrCat(2 + random() % 6)},
+                   {"memory", absl::StrCat(2 + random() % 6, "Gi")},
+                   {"pods", absl::StrCat(1 + random() % 5)}});
+    if (random() % 8 == 0) spec.Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule);
+    if (random() % 8 == 0) spec.Taint("slow", "yes", api::TaintEffect::kPreferNoSchedule);
+    if (random() % 10 == 0) spec.Unschedulable();
+    world.builder.Upsert("n0")->SetNode(spec.Ptr(), ++world.generation);
+    framework::NodeInfo* node = world.Node(0);
+    for (int i = 0, n = static_cast<int>(random() % 5); i < n; ++i) {
+      PodBuilder pod(absl::StrCat("r", i));
+      pod.Container({{"cpu", absl::StrCat(500 * (1 + random() % 4), "m")},
+                     {"memory", absl::StrCat(1 + random() % 2, "Gi")}})
+          .Priority(static_cast<int32_t>(random() % 3))
+          .NodeName("n0");
+      node->AddPod(framework::MakePodInfo(pod.Ptr(), static_cast<int32_t>(random() % 3)),
+                   ++world.generation);
+    }
+    world.builder.RebuildLists();
+    util::FakeClock clock;
+    queue::SchedulingQueue queue{&clock, queue::QueueOptions{}};
+    for (int i = 0, n = static_cast<int>(random() % 3); i < n; ++i) {
+      queue.AddNominatedPod(Pod(absl::StrCat("w", i), absl::StrCat(1 + random() % 2),
+                                static_cast<int32_t>(random() % 4)),
+                            "n0");
+    }
+    NominatedPods nominated;
+    nominated.Sync(queue.NominationsSince(0), world.snapshot, {}, false);
+
+    PodBuilder incoming("incoming");
+    incoming
+        .Container({{"cpu", absl::StrCat(500 * (1 + random() % 4), "m")},
+                    {"memory", absl::StrCat(random() % 3, "Gi")}})
+        .Priority(2);
+    const auto pod = framework::MakePodInfo(incoming.Ptr(), 2);
+    framework::CycleState state;
+    const auto pre = (*fw)->RunPreFilter(state, *pod, world.snapshot);
+    REQUIRE(pre.status.IsSuccess());
+    const CycleFilterHost host(**fw, pre.skip_filter, nominated);
+    REQUIRE(host.JudgesByRequests());
+    framework::NodeInfo what_if = *node;
+    api::ResourceList freed;
+    size_t freed_pods = 0;
+    for (const auto& other : node->pods()) {
+      if (random() % 2 == 0) continue;
+      REQUIRE(what_if.RemovePod(*other, what_if.generation()).ok());
+      freed.Add(other->requests);
+      ++freed_pods;
+    }
+    const framework::Status copied = host.RunFilters(state, *pod, what_if, *node);
+    const framework::Status judged = host.RunFiltersWithout(state, *pod, *node, freed, freed_pods);
+    INFO("round " << round << ": " << copied.Message() << " / " << judged.Message());
+    CHECK(judged.code() == copied.code());
+    CHECK(judged.plugin() == copied.plugin());
+    CHECK(std::vector<std::string_view>(judged.reasons().begin(), judged.reasons().end()) ==
+          std::vector<std::string_view>(copied.reasons().begin(), copied.reasons().end()));
+    outcomes.insert(copied.IsSuccess() ? std::string("fits") : copied.Message());
+  }
+  // The verdicts cover fitting, each resource, the pod count, taints and cordons.
+  CHECK(outcomes.count("fits") > 20);
+  CHECK(outcomes.count("Insufficient cpu") > 10);
+  CHECK(outcomes.count("Too many pods") > 5);
+  CHECK(outcomes.count("node(s) had untolerated taint(s)") +
+            outcomes.count("node(s) were unschedulable") >
+        10);
+}
+
+// A filter that reads pods in other ways than their requests (NodePorts for a pod with a host port,
+// InterPodAffinity for a pod with anti-affinity) rules the arithmetic out: preemption then copies.
+TEST_CASE("CycleFilterHost judges by requests only when every running filter allows it",
+          "[nominated][preemption]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  World world(1);
+  NominatedPods nominated;
+  const auto judges = [&](PodBuilder builder) {
+    const auto pod = framework::MakePodInfo(builder.Ptr(), 0);
+    framework::CycleState state;
+    const auto pre = (*fw)->RunPreFilter(state, *pod, world.snapshot);
+    REQUIRE(pre.status.IsSuccess());
+    return CycleFilterHost(**fw, pre.skip_filter, nominated).JudgesByRequests();
+  };
+  PodBuilder plain("plain");
+  plain.Container({{"cpu", "1"}});
+  CHECK(judges(plain));
+  PodBuilder with_port("with-port");
+  with_port.Container({{"cpu", "1"}}).HostPort(8080);
+  CHECK_FALSE(judges(with_port));
+  api::Requirement app_x;
+  app_x.key = api::Intern("app");
+  app_x.op = api::SelectorOperator::kIn;
+  app_x.values = {api::Intern("x")};
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{{app_x}};
+  term.topology_key = api::Intern("kubernetes.io/hostname");
+  api::Affinity affinity;
+  affinity.pod_anti_affinity.emplace().required.push_back(term);
+  PodBuilder anti("anti");
+  anti.Container({{"cpu", "1"}}).Affinity(affinity);
+  CHECK_FALSE(judges(anti));
+}
+
 // Upstream's addGENominatedPods: the PreFilter state sees the nominated pods too, so a pod whose
 // anti-affinity selects a pod nominated to the node does not fit there.
 TEST_CASE("Nominated pods are seen by InterPodAffinity's PreFilter state", "[nominated]") {

@@ -47,6 +47,35 @@ TEST_CASE("Get finds nodes by name and null for unknown names", "[core]") {
   CHECK(snapshot.Get("b") == nullptr);
 }
 
+// Per-node side tables (nominated pods) are indexed by snapshot position: every listed node knows
+// its index, through removals, and neither a copy of a node nor a node without an object has one.
+TEST_CASE("each listed node knows its position in nodes()", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  for (const std::string name : {"a", "b", "c", "d"}) AddNode(builder, name);
+  builder.Upsert("ghost")->AddPod(MakePodInfo(PodBuilder("p").NodeName("ghost").Ptr(), 0), 1);
+  builder.RebuildLists();
+  const auto positions_match = [&] {
+    for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+      if (snapshot.nodes()[i]->snapshot_position() != i) return false;
+    }
+    return true;
+  };
+  CHECK(positions_match());
+  CHECK(builder.Find("ghost")->snapshot_position() == framework::SnapshotPosition::kNone);
+  builder.Remove("b");
+  builder.RebuildLists();
+  CHECK(Names(snapshot.nodes()) == std::vector<std::string>{"a", "c", "d"});
+  CHECK(positions_match());
+  // The cache refreshes a node by assigning it: the slot keeps its position.
+  NodeInfo fresh;
+  fresh.SetNode(NodeBuilder("d").Label("k", "v").Ptr(), 2);
+  *builder.Find("d") = fresh;
+  CHECK(snapshot.Get("d")->snapshot_position() == 2);
+  const NodeInfo copy = *snapshot.Get("c");
+  CHECK(copy.snapshot_position() == framework::SnapshotPosition::kNone);
+}
+
 TEST_CASE("nodes lists only NodeInfos with a node object, in insertion order", "[core]") {
   Snapshot snapshot;
   SnapshotBuilder builder(&snapshot);
