@@ -92,9 +92,14 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
     const size_t wanted = static_cast<size_t>(to_find) - feasible_.size();
     const size_t round = std::min(n - processed, std::max<size_t>(wanted + wanted / 4, 64));
     if (round_statuses_.size() < round) round_statuses_.resize(round);
+    // The round's first node (wrapping around), so that the per-node loop needs no division.
+    const size_t first = (start + processed) % n;
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
+      size_t index = first + begin;
+      if (index >= n) index -= n;
       for (size_t i = begin; i < end; ++i) {
-        const auto* node = candidates[(start + processed + i) % n];
+        const auto* node = candidates[index];
+        if (++index == n) index = 0;
         round_statuses_[i] =
             nominated == nullptr
                 ? fw.RunFilter(state, pod, *node, skip)

@@ -1,7 +1,6 @@
 #include "scheduler/fit_error.h"
 
 #include <algorithm>
-#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/util/strings.h"
@@ -13,18 +12,9 @@ std::string FitError::Message() const {
   if (!pre_filter_status.IsSuccess()) {
     absl::StrAppend(&message, ": ", pre_filter_status.Message(), ".");
   } else {
-    std::map<std::string_view, int> histogram;
-    for (const auto& node_status : node_statuses) {
-      for (std::string_view reason : node_status.status.reasons()) ++histogram[reason];
-    }
-    // Upstream formats "<count> <reason>" and sorts those strings as text.
-    std::vector<std::string> parts;
-    parts.reserve(histogram.size());
-    for (const auto& [reason, count] : histogram) {
-      parts.push_back(absl::StrCat(count, " ", util::Absl(reason)));
-    }
-    std::sort(parts.begin(), parts.end());
-    absl::StrAppend(&message, ": ", util::Join(parts, ", "), ".");
+    framework::ReasonCounts histogram;
+    for (const auto& node_status : node_statuses) histogram.AddAll(node_status.status);
+    absl::StrAppend(&message, ": ", util::Join(histogram.SortedParts(), ", "), ".");
   }
   if (!post_filter_message.empty()) absl::StrAppend(&message, " ", post_filter_message, ".");
   return message;
@@ -32,8 +22,11 @@ std::string FitError::Message() const {
 
 std::vector<std::string> FitError::RejectingPlugins() const {
   std::vector<std::string> plugins;
+  std::string_view last;  // the plugin added or found last: most nodes repeat it
   auto add = [&](std::string_view plugin) {
     if (plugin.empty()) return;
+    if (plugin.data() == last.data() && plugin.size() == last.size()) return;
+    last = plugin;
     if (std::find(plugins.begin(), plugins.end(), plugin) == plugins.end()) {
       plugins.emplace_back(plugin);
     }

@@ -2,16 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "plugins/default_preemption/pick_node.h"
 #include "plugins/default_preemption/victims.h"
 #include "plugins/helper/args.h"
@@ -113,19 +111,13 @@ bool BlockedByQuota(absl::Span<const NodeStatus> filtered) {
 // Upstream's FitError text over the nodes that were tried and failed; every other node of the
 // snapshot counts as "Preemption is not helpful for scheduling".
 std::string Diagnosis(size_t num_all_nodes, absl::Span<const Status> failed) {
-  std::map<std::string_view, size_t> histogram;
-  for (const Status& status : failed) {
-    for (const std::string_view reason : status.reasons()) ++histogram[reason];
-  }
-  if (failed.size() < num_all_nodes) histogram[kNotHelpful] += num_all_nodes - failed.size();
-  std::vector<std::string> parts;
-  parts.reserve(histogram.size());
-  for (const auto& [reason, count] : histogram) {
-    parts.push_back(absl::StrCat(count, " ", util::Absl(reason)));
-  }
-  std::sort(parts.begin(), parts.end());
+  framework::ReasonCounts histogram;
+  for (const Status& status : failed) histogram.AddAll(status);
+  if (failed.size() < num_all_nodes) histogram.Add(kNotHelpful, num_all_nodes - failed.size());
   std::string message = absl::StrCat("preemption: 0/", num_all_nodes, " nodes are available");
-  if (!parts.empty()) absl::StrAppend(&message, ": ", absl::StrJoin(parts, ", "), ".");
+  if (!histogram.empty()) {
+    absl::StrAppend(&message, ": ", absl::StrJoin(histogram.SortedParts(), ", "), ".");
+  }
   return message;
 }
 
@@ -165,7 +157,7 @@ class Workers {
   explicit Workers(const framework::Snapshot& snapshot) : snapshot_(snapshot) {}
   std::unique_ptr<Worker> Acquire() {
     {
-      absl::MutexLock lock(&mu_);
+      const std::lock_guard<std::mutex> lock(mu_);
       if (!idle_.empty()) {
         std::unique_ptr<Worker> worker = std::move(idle_.back());
         idle_.pop_back();
@@ -175,14 +167,16 @@ class Workers {
     return std::make_unique<Worker>(snapshot_);
   }
   void Release(std::unique_ptr<Worker> worker) {
-    absl::MutexLock lock(&mu_);
+    const std::lock_guard<std::mutex> lock(mu_);
     idle_.push_back(std::move(worker));
   }
 
  private:
   const framework::Snapshot& snapshot_;
-  absl::Mutex mu_;
-  std::vector<std::unique_ptr<Worker>> idle_ ABSL_GUARDED_BY(mu_);
+  // A plain mutex: it is made and taken for every dry run, several times a round, and
+  // absl::Mutex's deadlock bookkeeping (on in Debian's build) costs more than the work it guards.
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Worker>> idle_;  // guarded by mu_
 };
 
 // A node that is no candidate: its status goes to the diagnosis.
@@ -227,8 +221,10 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
   size_t non_violating = 0;
   const size_t n = nodes.size();
   const auto wanted = static_cast<size_t>(std::max<int32_t>(bounds.wanted, 0));
+  // offset < n and i < n: one subtraction wraps around (no division per node).
   const auto node_at = [&](size_t i) -> const framework::NodeInfo& {
-    return *nodes[(static_cast<size_t>(bounds.offset) + i) % n];
+    const size_t index = static_cast<size_t>(bounds.offset) + i;
+    return *nodes[index < n ? index : index - n];
   };
   std::vector<const framework::NodeInfo*> screened;
   size_t processed = 0;

@@ -38,24 +38,21 @@ struct WeightedAffinityTerm {
 // that no plugin recomputes it per node or per cycle. Immutable after construction; shared by
 // the queue, the cache and snapshots through PodInfoPtr.
 struct PodInfo {
-  std::shared_ptr<const api::Pod> pod;
-  std::string key;      // "namespace/name"
-  size_t key_hash = 0;  // std::hash of `key`, to tell pods apart without comparing keys
+  // What preemption reads of every pod on every node it judges (priority, NonPreemptible, the
+  // requests) comes first, so that judging a pod touches as few cache lines as possible.
   int32_t priority = 0;
-  // status.startTime; a pod that has not started counts as starting last (InfiniteFuture).
-  absl::Time start_time = absl::InfiniteFuture();
   // The pod, or its PriorityClass, carries kubesched.io/preemption-policy: NonPreemptible: it is
   // never a preemption victim, except of a preemptor at or above the override priority.
   bool non_preemptible = false;
   // preemptionPolicy Never, from the pod or else its PriorityClass: it preempts nobody.
   bool preempt_never = false;
-  // Shared by every pod with the same namespace, labels and terminating state: what selectors
-  // (and spreading, which skips terminating pods) see of a pod.
-  LabelGroupId label_group = 0;
   // Some container claims a host port (see ForEachHostPort): spares NodeInfo a walk over the
   // containers of every pod added or removed.
   bool uses_host_ports = false;
-
+  // Shared by every pod with the same namespace, labels and terminating state: what selectors
+  // (and spreading, which skips terminating pods) see of a pod.
+  LabelGroupId label_group = 0;
+  size_t key_hash = 0;  // std::hash of `key`, to tell pods apart without comparing keys
   // Effective requests: max(sum of containers + sidecars, each init container + preceding
   // sidecars) + overhead, per resource (upstream's PodRequests).
   api::ResourceList requests;
@@ -67,6 +64,10 @@ struct PodInfo {
   // present but does not parse.
   api::ResourceList virtual_request;
   absl::Status virtual_request_error;
+  // status.startTime; a pod that has not started counts as starting last (InfiniteFuture).
+  absl::Time start_time = absl::InfiniteFuture();
+  std::shared_ptr<const api::Pod> pod;
+  std::string key;  // "namespace/name"
 
   std::vector<AffinityTerm> required_affinity;
   std::vector<AffinityTerm> required_anti_affinity;

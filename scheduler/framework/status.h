@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
@@ -70,6 +72,21 @@ class Status {
   Code code_ = Code::kSuccess;
   absl::InlinedVector<std::string_view, 2> reasons_;
   std::string_view plugin_;
+};
+
+// How many nodes gave each reason: the histogram of upstream's FitError message.
+class ReasonCounts {
+ public:
+  void Add(std::string_view reason, size_t count = 1);
+  void AddAll(const Status& status) {
+    for (const std::string_view reason : status.reasons()) Add(reason);
+  }
+  bool empty() const { return counts_.empty(); }
+  // "<count> <reason>" for each reason, sorted as text (upstream's order).
+  std::vector<std::string> SortedParts() const;
+
+ private:
+  std::vector<std::pair<std::string_view, size_t>> counts_;
 };
 
 }  // namespace kubesched::framework
