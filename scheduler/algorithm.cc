@@ -91,7 +91,7 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
   while (processed < n && feasible_.size() < static_cast<size_t>(to_find)) {
     const size_t wanted = static_cast<size_t>(to_find) - feasible_.size();
     const size_t round = std::min(n - processed, std::max<size_t>(wanted + wanted / 4, 64));
-    if (round_statuses_.size() < round) round_statuses_.resize(round);
+    if (round_entries_.size() < round) round_entries_.resize(round);
     // The round's first node (wrapping around), so that the per-node loop needs no division.
     const size_t first = (start + processed) % n;
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
@@ -100,21 +100,22 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
       for (size_t i = begin; i < end; ++i) {
         const auto* node = candidates[index];
         if (++index == n) index = 0;
-        round_statuses_[i] =
-            nominated == nullptr
-                ? fw.RunFilter(state, pod, *node, skip)
-                : RunFiltersWithNominated(fw, state, pod, *node, skip, nominated->For(node));
+        framework::NodeStatus& entry = round_entries_[i];
+        entry.node = node;
+        entry.status = nominated == nullptr ? fw.RunFilter(state, pod, *node, skip)
+                                            : RunFiltersWithNominated(fw, state, pod, *node, skip,
+                                                                      nominated->For(node));
       }
     });
     size_t used = 0;
     for (; used < round && feasible_.size() < static_cast<size_t>(to_find); ++used) {
-      if (round_statuses_[used].IsSuccess()) {
-        feasible_.push_back(candidates[(start + processed + used) % n]);
+      framework::NodeStatus& entry = round_entries_[used];
+      if (entry.status.IsSuccess()) {
+        feasible_.push_back(entry.node);
       } else {
         // One allocation for a pod that fails on many nodes (a preemptor fails on all).
         if (fit_error->node_statuses.empty()) fit_error->node_statuses.reserve(n - processed);
-        fit_error->node_statuses.push_back(
-            {candidates[(start + processed + used) % n], std::move(round_statuses_[used])});
+        fit_error->node_statuses.push_back(std::move(entry));
       }
     }
     processed += used;

@@ -99,7 +99,7 @@ class ScheduleAlgorithm {
   size_t next_start_index_ = 0;
 
   // Reused across cycles to avoid allocation per pod.
-  std::vector<framework::Status> round_statuses_;
+  std::vector<framework::NodeStatus> round_entries_;  // one round of the Filter phase
   std::vector<const framework::NodeInfo*> feasible_;
   std::vector<const framework::NodeInfo*> restricted_candidates_;
   std::vector<std::vector<int64_t>> plugin_scores_;

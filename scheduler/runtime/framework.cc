@@ -248,6 +248,7 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
   }
   filter_pre_filter_index_ = IndexOfSamePlugin(filter_, pre_filter_);
   for (const framework::FilterPlugin* filter : filter_) {
+    filter_names_.push_back(filter->Name());
     requests_filter_.push_back(dynamic_cast<const framework::RequestsFilterPlugin*>(filter));
     filter_reads_pods_.push_back(filter->FilterReadsPods());
   }
@@ -402,10 +403,12 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
       continue;
     }
     Status status = filter_[i]->Filter(state, pod, node);
-    if (all_statuses != nullptr) all_statuses->push_back(Stamp(status, filter_[i]->Name()));
+    if (all_statuses != nullptr) all_statuses->push_back(Stamp(status, filter_names_[i]));
     if (!status.IsSuccess()) {
-      if (all_statuses == nullptr) return Stamp(std::move(status), filter_[i]->Name());
-      if (first.IsSuccess()) first = Stamp(std::move(status), filter_[i]->Name());
+      // Stamped in place: this runs for every node that fails (a preemptor fails on all).
+      status.set_plugin(filter_names_[i]);
+      if (all_statuses == nullptr) return status;
+      if (first.IsSuccess()) first = std::move(status);
     }
   }
   return first;
@@ -429,7 +432,10 @@ Status Framework::RunFilterOnRequests(const framework::CycleState& state,
     Status status = requests_filter_[i] != nullptr
                         ? requests_filter_[i]->FilterRequests(state, pod, node, requested, num_pods)
                         : filter_[i]->Filter(state, pod, node);
-    if (!status.IsSuccess()) return Stamp(std::move(status), filter_[i]->Name());
+    if (!status.IsSuccess()) {
+      status.set_plugin(filter_names_[i]);
+      return status;
+    }
   }
   return Status();
 }

@@ -203,7 +203,9 @@ class Framework {
   const framework::QueueSortPlugin* queue_sort_ = nullptr;
   std::vector<framework::PreFilterPlugin*> pre_filter_;
   std::vector<framework::FilterPlugin*> filter_;
-  // For each filter plugin, its RequestsFilterPlugin side (or null), and whether it reads pods.
+  // For each filter plugin: its name (no virtual call per failing node), its
+  // RequestsFilterPlugin side (or null), and whether it reads pods.
+  std::vector<std::string_view> filter_names_;
   std::vector<const framework::RequestsFilterPlugin*> requests_filter_;
   std::vector<bool> filter_reads_pods_;
   // For each filter plugin, the index of the same plugin in pre_filter_ (or -1).
