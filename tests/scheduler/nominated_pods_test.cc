@@ -154,6 +154,34 @@ TEST_CASE("NominatedPods::Sync looks nodes up again when the node set changes", 
   CHECK(nominated.ForName("n2")->node == nullptr);
 }
 
+// Required anti-affinity to pods labelled app=x on the same host.
+api::Affinity AntiAffinityToAppX() {
+  api::Requirement app_x;
+  app_x.key = api::Intern("app");
+  app_x.op = api::SelectorOperator::kIn;
+  app_x.values = {api::Intern("x")};
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{{app_x}};
+  term.topology_key = api::Intern("kubernetes.io/hostname");
+  api::Affinity affinity;
+  affinity.pod_anti_affinity.emplace().required.push_back(term);
+  return affinity;
+}
+
+// Up to two pods of random priority and cpu nominated to n0, as the queue lists them.
+NominatedPods RandomNominations(std::mt19937& random, const framework::Snapshot& snapshot) {
+  util::FakeClock clock;
+  queue::SchedulingQueue queue{&clock, queue::QueueOptions{}};
+  for (int i = 0, n = static_cast<int>(random() % 3); i < n; ++i) {
+    queue.AddNominatedPod(Pod(absl::StrCat("w", i), absl::StrCat(1 + random() % 2),
+                              static_cast<int32_t>(random() % 4)),
+                          "n0");
+  }
+  NominatedPods nominated;
+  nominated.Sync(queue.NominationsSince(0), snapshot, {}, false);
+  return nominated;
+}
+
 // The screen may only pass over nodes the filters would reject: over random nodes, nominations
 // and sets of pods removed, whenever it says "cannot fit", the filters on the what-if copy agree.
 TEST_CASE("CycleFilterHost::CannotFitWithout never passes over a node that would fit",
@@ -172,15 +200,7 @@ TEST_CASE("CycleFilterHost::CannotFitWithout never passes over a node that would
                        static_cast<int32_t>(random() % 3), "n0"),
                    ++world.generation);
     }
-    util::FakeClock clock;
-    queue::SchedulingQueue queue{&clock, queue::QueueOptions{}};
-    for (int i = 0, n = static_cast<int>(random() % 3); i < n; ++i) {
-      queue.AddNominatedPod(Pod(absl::StrCat("w", i), absl::StrCat(1 + random() % 2),
-                                static_cast<int32_t>(random() % 4)),
-                            "n0");
-    }
-    NominatedPods nominated;
-    nominated.Sync(queue.NominationsSince(0), world.snapshot, {}, false);
+    const NominatedPods nominated = RandomNominations(random, world.snapshot);
 
     const auto pod = Pod("incoming", absl::StrCat(500 * (1 + random() % 4), "m"), 2);
     framework::CycleState state;
@@ -239,15 +259,7 @@ TEST_CASE("CycleFilterHost::RunFiltersWithout equals RunFilters on the what-if c
                    ++world.generation);
     }
     world.builder.RebuildLists();
-    util::FakeClock clock;
-    queue::SchedulingQueue queue{&clock, queue::QueueOptions{}};
-    for (int i = 0, n = static_cast<int>(random() % 3); i < n; ++i) {
-      queue.AddNominatedPod(Pod(absl::StrCat("w", i), absl::StrCat(1 + random() % 2),
-                                static_cast<int32_t>(random() % 4)),
-                            "n0");
-    }
-    NominatedPods nominated;
-    nominated.Sync(queue.NominationsSince(0), world.snapshot, {}, false);
+    const NominatedPods nominated = RandomNominations(random, world.snapshot);
 
     PodBuilder incoming("incoming");
     incoming
@@ -308,17 +320,8 @@ TEST_CASE("CycleFilterHost judges by requests only when every running filter all
   PodBuilder with_port("with-port");
   with_port.Container({{"cpu", "1"}}).HostPort(8080);
   CHECK_FALSE(judges(with_port));
-  api::Requirement app_x;
-  app_x.key = api::Intern("app");
-  app_x.op = api::SelectorOperator::kIn;
-  app_x.values = {api::Intern("x")};
-  api::PodAffinityTerm term;
-  term.label_selector = api::LabelSelector{{app_x}};
-  term.topology_key = api::Intern("kubernetes.io/hostname");
-  api::Affinity affinity;
-  affinity.pod_anti_affinity.emplace().required.push_back(term);
   PodBuilder anti("anti");
-  anti.Container({{"cpu", "1"}}).Affinity(affinity);
+  anti.Container({{"cpu", "1"}}).Affinity(AntiAffinityToAppX());
   CHECK_FALSE(judges(anti));
 }
 
@@ -337,17 +340,9 @@ TEST_CASE("Nominated pods are seen by InterPodAffinity's PreFilter state", "[nom
   builder.RecomputeClusterTotals();
   const framework::NodeInfo* n1 = snapshot.Get("n1");
 
-  api::Requirement app_x;
-  app_x.key = api::Intern("app");
-  app_x.op = api::SelectorOperator::kIn;
-  app_x.values = {api::Intern("x")};
-  api::PodAffinityTerm term;
-  term.label_selector = api::LabelSelector{{app_x}};
-  term.topology_key = api::Intern("kubernetes.io/hostname");
-  api::Affinity anti;
-  anti.pod_anti_affinity.emplace().required.push_back(term);
   const auto pod = framework::MakePodInfo(
-      PodBuilder("p").Container({{"cpu", "1"}}).Priority(1).Affinity(anti).Ptr(), 1);
+      PodBuilder("p").Container({{"cpu", "1"}}).Priority(1).Affinity(AntiAffinityToAppX()).Ptr(),
+      1);
   const auto waiting = framework::MakePodInfo(
       PodBuilder("w").Container({{"cpu", "1"}}).Priority(5).Label("app", "x").Ptr(), 5);
 
