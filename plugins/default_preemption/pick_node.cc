@@ -33,13 +33,13 @@ int64_t FewestVictims(const Candidate& /*c*/, Victims victims) {
 // later it is, the better.
 int64_t LatestStartTime(const Candidate& /*c*/, Victims victims) {
   int32_t highest = victims.front()->priority;
-  absl::Time earliest = StartTime(*victims.front());
+  absl::Time earliest = victims.front()->start_time;
   for (const framework::PodInfo* victim : victims) {
     if (victim->priority > highest) {
       highest = victim->priority;
-      earliest = StartTime(*victim);
-    } else if (victim->priority == highest && StartTime(*victim) < earliest) {
-      earliest = StartTime(*victim);
+      earliest = victim->start_time;
+    } else if (victim->priority == highest && victim->start_time < earliest) {
+      earliest = victim->start_time;
     }
   }
   return absl::ToUnixNanos(earliest);  // saturates: a pod not started yet is the latest

@@ -86,15 +86,24 @@ void CollectPotentialVictims(const framework::PodInfo& pod, const framework::Nod
 
 // The node's verdict when the preemptor does not fit with every eligible pod removed: if removing
 // the NonPreemptible pods as well would make room, they are what stands in the way.
-Status WhyNoRoom(WhatIf& what_if, Status rejection, const VictimScratch& scratch) {
+// `fits_without_protected(&fits)` removes the NonPreemptible pods as well and sets whether the
+// filters then pass; it returns an Error status only when the removal itself fails.
+template <typename FitsFn>
+Status WhyNoRoom(Status rejection, const VictimScratch& scratch, FitsFn&& fits_without_protected) {
   if (rejection.code() == framework::Code::kError || scratch.protected_pods.empty()) {
     return rejection;
   }
-  if (Status removed = what_if.RemoveAll(scratch.protected_pods); !removed.IsSuccess()) {
-    return removed;
-  }
-  if (what_if.RunFilters().IsSuccess()) return Status::Unschedulable(kReasonNonPreemptible);
-  return rejection;
+  bool fits = false;
+  if (Status removed = fits_without_protected(&fits); !removed.IsSuccess()) return removed;
+  return fits ? Status::Unschedulable(kReasonNonPreemptible) : rejection;
+}
+
+// The victim stays off the node: its requests count as freed again, and it is recorded.
+void KeepAsVictim(const framework::PodInfo& victim, VictimScratch& scratch,
+                  std::vector<const framework::PodInfo*>* victims) {
+  scratch.freed.Add(victim.requests);
+  ++scratch.freed_pods;
+  victims->push_back(&victim);
 }
 
 // Upstream's filterPodsWithPDBViolation over the sorted potential victims; keeps their order.
@@ -122,10 +131,8 @@ Status Reprieve(WhatIf& what_if, PodRef victim, const VictimPolicy& policy, Vict
   scratch.freed.Subtract(info.requests);
   --scratch.freed_pods;
   if (what_if.CannotFit()) {
-    scratch.freed.Add(info.requests);
-    ++scratch.freed_pods;
     *fits = false;
-    victims->push_back(&info);
+    KeepAsVictim(info, scratch, victims);
     return Status::Success();
   }
   if (Status added = what_if.Add(victim); !added.IsSuccess()) return added;
@@ -137,10 +144,8 @@ Status Reprieve(WhatIf& what_if, PodRef victim, const VictimPolicy& policy, Vict
     *fits = what_if.RunFilters().IsSuccess();
   }
   if (*fits) return Status::Success();
-  scratch.freed.Add(info.requests);
-  ++scratch.freed_pods;
   if (Status removed = what_if.Remove(info); !removed.IsSuccess()) return removed;
-  victims->push_back(&info);
+  KeepAsVictim(info, scratch, victims);
   return Status::Success();
 }
 
@@ -179,12 +184,19 @@ Status SelectVictimsOnCopy(const framework::CycleState& state, const framework::
                            int* pdb_violations) {
   WhatIf what_if(state, pod, node, host, scratch);
   if (Status removed = what_if.RemoveAll(scratch.potential); !removed.IsSuccess()) return removed;
+  const auto fits_without_protected = [&](bool* fits) {
+    if (Status removed = what_if.RemoveAll(scratch.protected_pods); !removed.IsSuccess()) {
+      return removed;
+    }
+    *fits = what_if.RunFilters().IsSuccess();
+    return Status::Success();
+  };
   if (scratch.potential.empty()) {
     // Only NonPreemptible pods are below the preemptor: the node is as it was.
-    return WhyNoRoom(what_if, Status::Unresolvable(kReasonNoVictims), scratch);
+    return WhyNoRoom(Status::Unresolvable(kReasonNoVictims), scratch, fits_without_protected);
   }
   if (Status fits = what_if.RunFilters(); !fits.IsSuccess()) {
-    return WhyNoRoom(what_if, std::move(fits), scratch);
+    return WhyNoRoom(std::move(fits), scratch, fits_without_protected);
   }
   scratch.removed.clear();
   if (policy.quota != nullptr) {
@@ -210,18 +222,18 @@ Status SelectVictimsByRequests(const framework::CycleState& state, const framewo
   const auto filters_without = [&]() {
     return host.RunFiltersWithout(state, pod, node, scratch.freed, scratch.freed_pods);
   };
-  // WhyNoRoom's test: would removing the NonPreemptible pods too make room?
-  const auto why_no_room = [&](Status rejection) {
-    if (rejection.code() == framework::Code::kError || scratch.protected_pods.empty()) {
-      return rejection;
-    }
+  const auto fits_without_protected = [&](bool* fits) {
     for (const PodRef kept : scratch.protected_pods) scratch.freed.Add((*kept)->requests);
     scratch.freed_pods += scratch.protected_pods.size();
-    if (filters_without().IsSuccess()) return Status::Unschedulable(kReasonNonPreemptible);
-    return rejection;
+    *fits = filters_without().IsSuccess();
+    return Status::Success();
   };
-  if (scratch.potential.empty()) return why_no_room(Status::Unresolvable(kReasonNoVictims));
-  if (Status fits = filters_without(); !fits.IsSuccess()) return why_no_room(std::move(fits));
+  if (scratch.potential.empty()) {
+    return WhyNoRoom(Status::Unresolvable(kReasonNoVictims), scratch, fits_without_protected);
+  }
+  if (Status fits = filters_without(); !fits.IsSuccess()) {
+    return WhyNoRoom(std::move(fits), scratch, fits_without_protected);
+  }
   return ReprieveInOrder(pdbs, scratch, victims, pdb_violations, [&](PodRef victim, bool* fits) {
     const framework::PodInfo& info = **victim;
     scratch.freed.Subtract(info.requests);
@@ -229,18 +241,12 @@ Status SelectVictimsByRequests(const framework::CycleState& state, const framewo
     // The resource screen first, as on a copy: it is cheaper than the filters.
     *fits = !host.CannotFitWithout(state, pod, node, scratch.freed, scratch.freed_pods) &&
             filters_without().IsSuccess();
-    if (!*fits) {
-      scratch.freed.Add(info.requests);
-      ++scratch.freed_pods;
-      victims->push_back(&info);
-    }
+    if (!*fits) KeepAsVictim(info, scratch, victims);
     return Status::Success();
   });
 }
 
 }  // namespace
-
-absl::Time StartTime(const framework::PodInfo& pod) { return pod.start_time; }
 
 bool MoreImportant(const framework::PodInfo& a, const framework::PodInfo& b) {
   if (a.priority != b.priority) return a.priority > b.priority;

@@ -41,9 +41,6 @@ struct VictimPolicy {
   }
 };
 
-// When the pod started; a pod that has not started yet counts as the latest (upstream: now).
-absl::Time StartTime(const framework::PodInfo& pod);
-
 // Upstream's MoreImportantPod: higher priority, then earlier start; ties broken by key so that
 // the order is total and runs are reproducible.
 bool MoreImportant(const framework::PodInfo& a, const framework::PodInfo& b);
