@@ -12,6 +12,7 @@ constexpr int kMinFeasibleNodesPercentageToFind = 5;
 // Nodes per work item handed to a filter/score worker: large enough to amortise the hand-off,
 // small enough to balance two to sixteen threads.
 constexpr size_t kNodeChunk = 32;
+static_assert((kNodeChunk & (kNodeChunk - 1)) == 0, "a power of two");
 
 }  // namespace
 
@@ -76,6 +77,11 @@ const framework::NodeInfo* FitsNominatedNode(
 
 // Filters nodes in rounds starting at the round-robin index. Each round runs in parallel; the
 // results are then read in node order, so the outcome does not depend on thread timing.
+//
+// Verdicts are written where they stay: entry i of entries_ is the i-th node filtered. A pod that
+// fits nowhere (a preemptor) then hands the whole buffer to its FitError instead of moving one
+// verdict at a time on the scheduling thread, and each chunk counts its feasible nodes so that
+// the reading skips chunks where every node failed.
 void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
                                      const framework::CycleState& state,
                                      const framework::PodInfo& pod, const std::vector<bool>& skip,
@@ -86,41 +92,85 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
   feasible_.clear();
   const size_t n = candidates.size();
   if (n == 0) return;
+  if (entries_.size() < n) entries_.resize(n);
+  chunk_feasible_.assign((n + kNodeChunk - 1) / kNodeChunk, 0);
   const size_t start = next_start_index_ % n;
+  const auto wanted_total = static_cast<size_t>(to_find);
   size_t processed = 0;
-  while (processed < n && feasible_.size() < static_cast<size_t>(to_find)) {
-    const size_t wanted = static_cast<size_t>(to_find) - feasible_.size();
-    const size_t round = std::min(n - processed, std::max<size_t>(wanted + wanted / 4, 64));
-    if (round_entries_.size() < round) round_entries_.resize(round);
+  while (processed < n && feasible_.size() < wanted_total) {
+    const size_t wanted = wanted_total - feasible_.size();
+    size_t round = std::max<size_t>(wanted + wanted / 4, 64);
+    // Where few nodes were feasible so far (none, for a preemptor), fewer and larger rounds:
+    // nodes past the last one needed are filtered for nothing, but their verdicts are not read.
+    if (processed > 0) {
+      round = std::max(round,
+                       feasible_.empty() ? 2 * processed : wanted * processed / feasible_.size());
+    }
+    // A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
+    // round is chunk_feasible_[base_chunk + k].
+    round = std::min(n - processed, (round + kNodeChunk - 1) / kNodeChunk * kNodeChunk);
+    const size_t base_chunk = processed / kNodeChunk;
     // The round's first node (wrapping around), so that the per-node loop needs no division.
     const size_t first = (start + processed) % n;
+    framework::NodeStatus* const out = entries_.data() + processed;
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
       size_t index = first + begin;
       if (index >= n) index -= n;
+      // Counted per block of kNodeChunk nodes, not per call: a pool of one thread runs the whole
+      // round in one call. (kNodeChunk is a power of two: no division.)
+      uint32_t found = 0;
       for (size_t i = begin; i < end; ++i) {
         const auto* node = candidates[index];
         if (++index == n) index = 0;
-        framework::NodeStatus& entry = round_entries_[i];
+        framework::NodeStatus& entry = out[i];
         entry.node = node;
-        entry.status = nominated == nullptr ? fw.RunFilter(state, pod, *node, skip)
-                                            : RunFiltersWithNominated(fw, state, pod, *node, skip,
-                                                                      nominated->For(node));
+        if (nominated == nullptr) {
+          fw.RunFilterInto(state, pod, *node, skip, entry.status);
+        } else {
+          RunFiltersWithNominatedInto(fw, state, pod, *node, skip, nominated->For(node),
+                                      entry.status);
+        }
+        found += entry.status.IsSuccess() ? 1 : 0;
+        if ((i + 1) % kNodeChunk == 0 || i + 1 == end) {
+          chunk_feasible_[base_chunk + i / kNodeChunk] = found;
+          found = 0;
+        }
       }
     });
     size_t used = 0;
-    for (; used < round && feasible_.size() < static_cast<size_t>(to_find); ++used) {
-      framework::NodeStatus& entry = round_entries_[used];
-      if (entry.status.IsSuccess()) {
-        feasible_.push_back(entry.node);
-      } else {
-        // One allocation for a pod that fails on many nodes (a preemptor fails on all).
-        if (fit_error->node_statuses.empty()) fit_error->node_statuses.reserve(n - processed);
-        fit_error->node_statuses.push_back(std::move(entry));
+    while (used < round && feasible_.size() < wanted_total) {
+      const size_t chunk_end = std::min(round, used + kNodeChunk);
+      if (chunk_feasible_[base_chunk + used / kNodeChunk] == 0) {
+        used = chunk_end;
+        continue;
+      }
+      for (; used < chunk_end && feasible_.size() < wanted_total; ++used) {
+        if (out[used].status.IsSuccess()) feasible_.push_back(out[used].node);
       }
     }
     processed += used;
   }
   next_start_index_ = (start + processed) % n;
+  CollectRejected(processed, fit_error);
+}
+
+void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
+  std::vector<framework::NodeStatus>& rejected = fit_error->node_statuses;
+  if (feasible_.empty() && rejected.empty()) {
+    // Every node filtered failed: the verdicts are the FitError's as they lie.
+    rejected.swap(entries_);
+    rejected.resize(processed);
+    entries_.swap(spare_entries_);
+    return;
+  }
+  if (rejected.empty()) rejected.reserve(processed - feasible_.size());
+  for (size_t i = 0; i < processed; ++i) {
+    if (!entries_[i].status.IsSuccess()) rejected.push_back(std::move(entries_[i]));
+  }
+}
+
+void ScheduleAlgorithm::Recycle(std::vector<framework::NodeStatus> statuses) {
+  if (statuses.capacity() > spare_entries_.capacity()) spare_entries_ = std::move(statuses);
 }
 
 bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,

@@ -72,6 +72,10 @@ class ScheduleAlgorithm {
   // The PreFilter skips of the last Schedule call (for the PostFilter host).
   const std::vector<bool>& last_skip_filter() const { return last_skip_filter_; }
 
+  // Gives back a FitError's node statuses once read, so that the next pod that fits nowhere
+  // reuses their buffer.
+  void Recycle(std::vector<framework::NodeStatus> statuses);
+
   // Runs every filter on every node (no early stop) and scores every feasible node (no
   // sampling). Does not change the round-robin start index.
   Explanation Explain(const runtime::Framework& fw, framework::CycleState& state,
@@ -85,6 +89,8 @@ class ScheduleAlgorithm {
                     const framework::PodInfo& pod, const std::vector<bool>& skip,
                     const std::vector<const framework::NodeInfo*>& candidates, int to_find,
                     const NominatedPods* nominated, FitError* fit_error);
+  // Moves the verdicts of the first `processed` entries that failed into `fit_error`.
+  void CollectRejected(size_t processed, FitError* fit_error);
   // Scores feasible_ into totals_; false (with `error`) if PreScore failed. With `keep_raw`
   // (explain), raw_scores_ keeps each plugin's scores from before normalization.
   bool ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
@@ -99,7 +105,12 @@ class ScheduleAlgorithm {
   size_t next_start_index_ = 0;
 
   // Reused across cycles to avoid allocation per pod.
-  std::vector<framework::NodeStatus> round_entries_;  // one round of the Filter phase
+  // The Filter phase's verdicts in the order filtered, and per chunk of kNodeChunk nodes how many
+  // were feasible.
+  std::vector<framework::NodeStatus> entries_;
+  std::vector<uint32_t> chunk_feasible_;
+  // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
+  std::vector<framework::NodeStatus> spare_entries_;
   std::vector<const framework::NodeInfo*> feasible_;
   std::vector<const framework::NodeInfo*> restricted_candidates_;
   std::vector<std::vector<int64_t>> plugin_scores_;

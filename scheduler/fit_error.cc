@@ -7,33 +7,62 @@
 
 namespace kubesched::scheduler {
 
-std::string FitError::Message() const {
-  std::string message = absl::StrCat("0/", num_all_nodes, " nodes are available");
-  if (!pre_filter_status.IsSuccess()) {
-    absl::StrAppend(&message, ": ", pre_filter_status.Message(), ".");
-  } else {
-    framework::ReasonCounts histogram;
-    for (const auto& node_status : node_statuses) histogram.AddAll(node_status.status);
-    absl::StrAppend(&message, ": ", util::Join(histogram.SortedParts(), ", "), ".");
+namespace {
+
+// Collects, in one pass over the node statuses, the reason histogram and/or the plugins that
+// rejected nodes (first seen first). A preemptor's FitError lists every node.
+class Scan {
+ public:
+  Scan(const FitError& error, bool histogram, bool plugins) {
+    if (plugins) AddPlugin(error.pre_filter_status.plugin());
+    const bool count = histogram && error.pre_filter_status.IsSuccess();
+    for (const auto& node_status : error.node_statuses) {
+      if (count) histogram_.AddAll(node_status.status);
+      if (plugins) AddPlugin(node_status.status.plugin());
+    }
   }
-  if (!post_filter_message.empty()) absl::StrAppend(&message, " ", post_filter_message, ".");
-  return message;
-}
+
+  std::string Message(const FitError& error) const {
+    std::string message = absl::StrCat("0/", error.num_all_nodes, " nodes are available");
+    if (!error.pre_filter_status.IsSuccess()) {
+      absl::StrAppend(&message, ": ", error.pre_filter_status.Message(), ".");
+    } else {
+      absl::StrAppend(&message, ": ", util::Join(histogram_.SortedParts(), ", "), ".");
+    }
+    if (!error.post_filter_message.empty()) {
+      absl::StrAppend(&message, " ", error.post_filter_message, ".");
+    }
+    return message;
+  }
+  std::vector<std::string> TakePlugins() { return std::move(plugins_); }
+
+ private:
+  void AddPlugin(std::string_view plugin) {
+    if (plugin.empty()) return;
+    // Most nodes repeat the plugin added or found last: compare its address first.
+    if (plugin.data() == last_.data() && plugin.size() == last_.size()) return;
+    last_ = plugin;
+    if (std::find(plugins_.begin(), plugins_.end(), plugin) == plugins_.end()) {
+      plugins_.emplace_back(plugin);
+    }
+  }
+
+  framework::ReasonCounts histogram_;
+  std::vector<std::string> plugins_;
+  std::string_view last_;
+};
+
+}  // namespace
+
+std::string FitError::Message() const { return Scan(*this, true, false).Message(*this); }
 
 std::vector<std::string> FitError::RejectingPlugins() const {
-  std::vector<std::string> plugins;
-  std::string_view last;  // the plugin added or found last: most nodes repeat it
-  auto add = [&](std::string_view plugin) {
-    if (plugin.empty()) return;
-    if (plugin.data() == last.data() && plugin.size() == last.size()) return;
-    last = plugin;
-    if (std::find(plugins.begin(), plugins.end(), plugin) == plugins.end()) {
-      plugins.emplace_back(plugin);
-    }
-  };
-  add(pre_filter_status.plugin());
-  for (const auto& node_status : node_statuses) add(node_status.status.plugin());
-  return plugins;
+  return Scan(*this, false, true).TakePlugins();
+}
+
+FitError::Summary FitError::Summarize() const {
+  Scan scan(*this, true, true);
+  return {scan.Message(*this), scan.TakePlugins()};
 }
 
 }  // namespace kubesched::scheduler

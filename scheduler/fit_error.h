@@ -22,6 +22,12 @@ struct FitError {
   std::string Message() const;
   // Names of the plugins that rejected nodes (queue hints use them).
   std::vector<std::string> RejectingPlugins() const;
+  // Both from one pass over the node statuses.
+  struct Summary {
+    std::string message;
+    std::vector<std::string> rejecting_plugins;
+  };
+  Summary Summarize() const;
 };
 
 }  // namespace kubesched::scheduler

@@ -157,6 +157,15 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
                                           const framework::NodeInfo& node,
                                           const std::vector<bool>& skip,
                                           const NominatedPods::Entry* nominated) {
+  framework::Status status;
+  RunFiltersWithNominatedInto(fw, state, pod, node, skip, nominated, status);
+  return status;
+}
+
+void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::CycleState& state,
+                                 const framework::PodInfo& pod, const framework::NodeInfo& node,
+                                 const std::vector<bool>& skip,
+                                 const NominatedPods::Entry* nominated, framework::Status& out) {
   const Counted counted = nominated == nullptr ? Counted::kNone : CountedFor(pod, *nominated);
   if (counted != Counted::kNone) {
     const framework::NodeInfo* with_nominated = nullptr;
@@ -176,17 +185,16 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
       state_with_nominated = state.Clone();
       for (const auto& other : nominated->pods) {
         if (!Counts(*other, pod)) continue;
-        framework::Status added = fw.RunPreFilterExtensionAddPod(*state_with_nominated, pod, *other,
-                                                                 *with_nominated, skip);
-        if (!added.IsSuccess()) return added;
+        out = fw.RunPreFilterExtensionAddPod(*state_with_nominated, pod, *other, *with_nominated,
+                                             skip);
+        if (!out.IsSuccess()) return;
       }
     }
-    framework::Status status =
-        fw.RunFilter(state_with_nominated != nullptr ? *state_with_nominated : state, pod,
-                     *with_nominated, skip);
-    if (!status.IsSuccess()) return status;
+    fw.RunFilterInto(state_with_nominated != nullptr ? *state_with_nominated : state, pod,
+                     *with_nominated, skip, out);
+    if (!out.IsSuccess()) return;
   }
-  return fw.RunFilter(state, pod, node, skip);
+  fw.RunFilterInto(state, pod, node, skip, out);
 }
 
 CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const std::vector<bool>& skip,

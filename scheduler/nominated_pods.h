@@ -102,6 +102,11 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
                                           const framework::NodeInfo& node,
                                           const std::vector<bool>& skip,
                                           const NominatedPods::Entry* nominated);
+// The same, written into `out` (see Framework::RunFilterInto).
+void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::CycleState& state,
+                                 const framework::PodInfo& pod, const framework::NodeInfo& node,
+                                 const std::vector<bool>& skip,
+                                 const NominatedPods::Entry* nominated, framework::Status& out);
 
 // The PostFilterHost of one cycle: the profile's filters with the cycle's PreFilter skips and
 // nominations, and the scheduler's worker pool for ParallelFor.

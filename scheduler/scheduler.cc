@@ -463,6 +463,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
     RunPostFilter(*fw, *state, pod_info, fit_error);
     HandleFailure(std::move(*popped), fit_error, framework::Status());
+    algorithm_->Recycle(std::move(fit_error->node_statuses));
   } else {
     HandleFailure(std::move(*popped), nullptr, std::get<framework::Status>(outcome));
   }
@@ -573,9 +574,12 @@ void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_e
   const framework::PodInfo& pod = *queued.pod_info;
   queued.quota_wait_keys.clear();
   if (fit_error != nullptr) {
-    queued.unschedulable_plugins = fit_error->RejectingPlugins();
     if (deps_.observer != nullptr) {
-      deps_.observer->OnUnschedulable(pod, fit_error->Message(), queued.attempts);
+      FitError::Summary summary = fit_error->Summarize();
+      queued.unschedulable_plugins = std::move(summary.rejecting_plugins);
+      deps_.observer->OnUnschedulable(pod, summary.message, queued.attempts);
+    } else {
+      queued.unschedulable_plugins = fit_error->RejectingPlugins();
     }
     const bool waits = SetQuotaWait(queued, queued.unschedulable_plugins);
     Requeue(std::move(queued), /*unschedulable=*/waits);

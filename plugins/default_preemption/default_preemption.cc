@@ -140,8 +140,17 @@ struct NodeResult {
   Status status;
   std::vector<const framework::PodInfo*> victims;
   int pdb_violations = 0;
-  bool screened_out = false;  // passed over by ScreenedOut: no status yet
+  preemption::VictimSummary summary;  // of `victims`, when there are any
+  bool screened_out = false;          // passed over by ScreenedOut: no status yet
 };
+
+// The results of the calling thread's dry runs, kept from one to the next: a fresh buffer would
+// be zeroed and faulted in on the scheduling thread for every preemptor. (Named by reference,
+// so that the workers' chunks write into the caller's buffer, not a thread_local of their own.)
+std::vector<NodeResult>& ResultsBuffer() {
+  thread_local std::vector<NodeResult> results;
+  return results;
+}
 
 // What a thread of the dry run works with: its own what-if node and PDB budgets.
 struct Worker {
@@ -217,7 +226,7 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
                         const framework::PostFilterHost& host) {
   DryRun run;
   Workers workers(snapshot);
-  std::vector<NodeResult> results;
+  std::vector<NodeResult>& results = ResultsBuffer();
   size_t non_violating = 0;
   const size_t n = nodes.size();
   const auto wanted = static_cast<size_t>(std::max<int32_t>(bounds.wanted, 0));
@@ -246,6 +255,9 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
         result.status = preemption::SelectVictimsOnNode(state, pod, node, policy, worker->pdbs,
                                                         host, worker->scratch, &result.victims,
                                                         &result.pdb_violations);
+        if (result.status.IsSuccess() && !result.victims.empty()) {
+          result.summary = preemption::SummarizeVictims(result.victims);
+        }
       }
       workers.Release(std::move(worker));
     });
@@ -259,7 +271,8 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
         continue;
       }
       if (result.status.IsSuccess() && !result.victims.empty()) {
-        Candidate candidate{&node, run.victim_pool.size(), 0, result.pdb_violations};
+        Candidate candidate{&node, run.victim_pool.size(), 0, result.pdb_violations,
+                            result.summary};
         run.victim_pool.insert(run.victim_pool.end(), result.victims.begin(), result.victims.end());
         candidate.end = run.victim_pool.size();
         if (candidate.pdb_violations == 0) ++non_violating;
@@ -350,7 +363,7 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
   }
   // Upstream lists candidates without PDB violations before the others; the order only matters
   // among candidates tied on every score, which have equal violations, so it is kept as found.
-  const Candidate& best = run.candidates[preemption::PickOneNode(run.candidates, run.victim_pool)];
+  const Candidate& best = run.candidates[preemption::PickOneNode(run.candidates)];
   PostFilterOutcome outcome;
   outcome.nominated_node = best.node->name();
   outcome.victims.reserve(best.end - best.begin);

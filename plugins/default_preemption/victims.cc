@@ -71,6 +71,9 @@ void CollectPotentialVictims(const framework::PodInfo& pod, const framework::Nod
                              const VictimPolicy& policy, VictimScratch& scratch) {
   scratch.potential.clear();
   scratch.protected_pods.clear();
+  // Every pod is read: ask for them all before the first is needed, so their cache misses
+  // overlap instead of following one another.
+  for (const PodInfoPtr& other : node.pods()) __builtin_prefetch(other.get());
   // The preemptor itself (were it on the node) is not below its own priority: neither list.
   for (const PodInfoPtr& other : node.pods()) {
     if (policy.MayPreempt(*other)) {

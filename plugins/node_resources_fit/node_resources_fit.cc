@@ -204,11 +204,11 @@ Status NodeResourcesFit::FilterRequests(const CycleState& state, const framework
     if (r.amount > allocatable.Get(r.id)) unresolvable = true;
   }
   if (reasons.empty()) return Status::Success();
-  Status status(unresolvable ? framework::Code::kUnschedulableAndUnresolvable
+  // One prvalue: a named Status returned beside other returns would be copied (this runs for
+  // every node a pod does not fit, which for a preemptor is every node).
+  return Status(unresolvable ? framework::Code::kUnschedulableAndUnresolvable
                              : framework::Code::kUnschedulable,
-                reasons[0]);
-  for (size_t i = 1; i < reasons.size(); ++i) status.AddReason(reasons[i]);
-  return status;
+                absl::MakeConstSpan(reasons));
 }
 
 namespace {

@@ -41,6 +41,10 @@ class Status {
   Status() = default;  // Success
   explicit Status(Code code) : code_(code) {}
   Status(Code code, std::string_view reason) : code_(code) { reasons_.push_back(reason); }
+  // Lets a plugin return a rejection it gathered reason by reason as one prvalue, which the
+  // caller's slot takes without a copy.
+  Status(Code code, absl::Span<const std::string_view> reasons)
+      : code_(code), reasons_(reasons.begin(), reasons.end()) {}
 
   static Status Success() { return Status(); }
   static Status Skip() { return Status(Code::kSkip); }

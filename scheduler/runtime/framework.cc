@@ -1,6 +1,7 @@
 #include "scheduler/runtime/framework.h"
 
 #include <algorithm>
+#include <new>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -391,27 +392,48 @@ Status Framework::RunPreFilterExtensionRemovePod(framework::CycleState& state,
 Status Framework::RunFilter(const framework::CycleState& state, const framework::PodInfo& pod,
                             const framework::NodeInfo& node, const std::vector<bool>& skip,
                             std::vector<Status>* all_statuses) const {
-  if (state.record_plugin_metrics() && timings_ != nullptr && all_statuses == nullptr &&
-      metrics::PluginTimings::SampleCall()) {
-    return RunFilterTimed(state, pod, node, skip);
-  }
   Status first;
+  if (all_statuses == nullptr) {
+    RunFilterInto(state, pod, node, skip, first);
+    return first;
+  }
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) {
-      if (all_statuses != nullptr)
-        all_statuses->push_back(Stamp(Status::Skip(), filter_[i]->Name()));
+      all_statuses->push_back(Stamp(Status::Skip(), filter_[i]->Name()));
       continue;
     }
     Status status = filter_[i]->Filter(state, pod, node);
-    if (all_statuses != nullptr) all_statuses->push_back(Stamp(status, filter_names_[i]));
-    if (!status.IsSuccess()) {
-      // Stamped in place: this runs for every node that fails (a preemptor fails on all).
+    all_statuses->push_back(Stamp(status, filter_names_[i]));
+    if (!status.IsSuccess() && first.IsSuccess()) {
       status.set_plugin(filter_names_[i]);
-      if (all_statuses == nullptr) return status;
-      if (first.IsSuccess()) first = std::move(status);
+      first = std::move(status);
     }
   }
   return first;
+}
+
+void Framework::RunFilterInto(const framework::CycleState& state, const framework::PodInfo& pod,
+                              const framework::NodeInfo& node, const std::vector<bool>& skip,
+                              Status& out) const {
+  if (state.record_plugin_metrics() && timings_ != nullptr &&
+      metrics::PluginTimings::SampleCall()) {
+    out = RunFilterTimed(state, pod, node, skip);
+    return;
+  }
+  bool ran = false;
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    // Constructed in `out` from the plugin's prvalue (no move): copying a Status just built
+    // stalls on its fresh stores, and this runs for every node.
+    out.~Status();
+    ::new (static_cast<void*>(&out)) Status(filter_[i]->Filter(state, pod, node));
+    ran = true;
+    if (!out.IsSuccess()) {
+      out.set_plugin(filter_names_[i]);
+      return;
+    }
+  }
+  if (!ran) out = Status();
 }
 
 bool Framework::FiltersJudgeByRequests(const std::vector<bool>& skip) const {

@@ -1,6 +1,9 @@
 #include "scheduler/algorithm.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -74,6 +77,133 @@ TEST_CASE("Schedule tries the pod's nominated node first", "[scheduler]") {
   const auto gone = schedule("500m", "n999");
   REQUIRE(std::holds_alternative<ScheduleSuccess>(gone));
   CHECK(std::get<ScheduleSuccess>(gone).evaluated_nodes > 1);
+}
+
+// A snapshot of `count` nodes where node i has cpu_of(i) cpus.
+template <typename CpuOf>
+void BuildNodes(framework::Snapshot& snapshot, int count, CpuOf cpu_of) {
+  framework::SnapshotBuilder builder(&snapshot);
+  int64_t generation = 0;
+  for (int i = 0; i < count; ++i) {
+    testing::NodeBuilder node(absl::StrCat("n", i));
+    node.Capacity({{"cpu", cpu_of(i)}, {"memory", "64Gi"}, {"pods", "110"}});
+    builder.Upsert(node.Ptr()->meta.name)->SetNode(node.Ptr(), ++generation);
+  }
+  builder.RebuildLists();
+  builder.RecomputeClusterTotals();
+}
+
+// The Filter phase writes each verdict where it stays and hands a pod that fits nowhere the whole
+// buffer: every node must still be reported once, with its own verdict, whatever the threads, the
+// rounds and the buffers given back before.
+TEST_CASE("Schedule reports every node's own verdict, whatever the rounds and reused buffers",
+          "[scheduler]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  constexpr int kNodes = 1000;  // 420 feasible nodes wanted: several rounds and chunks
+  framework::Snapshot snapshot;
+  // Nodes 0..899 have 1 cpu; from 900 on, 8; every 97th has 4.
+  BuildNodes(snapshot, kNodes, [](int i) -> std::string {
+    if (i >= 900) return "8";
+    return i % 97 == 0 ? "4" : "1";
+  });
+  const auto pod_asking = [](const std::string& cpu) {
+    return framework::MakePodInfo(testing::PodBuilder("p").Container({{"cpu", cpu}}).Ptr(), 0);
+  };
+  // Every node's RunFilter verdict, by name, as the reference.
+  const auto verdicts = [&](const framework::PodInfo& pod) {
+    framework::CycleState state;
+    const auto pre = (*fw)->RunPreFilter(state, pod, snapshot);
+    std::map<std::string, framework::Status> out;
+    for (const auto* node : snapshot.nodes()) {
+      out[node->name()] = (*fw)->RunFilter(state, pod, *node, pre.skip_filter);
+    }
+    return out;
+  };
+
+  for (const int threads : {1, 2, 3}) {
+    util::WorkerPool pool(threads);
+    ScheduleAlgorithm algorithm(&pool, 0, 1);
+    const auto schedule = [&](const framework::PodInfo& pod) {
+      framework::CycleState state;
+      return algorithm.Schedule(**fw, state, pod, snapshot);
+    };
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      INFO(threads << " threads, repeat " << repeat);
+      // Fits nowhere: a FitError with every node once, each with its own verdict.
+      const auto nowhere_pod = pod_asking("16");
+      const auto expected = verdicts(*nowhere_pod);
+      auto nowhere = schedule(*nowhere_pod);
+      REQUIRE(std::holds_alternative<FitError>(nowhere));
+      FitError& error = std::get<FitError>(nowhere);
+      REQUIRE(error.node_statuses.size() == static_cast<size_t>(kNodes));
+      std::set<std::string> seen;
+      for (const auto& entry : error.node_statuses) {
+        REQUIRE(entry.node != nullptr);
+        CHECK(seen.insert(entry.node->name()).second);
+        const framework::Status& want = expected.at(entry.node->name());
+        CHECK(entry.status.code() == want.code());
+        CHECK(entry.status.plugin() == want.plugin());
+        CHECK(std::vector<std::string_view>(entry.status.reasons().begin(),
+                                            entry.status.reasons().end()) ==
+              std::vector<std::string_view>(want.reasons().begin(), want.reasons().end()));
+      }
+      CHECK(error.Message() == "0/1000 nodes are available: 1000 Insufficient cpu.");
+      algorithm.Recycle(std::move(error.node_statuses));
+
+      // Fits only on the sparse 4-cpu nodes and the last hundred: all of them are found, and
+      // every other node is reported as rejected.
+      const auto sparse = schedule(*pod_asking("3"));
+      REQUIRE(std::holds_alternative<ScheduleSuccess>(sparse));
+      CHECK(std::get<ScheduleSuccess>(sparse).feasible_nodes == 110);
+      CHECK(std::get<ScheduleSuccess>(sparse).evaluated_nodes == kNodes);
+
+      // Fits only on the last hundred.
+      const auto late = schedule(*pod_asking("6"));
+      REQUIRE(std::holds_alternative<ScheduleSuccess>(late));
+      CHECK(std::get<ScheduleSuccess>(late).node->name() >= "n900");
+      CHECK(std::get<ScheduleSuccess>(late).feasible_nodes == 100);
+      CHECK(std::get<ScheduleSuccess>(late).evaluated_nodes == kNodes);
+
+      // Fits everywhere: the search stops at the number wanted.
+      const auto anywhere = schedule(*pod_asking("100m"));
+      REQUIRE(std::holds_alternative<ScheduleSuccess>(anywhere));
+      CHECK(std::get<ScheduleSuccess>(anywhere).feasible_nodes == 420);
+      CHECK(std::get<ScheduleSuccess>(anywhere).evaluated_nodes == 420);
+    }
+  }
+}
+
+// The round-robin start and the search's stopping point do not depend on the number of threads:
+// the same pods on the same nodes land on the same nodes.
+TEST_CASE("Schedule chooses the same nodes with one thread as with several", "[scheduler]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  BuildNodes(snapshot, 700, [](int i) -> std::string { return i % 5 == 0 ? "8" : "2"; });
+  const auto run = [&](int threads) {
+    util::WorkerPool pool(threads);
+    ScheduleAlgorithm algorithm(&pool, 0, 7);
+    std::vector<std::string> chosen;
+    for (int i = 0; i < 60; ++i) {
+      const std::string cpu = i % 3 == 0 ? "4" : (i % 3 == 1 ? "1" : "16");
+      const auto pod =
+          framework::MakePodInfo(testing::PodBuilder("p").Container({{"cpu", cpu}}).Ptr(), 0);
+      framework::CycleState state;
+      auto outcome = algorithm.Schedule(**fw, state, *pod, snapshot);
+      if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
+        chosen.push_back(absl::StrCat(success->node->name(), "/", success->evaluated_nodes));
+      } else if (auto* error = std::get_if<FitError>(&outcome)) {
+        chosen.push_back(absl::StrCat("none/", error->node_statuses.size()));
+        algorithm.Recycle(std::move(error->node_statuses));
+      }
+    }
+    return chosen;
+  };
+  const auto one = run(1);
+  CHECK(std::count(one.begin(), one.end(), "none/700") == 20);
+  CHECK(run(2) == one);
+  CHECK(run(4) == one);
 }
 
 }  // namespace

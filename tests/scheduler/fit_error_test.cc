@@ -18,7 +18,8 @@ TEST_CASE("the message counts each reason over nodes and sorts the parts as text
   for (int i = 0; i < 3; ++i)
     error.node_statuses.push_back({nullptr, Status::Unschedulable("Insufficient cpu")});
   for (int i = 0; i < 2; ++i) {
-    error.node_statuses.push_back({nullptr, Status::Unresolvable("node(s) had untolerated taint(s)")});
+    error.node_statuses.push_back(
+        {nullptr, Status::Unresolvable("node(s) had untolerated taint(s)")});
   }
   CHECK(error.Message() ==
         "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu.");
@@ -59,6 +60,26 @@ TEST_CASE("rejecting plugins are listed once each", "[scheduler]") {
   error.node_statuses.push_back({nullptr, Stamped(Status::Unschedulable("a"), "NodeResourcesFit")});
   CHECK(error.RejectingPlugins() ==
         std::vector<std::string>{"NodeResourcesFit", "TaintToleration"});
+}
+
+TEST_CASE("Summarize gives the message and the rejecting plugins from one pass", "[scheduler]") {
+  FitError error;
+  error.num_all_nodes = 4;
+  error.node_statuses.push_back({nullptr, Stamped(Status::Unschedulable("a"), "NodeResourcesFit")});
+  error.node_statuses.push_back({nullptr, Stamped(Status::Unresolvable("b"), "TaintToleration")});
+  error.node_statuses.push_back({nullptr, Stamped(Status::Unschedulable("a"), "NodeResourcesFit")});
+  error.post_filter_message = "preemption: none";
+  const FitError::Summary summary = error.Summarize();
+  CHECK(summary.message == error.Message());
+  CHECK(summary.message == "0/4 nodes are available: 1 b, 2 a. preemption: none.");
+  CHECK(summary.rejecting_plugins == error.RejectingPlugins());
+
+  // A PreFilter rejection: its plugin comes first, and its message replaces the histogram.
+  error.pre_filter_status = Stamped(Status::Unresolvable("conflict"), "InterPodAffinity");
+  const FitError::Summary pre = error.Summarize();
+  CHECK(pre.message == "0/4 nodes are available: conflict. preemption: none.");
+  CHECK(pre.rejecting_plugins ==
+        std::vector<std::string>{"InterPodAffinity", "NodeResourcesFit", "TaintToleration"});
 }
 
 }  // namespace
