@@ -1,9 +1,10 @@
 #include "plugins/default_preemption/default_preemption.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -135,13 +136,15 @@ struct DryRunBounds {
   int32_t wanted = 0;
 };
 
-// One node's dry run, as a worker leaves it for the gathering.
-struct NodeResult {
-  Status status;
-  std::vector<const framework::PodInfo*> victims;
+// One node's dry run, as a worker leaves it for the gathering. What the gathering reads of every
+// node comes first, in the result's first cache line (results are written on the workers and read
+// on the scheduling thread, one line per node); the status is read only for a node that failed.
+struct alignas(64) NodeResult {
+  bool screened_out = false;  // passed over by ScreenedOut: no status yet
   int pdb_violations = 0;
   preemption::VictimSummary summary;  // of `victims`, when there are any
-  bool screened_out = false;          // passed over by ScreenedOut: no status yet
+  std::vector<const framework::PodInfo*> victims;
+  Status status;
 };
 
 // The results of the calling thread's dry runs, kept from one to the next: a fresh buffer would
@@ -152,41 +155,30 @@ std::vector<NodeResult>& ResultsBuffer() {
   return results;
 }
 
-// What a thread of the dry run works with: its own what-if node and PDB budgets.
+// What a thread works with in a dry run: its what-if buffers, kept from run to run (warm, and
+// no lock per chunk), and PDB budgets rebuilt for each run's snapshot.
 struct Worker {
-  explicit Worker(const framework::Snapshot& snapshot) : pdbs(snapshot.pdbs()) {}
-  preemption::PdbBudgets pdbs;
+  uint64_t run = 0;  // the dry run `pdbs` and `scratch` are set up for
+  std::optional<preemption::PdbBudgets> pdbs;
   preemption::VictimScratch scratch;
 };
 
-// The workers of one dry run: a chunk takes an idle one (or a new one) and gives it back, so
-// there are as many as threads ran chunks at the same time, and buffers are reused.
-class Workers {
- public:
-  explicit Workers(const framework::Snapshot& snapshot) : snapshot_(snapshot) {}
-  std::unique_ptr<Worker> Acquire() {
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      if (!idle_.empty()) {
-        std::unique_ptr<Worker> worker = std::move(idle_.back());
-        idle_.pop_back();
-        return worker;
-      }
-    }
-    return std::make_unique<Worker>(snapshot_);
+// This thread's worker, set up for the dry run numbered `run` (runs are numbered from 1).
+Worker& ThreadWorker(const framework::Snapshot& snapshot, uint64_t run) {
+  thread_local Worker worker;
+  if (worker.run != run) {
+    worker.run = run;
+    worker.pdbs.emplace(snapshot.pdbs());
+    // The pods it collected belong to another preemptor.
+    worker.scratch.collected_for = nullptr;
   }
-  void Release(std::unique_ptr<Worker> worker) {
-    const std::lock_guard<std::mutex> lock(mu_);
-    idle_.push_back(std::move(worker));
-  }
+  return worker;
+}
 
- private:
-  const framework::Snapshot& snapshot_;
-  // A plain mutex: it is made and taken for every dry run, several times a round, and
-  // absl::Mutex's deadlock bookkeeping (on in Debian's build) costs more than the work it guards.
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Worker>> idle_;  // guarded by mu_
-};
+uint64_t NextDryRunNumber() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 // A node that is no candidate: its status goes to the diagnosis.
 void RecordFailure(const framework::NodeInfo& node, Status status, DryRun& run) {
@@ -225,7 +217,7 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
                         const preemption::VictimPolicy& policy,
                         const framework::PostFilterHost& host) {
   DryRun run;
-  Workers workers(snapshot);
+  const uint64_t run_number = NextDryRunNumber();
   std::vector<NodeResult>& results = ResultsBuffer();
   size_t non_violating = 0;
   const size_t n = nodes.size();
@@ -244,22 +236,21 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
     const size_t round = RoundSize(n - processed, processed, found, missing);
     if (results.size() < round) results.resize(round);
     host.ParallelFor(round, [&](size_t begin, size_t end) {
-      std::unique_ptr<Worker> worker = workers.Acquire();
+      Worker& worker = ThreadWorker(snapshot, run_number);
       for (size_t i = begin; i < end; ++i) {
         NodeResult& result = results[i];
         result.victims.clear();
         const framework::NodeInfo& node = node_at(processed + i);
         result.screened_out =
-            preemption::ScreenedOut(state, pod, node, policy, host, worker->scratch);
+            preemption::ScreenedOut(state, pod, node, policy, host, worker.scratch);
         if (result.screened_out) continue;
-        result.status = preemption::SelectVictimsOnNode(state, pod, node, policy, worker->pdbs,
-                                                        host, worker->scratch, &result.victims,
+        result.status = preemption::SelectVictimsOnNode(state, pod, node, policy, *worker.pdbs,
+                                                        host, worker.scratch, &result.victims,
                                                         &result.pdb_violations);
         if (result.status.IsSuccess() && !result.victims.empty()) {
           result.summary = preemption::SummarizeVictims(result.victims);
         }
       }
-      workers.Release(std::move(worker));
     });
     size_t used = 0;
     while (used < round && !done) {
@@ -286,11 +277,12 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
   }
   if (run.candidates.empty() && !screened.empty()) {
     // The diagnosis reports every node's own verdict.
-    Worker worker(snapshot);
+    Worker& worker = ThreadWorker(snapshot, run_number);
     for (const framework::NodeInfo* node : screened) {
       NodeResult result;
+      worker.scratch.collected_for = nullptr;
       result.status =
-          preemption::SelectVictimsOnNode(state, pod, *node, policy, worker.pdbs, host,
+          preemption::SelectVictimsOnNode(state, pod, *node, policy, *worker.pdbs, host,
                                           worker.scratch, &result.victims, &result.pdb_violations);
       if (!result.victims.empty()) {
         result.status = Status::Error(absl::StrCat(
