@@ -94,6 +94,7 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
   if (n == 0) return;
   if (entries_.size() < n) entries_.resize(n);
   chunk_feasible_.assign((n + kNodeChunk - 1) / kNodeChunk, 0);
+  filter_error_.store(false, std::memory_order_relaxed);
   const size_t start = next_start_index_ % n;
   const auto wanted_total = static_cast<size_t>(to_find);
   size_t processed = 0;
@@ -131,6 +132,9 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
                                       entry.status);
         }
         found += entry.status.IsSuccess() ? 1 : 0;
+        if (entry.status.code() == framework::Code::kError) {
+          filter_error_.store(true, std::memory_order_relaxed);
+        }
         if ((i + 1) % kNodeChunk == 0 || i + 1 == end) {
           chunk_feasible_[base_chunk + i / kNodeChunk] = found;
           found = 0;
@@ -257,8 +261,11 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
   const int to_find = NumFeasibleNodesToFind(percentage, static_cast<int>(candidates.size()));
   FindFeasible(fw, state, pod, pre.skip_filter, candidates, to_find, nominated, &fit_error);
-  for (const auto& node_status : fit_error.node_statuses) {
-    if (node_status.status.code() == framework::Code::kError) return node_status.status;
+  // The pool's join orders the workers' writes before this read.
+  if (filter_error_.load(std::memory_order_relaxed)) {
+    for (const auto& node_status : fit_error.node_statuses) {
+      if (node_status.status.code() == framework::Code::kError) return node_status.status;
+    }
   }
   if (feasible_.empty()) return fit_error;
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+
 // Picking a node for one pod: PreFilter, Filter over (a sample of) the nodes in parallel,
 // PreScore, Score and NormalizeScore over the feasible ones, weighted sum, selection.
 
@@ -109,6 +111,9 @@ class ScheduleAlgorithm {
   // were feasible.
   std::vector<framework::NodeStatus> entries_;
   std::vector<uint32_t> chunk_feasible_;
+  // Whether a filter returned an Error in the last FindFeasible (set by the workers), so that a
+  // pod that fits nowhere is not searched for errors node by node.
+  std::atomic<bool> filter_error_{false};
   // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
   std::vector<framework::NodeStatus> spare_entries_;
   std::vector<const framework::NodeInfo*> feasible_;

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
+#include "plugins/registry.h"
 #include "scheduler/runtime/framework.h"
 #include "scheduler/util/parallel.h"
 #include "tests/testing/builders.h"
@@ -204,6 +205,60 @@ TEST_CASE("Schedule chooses the same nodes with one thread as with several", "[s
   CHECK(std::count(one.begin(), one.end(), "none/700") == 20);
   CHECK(run(2) == one);
   CHECK(run(4) == one);
+}
+
+// A filter that errs on one node and rejects every other node whose name is not in `fits`.
+class ErrOnNode : public framework::FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "ErrOnNode";
+  std::string_view Name() const override { return kName; }
+  framework::Status Filter(const framework::CycleState&, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) const override {
+    if (node.name() == "n555") return framework::Status::Error("broken on n555");
+    // Pods named "anywhere" fit every other node; the rest fit none.
+    if (pod.get().meta.name == "anywhere") return framework::Status();
+    return framework::Status::Unschedulable("no");
+  }
+};
+
+TEST_CASE("an Error from a filter on a node that was searched fails the attempt", "[scheduler]") {
+  plugins::RegistryMap registry = plugins::Registry();
+  registry[ErrOnNode::kName] =
+      [](const config::PluginArgs&,
+         const plugins::PluginHandle&) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+    return std::make_unique<ErrOnNode>();
+  };
+  config::Profile profile = config::DefaultConfiguration().profiles.at(0);
+  profile.plugins.filter.enabled.push_back({std::string(ErrOnNode::kName), 0});
+  auto fw = runtime::Framework::Create(profile, {}, registry);
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  BuildNodes(snapshot, 1000, [](int) -> std::string { return "4"; });
+  for (const int threads : {1, 2}) {
+    INFO(threads << " threads");
+    util::WorkerPool pool(threads);
+    ScheduleAlgorithm algorithm(&pool, 0, 1);
+    const auto schedule = [&](const std::string& name) {
+      const auto pod = framework::MakePodInfo(testing::PodBuilder(name).Ptr(), 0);
+      framework::CycleState state;
+      return algorithm.Schedule(**fw, state, *pod, snapshot);
+    };
+    // Every node is searched, n555 among them: the attempt is that Error.
+    const auto nowhere = schedule("nowhere");
+    REQUIRE(std::holds_alternative<framework::Status>(nowhere));
+    CHECK(std::get<framework::Status>(nowhere).code() == framework::Code::kError);
+    CHECK(std::get<framework::Status>(nowhere).Message() == "broken on n555");
+    CHECK(std::get<framework::Status>(nowhere).plugin() == ErrOnNode::kName);
+    // 420 feasible nodes are found before n555 (the search starts at n0 after the full pass):
+    // n555 is not among the nodes used, so its Error does not count.
+    const auto anywhere = schedule("anywhere");
+    REQUIRE(std::holds_alternative<ScheduleSuccess>(anywhere));
+    CHECK(std::get<ScheduleSuccess>(anywhere).evaluated_nodes == 420);
+    // The next search starts at n420 and passes n555: the Error counts again.
+    const auto past = schedule("anywhere");
+    REQUIRE(std::holds_alternative<framework::Status>(past));
+    CHECK(std::get<framework::Status>(past).code() == framework::Code::kError);
+  }
 }
 
 }  // namespace
