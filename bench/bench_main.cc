@@ -4,9 +4,12 @@
 //   kubesched_bench --compare-affinity
 //
 // Each workload is generated into a temporary directory (or DIR), then simulated N times; the
-// table shows the median run by pods/s.
+// table shows the median run by pods/s. Each workload runs in a process of its own, as
+// `kubesched simulate` does: one workload's heap does not shape the next one's, and the peak RSS
+// is the workload's own.
 
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -76,6 +79,47 @@ double PeakRssMiB() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+// Generates `spec` into `dir`, simulates it options.runs times and prints its row; 0 on success.
+int RunWorkload(const kubesched::bench::WorkloadSpec& spec, const Options& options,
+                const std::string& dir) {
+  const auto files = kubesched::bench::Generate(spec, dir);
+  auto config = kubesched::config::DefaultConfiguration();
+  if (!spec.config_yaml.empty()) {
+    auto parsed = kubesched::config::ParseConfiguration(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" +
+        spec.config_yaml);
+    if (!parsed.ok()) {
+      std::cerr << spec.name << ": " << parsed.status().message() << "\n";
+      return 1;
+    }
+    config = *std::move(parsed);
+  }
+  std::vector<kubesched::scheduler::SimulationReport> reports;
+  for (int run = 0; run < options.runs; ++run) {
+    kubesched::scheduler::SimulationInput input{files.cluster_path, files.workload_path, 1,
+                                                options.threads};
+    auto report = kubesched::scheduler::RunSimulation(input, config);
+    if (!report.ok()) {
+      std::cerr << spec.name << ": " << report.status().message() << "\n";
+      return 1;
+    }
+    if (report->scheduled != spec.measured_pods) {
+      std::cerr << spec.name << ": only " << report->scheduled << " of " << spec.measured_pods
+                << " pods were scheduled\n";
+      return 1;
+    }
+    reports.push_back(std::move(*report));
+  }
+  std::sort(reports.begin(), reports.end(),
+            [](const auto& a, const auto& b) { return a.pods_per_second < b.pods_per_second; });
+  const auto& median = reports[reports.size() / 2];
+  std::printf("%-28s %6d %7d %10.0f %10.1f %10.1f %10.1f %9.3f %9.0f\n", spec.name.c_str(),
+              spec.nodes, spec.measured_pods, median.pods_per_second,
+              median.attempt_latency.p50 * 1e6, median.attempt_latency.p90 * 1e6,
+              median.attempt_latency.p99 * 1e6, DecodeSeconds(files), PeakRssMiB());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,46 +135,26 @@ int main(int argc, char** argv) {
 
   std::printf("%-28s %6s %7s %10s %10s %10s %10s %9s %9s\n", "workload", "nodes", "pods", "pods/s",
               "p50 (us)", "p90 (us)", "p99 (us)", "decode s", "RSS MiB");
+  std::fflush(stdout);  // before forking: the children must not print it again
   bool any = false;
   for (const auto& spec : kubesched::bench::Workloads()) {
     if (!options.workload.empty() && spec.name != options.workload) continue;
     any = true;
-    const auto files = kubesched::bench::Generate(spec, dir.string());
-    auto config = kubesched::config::DefaultConfiguration();
-    if (!spec.config_yaml.empty()) {
-      auto parsed = kubesched::config::ParseConfiguration(
-          "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" +
-          spec.config_yaml);
-      if (!parsed.ok()) {
-        std::cerr << spec.name << ": " << parsed.status().message() << "\n";
-        return 1;
-      }
-      config = *std::move(parsed);
+    const pid_t child = fork();
+    if (child < 0) {
+      std::perror("fork");
+      return 1;
     }
-    std::vector<kubesched::scheduler::SimulationReport> reports;
-    for (int run = 0; run < options.runs; ++run) {
-      kubesched::scheduler::SimulationInput input{files.cluster_path, files.workload_path, 1,
-                                                  options.threads};
-      auto report = kubesched::scheduler::RunSimulation(input, config);
-      if (!report.ok()) {
-        std::cerr << spec.name << ": " << report.status().message() << "\n";
-        return 1;
-      }
-      if (report->scheduled != spec.measured_pods) {
-        std::cerr << spec.name << ": only " << report->scheduled << " of " << spec.measured_pods
-                  << " pods were scheduled\n";
-        return 1;
-      }
-      reports.push_back(std::move(*report));
+    if (child == 0) {
+      const int rc = RunWorkload(spec, options, dir.string());
+      std::fflush(stdout);
+      std::_Exit(rc);
     }
-    std::sort(reports.begin(), reports.end(),
-              [](const auto& a, const auto& b) { return a.pods_per_second < b.pods_per_second; });
-    const auto& median = reports[reports.size() / 2];
-    std::printf("%-28s %6d %7d %10.0f %10.1f %10.1f %10.1f %9.3f %9.0f\n", spec.name.c_str(),
-                spec.nodes, spec.measured_pods, median.pods_per_second,
-                median.attempt_latency.p50 * 1e6, median.attempt_latency.p90 * 1e6,
-                median.attempt_latency.p99 * 1e6, DecodeSeconds(files), PeakRssMiB());
-    std::fflush(stdout);
+    int status = 0;
+    if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::cerr << spec.name << ": the workload's process failed\n";
+      return 1;
+    }
   }
   if (options.keep_dir.empty()) fs::remove_all(dir);
   if (!any) {
