@@ -17,6 +17,10 @@ namespace kubesched::metrics {
 class SchedulerMetrics;
 }  // namespace kubesched::metrics
 
+namespace kubesched::util {
+class WorkerPool;
+}  // namespace kubesched::util
+
 namespace kubesched::plugins {
 
 // What a plugin may be handed at construction besides its args.
@@ -25,6 +29,10 @@ struct PluginHandle {
   quota::QuotaTracker* quota = nullptr;    // QueueQuota only
   // Where the framework runtime records extension-point and plugin timings; null = none.
   metrics::SchedulerMetrics* metrics = nullptr;
+  // The scheduler's Filter/Score threads, for a PreFilter that counts across every node
+  // (PodTopologySpread), as upstream's Parallelizer. PreFilter runs on the scheduling thread,
+  // the pool's only caller, and never inside a pool job. Null: run inline.
+  util::WorkerPool* pool = nullptr;
 };
 
 // Builds a plugin from its args (std::monostate = defaults). Wrong or invalid args are an

@@ -54,12 +54,18 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
     return absl::InvalidArgumentError("scheduler needs a clock, a binder and a bind executor");
   }
   std::unique_ptr<Scheduler> s(new Scheduler(deps));
+  int threads = deps.threads;
+  if (threads <= 0) {
+    threads = std::min<int>(std::max(1u, std::thread::hardware_concurrency()), config.parallelism);
+  }
+  s->pool_ = std::make_unique<util::WorkerPool>(threads);
   s->file_queues_ = config.queues;
   s->quota_ = std::make_unique<quota::QuotaTracker>(deps.clock, config.queues);
   plugins::PluginHandle handle;
   handle.binder = deps.binder;
   handle.quota = s->quota_.get();
   handle.metrics = deps.metrics;
+  handle.pool = s->pool_.get();
   for (const auto& profile : config.profiles) {
     auto fw = runtime::Framework::Create(
         profile, handle, deps.registry != nullptr ? *deps.registry : plugins::Registry());
@@ -81,11 +87,6 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
     s->policies_ = *std::move(policies);
   }
 
-  int threads = deps.threads;
-  if (threads <= 0) {
-    threads = std::min<int>(std::max(1u, std::thread::hardware_concurrency()), config.parallelism);
-  }
-  s->pool_ = std::make_unique<util::WorkerPool>(threads);
   s->algorithm_ = std::make_unique<ScheduleAlgorithm>(
       s->pool_.get(), config.percentage_of_nodes_to_score, deps.seed);
   s->cache_ = std::make_unique<cache::Cache>(deps.clock);

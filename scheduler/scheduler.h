@@ -195,12 +195,13 @@ class Scheduler : public client::ClusterEventHandler {
   bool SetQuotaWait(queue::QueuedPodInfo& queued, const std::vector<std::string>& rejecting);
 
   SchedulerDeps deps_;
+  // Before the frameworks: their plugins hold it (PluginHandle::pool), so it must outlive them.
+  std::unique_ptr<util::WorkerPool> pool_;
   std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
   std::unique_ptr<cache::Cache> cache_;
   std::unique_ptr<quota::QuotaTracker> quota_;
   config::QueuesConfig file_queues_;  // in force while the queue ConfigMap does not exist
   std::unique_ptr<queue::SchedulingQueue> queue_;
-  std::unique_ptr<util::WorkerPool> pool_;
   std::unique_ptr<ScheduleAlgorithm> algorithm_;
   framework::Snapshot snapshot_;  // scheduling thread only
   NominatedPods nominated_;       // scheduling thread only; refreshed every cycle

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "plugins/pod_topology_spread/common.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
+#include "scheduler/util/parallel.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::plugins {
@@ -48,20 +49,56 @@ CycleState::Key PreFilterKey() {
   return key;
 }
 
-// Adds each eligible node's matching pods to its domain. A node counts only if it carries every
-// constraint's key; each constraint then applies its own inclusion policies.
-void CountDomains(const api::Pod& pod, const Snapshot& snapshot, PreFilterState& state) {
+// Nodes per piece of CountDomains' work: enough to amortise a piece's own maps and memos.
+constexpr size_t kCountChunk = 256;
+
+// The matching pods per domain, one map per constraint, of the nodes of one piece of work.
+using DomainCounts = std::vector<absl::flat_hash_map<api::Symbol, int64_t>>;
+
+// Adds the matching pods of nodes [begin, end) to `out`'s domains. A node counts only if it
+// carries every constraint's key; each constraint then applies its own inclusion policies.
+void CountDomainsOf(const api::Pod& pod, const std::vector<Constraint>& constraints,
+                    const std::vector<const NodeInfo*>& nodes, size_t begin, size_t end,
+                    DomainCounts& out) {
   const pod_topology_spread::RequiredNodeAffinity affinity(pod);
-  std::vector<pod_topology_spread::SelectorMemo> memos(state.constraints.size());
-  for (const NodeInfo* node : snapshot.nodes()) {
+  std::vector<pod_topology_spread::SelectorMemo> memos(constraints.size());
+  out.resize(constraints.size());
+  for (size_t k = begin; k < end; ++k) {
+    const NodeInfo* node = nodes[k];
     const api::Node* n = node->node();
-    if (n == nullptr || !HasAllTopologyKeys(n->meta.labels, state.constraints)) continue;
-    for (size_t i = 0; i < state.constraints.size(); ++i) {
-      const Constraint& c = state.constraints[i];
+    if (n == nullptr || !HasAllTopologyKeys(n->meta.labels, constraints)) continue;
+    for (size_t i = 0; i < constraints.size(); ++i) {
+      const Constraint& c = constraints[i];
       if (!MatchesInclusionPolicies(c, pod, *n, affinity)) continue;
       const api::Symbol value = *n->meta.labels.Get(c.topology_key);
-      state.counts[i].per_domain[value] +=
-          CountMatchingPods(*node, c, pod.meta.namespace_symbol, &memos[i]);
+      out[i][value] += CountMatchingPods(*node, c, pod.meta.namespace_symbol, &memos[i]);
+    }
+  }
+}
+
+// Counts every node's matching pods into its domains, in pieces over `pool`'s threads (inline
+// without one). The pieces' sums are added up afterwards; addition does not depend on their
+// order, so neither does the result.
+void CountDomains(const api::Pod& pod, const Snapshot& snapshot, util::WorkerPool* pool,
+                  PreFilterState& state) {
+  const std::vector<const NodeInfo*>& nodes = snapshot.nodes();
+  const size_t pieces = (nodes.size() + kCountChunk - 1) / kCountChunk;
+  std::vector<DomainCounts> partial(pieces);
+  const auto count_piece = [&](size_t begin, size_t end) {
+    // A pool of one thread, or a range of one piece, may hand several pieces in one call.
+    for (size_t first = begin; first < end; first += kCountChunk) {
+      CountDomainsOf(pod, state.constraints, nodes, first, std::min(end, first + kCountChunk),
+                     partial[first / kCountChunk]);
+    }
+  };
+  if (pool == nullptr) {
+    count_piece(0, nodes.size());
+  } else {
+    pool->ParallelFor(nodes.size(), kCountChunk, count_piece);
+  }
+  for (const DomainCounts& piece : partial) {
+    for (size_t i = 0; i < piece.size(); ++i) {
+      for (const auto& [value, count] : piece[i]) state.counts[i].per_domain[value] += count;
     }
   }
 }
@@ -85,7 +122,7 @@ framework::PreFilterOutcome PodTopologySpread::PreFilter(CycleState& state, cons
   auto data = std::make_unique<PreFilterState>();
   data->constraints = *std::move(constraints);
   data->counts.resize(data->constraints.size());
-  CountDomains(pod.get(), snapshot, *data);
+  CountDomains(pod.get(), snapshot, pool_, *data);
   for (size_t i = 0; i < data->constraints.size(); ++i) {
     const Constraint& c = data->constraints[i];
     data->counts[i].min_match = GlobalMinimum(data->counts[i], c.min_domains);

@@ -57,7 +57,9 @@ std::vector<api::TopologySpreadConstraint> SystemDefaultSpreadConstraints() {
           SoftConstraint("topology.kubernetes.io/zone", 5)};
 }
 
-PodTopologySpread::PodTopologySpread(const config::PodTopologySpreadArgs& args) {
+PodTopologySpread::PodTopologySpread(const config::PodTopologySpreadArgs& args,
+                                     util::WorkerPool* pool)
+    : pool_(pool) {
   if (args.defaulting_type == config::SpreadDefaultingType::kSystem) {
     default_constraints_ = SystemDefaultSpreadConstraints();
     system_defaulted_ = true;
@@ -69,11 +71,11 @@ PodTopologySpread::PodTopologySpread(const config::PodTopologySpreadArgs& args) 
 std::string_view PodTopologySpread::Name() const { return names::kPodTopologySpread; }
 
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewPodTopologySpread(
-    const config::PluginArgs& args, const PluginHandle& /*handle*/) {
+    const config::PluginArgs& args, const PluginHandle& handle) {
   auto typed = helper::ArgsAs<config::PodTopologySpreadArgs>(args, names::kPodTopologySpread);
   if (!typed.ok()) return typed.status();
   if (auto status = ValidateArgs(*typed); !status.ok()) return status;
-  return std::make_unique<PodTopologySpread>(*typed);
+  return std::make_unique<PodTopologySpread>(*typed, handle.pool);
 }
 
 }  // namespace kubesched::plugins

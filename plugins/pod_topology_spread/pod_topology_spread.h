@@ -54,7 +54,9 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                                 public framework::ScoreNormalizer,
                                 public framework::PreFilterExtensions {
  public:
-  explicit PodTopologySpread(const config::PodTopologySpreadArgs& args);
+  // `pool` (may be null) counts the domains across nodes in PreFilter.
+  explicit PodTopologySpread(const config::PodTopologySpreadArgs& args,
+                             util::WorkerPool* pool = nullptr);
 
   std::string_view Name() const override;
 
@@ -95,6 +97,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
 
  private:
   std::vector<api::TopologySpreadConstraint> default_constraints_;
+  util::WorkerPool* pool_ = nullptr;
   // System defaulting: nodes without a zone label still get hostname spreading when the pod
   // relies on the defaults (upstream's requireAllTopologies is false then).
   bool system_defaulted_ = false;

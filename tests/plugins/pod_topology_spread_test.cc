@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "config/config.h"
 #include "scheduler/framework/snapshot.h"
 #include "scheduler/simulation.h"
+#include "scheduler/util/parallel.h"
 #include "tests/plugins/plugin_fixture.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/temp_file.h"
@@ -426,6 +428,47 @@ TEST_CASE("PodTopologySpread filter: several constraints", "[pod_topology_spread
     CHECK(FilterAll(*plugin, cluster.Build(),
                     Incoming().Constraint(Hard(1, kZone)).Constraint(Hard(1, "rack"))) ==
           Verdicts{{"node-a", kMissing}, {"node-b", kPass}, {"node-x", kPass}});
+  }
+}
+
+// PreFilter counts the domains in pieces of nodes on the scheduler's threads: the verdicts must
+// be those of counting on one thread, whatever the number of threads and pieces.
+TEST_CASE("PodTopologySpread counts the same domains on the scheduler's threads",
+          "[pod_topology_spread]") {
+  Cluster cluster;
+  std::mt19937 random(11);
+  // 1,500 nodes (several pieces of 256) in 7 zones; every 50th has no zone label.
+  for (int i = 0; i < 1500; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    cluster.Add(Node(name, i % 50 == 0 ? "" : "zone" + std::to_string(random() % 7)));
+    const int pods = static_cast<int>(random() % 4);
+    if (pods > 0) cluster.Place(name, Matching(), pods);
+    if (random() % 3 == 0) cluster.Place(name, Pod("other", "elsewhere").Label("foo"));
+  }
+  const framework::Snapshot& snapshot = cluster.Build();
+  const std::vector<Pod> incoming = {
+      Incoming().Constraint(Hard(1, kZone)),
+      Incoming().Constraint(Hard(2, kZone)).Constraint(Hard(1, kHostname)),
+      Incoming().Constraint(Hard(1, kHostname)),
+  };
+  const auto plugin_with = [](util::WorkerPool* pool) {
+    plugins::PluginHandle handle;
+    handle.pool = pool;
+    return Unwrap<plugins::PodTopologySpread>(plugins::NewPodTopologySpread({}, handle));
+  };
+  for (const Pod& pod : incoming) {
+    const auto inline_plugin = plugin_with(nullptr);
+    const Verdicts expected = FilterAll(*inline_plugin, snapshot, pod);
+    std::map<std::string, int> kinds;
+    for (const auto& [node, verdict] : expected) ++kinds[verdict];
+    CHECK(kinds[kPass] > 0);
+    CHECK(kinds[kSkew] > 0);
+    for (const int threads : {1, 2, 3}) {
+      INFO(threads << " threads");
+      util::WorkerPool pool(threads);
+      const auto plugin = plugin_with(&pool);
+      CHECK(FilterAll(*plugin, snapshot, pod) == expected);
+    }
   }
 }
 
