@@ -12,7 +12,6 @@ constexpr int kMinFeasibleNodesPercentageToFind = 5;
 // Nodes per work item handed to a filter/score worker: large enough to amortise the hand-off,
 // small enough to balance two to sixteen threads.
 constexpr size_t kNodeChunk = 32;
-static_assert((kNodeChunk & (kNodeChunk - 1)) == 0, "a power of two");
 
 }  // namespace
 
@@ -117,8 +116,6 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
       size_t index = first + begin;
       if (index >= n) index -= n;
-      // Counted per block of kNodeChunk nodes, not per call: a pool of one thread runs the whole
-      // round in one call. (kNodeChunk is a power of two: no division.)
       uint32_t found = 0;
       for (size_t i = begin; i < end; ++i) {
         const auto* node = candidates[index];
@@ -135,11 +132,8 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
         if (entry.status.code() == framework::Code::kError) {
           filter_error_.store(true, std::memory_order_relaxed);
         }
-        if ((i + 1) % kNodeChunk == 0 || i + 1 == end) {
-          chunk_feasible_[base_chunk + i / kNodeChunk] = found;
-          found = 0;
-        }
       }
+      chunk_feasible_[base_chunk + begin / kNodeChunk] = found;  // one chunk per call
     });
     size_t used = 0;
     while (used < round && feasible_.size() < wanted_total) {

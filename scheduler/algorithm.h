@@ -1,10 +1,9 @@
 #pragma once
 
-#include <atomic>
-
 // Picking a node for one pod: PreFilter, Filter over (a sample of) the nodes in parallel,
 // PreScore, Score and NormalizeScore over the feasible ones, weighted sum, selection.
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -85,16 +85,14 @@ void CountDomains(const api::Pod& pod, const Snapshot& snapshot, util::WorkerPoo
   const size_t pieces = (nodes.size() + kCountChunk - 1) / kCountChunk;
   std::vector<DomainCounts> partial(pieces);
   const auto count_piece = [&](size_t begin, size_t end) {
-    // A pool of one thread, or a range of one piece, may hand several pieces in one call.
-    for (size_t first = begin; first < end; first += kCountChunk) {
-      CountDomainsOf(pod, state.constraints, nodes, first, std::min(end, first + kCountChunk),
-                     partial[first / kCountChunk]);
-    }
+    CountDomainsOf(pod, state.constraints, nodes, begin, end, partial[begin / kCountChunk]);
   };
   if (pool == nullptr) {
-    count_piece(0, nodes.size());
+    for (size_t begin = 0; begin < nodes.size(); begin += kCountChunk) {
+      count_piece(begin, std::min(nodes.size(), begin + kCountChunk));
+    }
   } else {
-    pool->ParallelFor(nodes.size(), kCountChunk, count_piece);
+    pool->ParallelFor(nodes.size(), kCountChunk, count_piece);  // one piece per call
   }
   for (const DomainCounts& piece : partial) {
     for (size_t i = 0; i < piece.size(); ++i) {

@@ -399,7 +399,7 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
   }
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) {
-      all_statuses->push_back(Stamp(Status::Skip(), filter_[i]->Name()));
+      all_statuses->push_back(Stamp(Status::Skip(), filter_names_[i]));
       continue;
     }
     Status status = filter_[i]->Filter(state, pod, node);

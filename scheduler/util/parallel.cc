@@ -1,5 +1,6 @@
 #include "scheduler/util/parallel.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace kubesched::util {
@@ -44,7 +45,7 @@ void WorkerPool::ParallelFor(size_t n, size_t chunk,
   if (n == 0) return;
   if (chunk == 0) chunk = 1;
   if (workers_.empty() || n <= chunk) {
-    fn(0, n);
+    for (size_t begin = 0; begin < n; begin += chunk) fn(begin, std::min(n, begin + chunk));
     return;
   }
   job_ = &fn;

@@ -28,7 +28,9 @@ class WorkerPool {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls fn(begin, end) over [0, n) in chunks of `chunk` and returns when all chunks are done.
+  // Calls fn(begin, end) once for each chunk [k * chunk, min(n, (k + 1) * chunk)) of [0, n), and
+  // returns when all chunks are done. Each call is exactly one chunk, also when run inline, so a
+  // job may keep per-chunk results at index begin / chunk.
   void ParallelFor(size_t n, size_t chunk, const std::function<void(size_t, size_t)>& fn);
 
  private:

@@ -1,5 +1,6 @@
 #include "scheduler/util/parallel.h"
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <vector>
@@ -26,6 +27,24 @@ TEST_CASE("a pool of one runs the job inline", "[util]") {
     for (size_t i = begin; i < end; ++i) sum += static_cast<int>(i);
   });
   CHECK(sum == 4950);
+}
+
+// Jobs keep per-chunk results at begin / chunk: every call must be exactly one chunk, inline too.
+TEST_CASE("each call is one chunk, with threads or inline", "[util]") {
+  for (const int threads : {1, 2, 4}) {
+    WorkerPool pool(threads);
+    for (size_t n : {1u, 10u, 31u, 32u, 33u, 100u, 1000u}) {
+      INFO(threads << " threads, n " << n);
+      std::vector<std::atomic<int>> calls((n + 31) / 32);
+      std::atomic<bool> aligned{true};
+      pool.ParallelFor(n, 32, [&](size_t begin, size_t end) {
+        if (begin % 32 != 0 || end != std::min(n, begin + 32)) aligned = false;
+        calls[begin / 32].fetch_add(1);
+      });
+      CHECK(aligned.load());
+      for (const auto& count : calls) CHECK(count.load() == 1);
+    }
+  }
 }
 
 }  // namespace
