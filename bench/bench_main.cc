@@ -25,7 +25,7 @@
 #include "bench/workloads.h"
 #include "config/config.h"
 #include "scheduler/api/decode.h"
-#include "scheduler/simulation.h"
+#include "scheduler/simulate/simulation.h"
 
 namespace {
 

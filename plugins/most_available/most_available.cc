@@ -9,8 +9,8 @@
 #include "plugins/helper/args.h"
 #include "plugins/helper/resource_weights.h"
 #include "plugins/names.h"
-#include "scheduler/client/client_log.h"
 #include "scheduler/framework/virtual_request.h"
+#include "scheduler/util/log.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::plugins {
@@ -90,9 +90,9 @@ void MostAvailable::WarnOnce(const framework::PodInfo& pod, const absl::Status& 
     if (warned_.size() >= kMaxWarnedPods) warned_.clear();
     if (!warned_.insert(id).second) return;
   }
-  client::LogWarning(absl::StrCat("MostAvailable: pod ", pod.key, ": annotation ",
-                                  util::Absl(framework::kVirtualRequestAnnotation),
-                                  " ignored, scoring by the pod's requests: ", error.message()));
+  util::LogWarning(absl::StrCat("MostAvailable: pod ", pod.key, ": annotation ",
+                                util::Absl(framework::kVirtualRequestAnnotation),
+                                " ignored, scoring by the pod's requests: ", error.message()));
 }
 
 Status MostAvailable::PreScore(CycleState& state, const framework::PodInfo& pod,

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "scheduler/client/client_log.h"
 #include "scheduler/client/json_encode.h"
+#include "scheduler/util/log.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::client {
@@ -209,9 +209,9 @@ void EventRecorder::Send(const PendingEvent& event) {
   if ((failures & (failures - 1)) == 0) {
     const absl::Status error =
         response.ok() ? StatusFromResponse(*response, "recording event") : response.status();
-    LogWarning(absl::StrCat("dropped event ", event.reason, " about pod ",
-                            event.regarding.namespace_name, "/", event.regarding.name, ": ",
-                            error.message(), " (", failures, " failed so far)"));
+    util::LogWarning(absl::StrCat("dropped event ", event.reason, " about pod ",
+                                  event.regarding.namespace_name, "/", event.regarding.name, ": ",
+                                  error.message(), " (", failures, " failed so far)"));
   }
 }
 

@@ -7,7 +7,7 @@
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
 #include "scheduler/api/decode_value.h"
-#include "scheduler/client/client_log.h"
+#include "scheduler/util/log.h"
 
 namespace kubesched::client {
 
@@ -60,14 +60,14 @@ absl::Status MetricsPoller::PollOnce() {
   if (response.ok() && response->status == 404) {
     if (!logged_not_found_) {
       logged_not_found_ = true;
-      LogInfo(
+      util::LogInfo(
           "metrics.k8s.io/v1beta1 nodes not served (no metrics-server?); MostAvailable scores "
           "nodes by requests until samples arrive");
     }
     return status;
   }
-  LogWarning(absl::StrCat("metrics poll failed, retrying in ", absl::FormatDuration(interval_),
-                          ": ", status.message()));
+  util::LogWarning(absl::StrCat("metrics poll failed, retrying in ",
+                                absl::FormatDuration(interval_), ": ", status.message()));
   return status;
 }
 
@@ -90,7 +90,7 @@ absl::Status MetricsPoller::Deliver(const std::string& body) {
     for (const rapidjson::Value& item : items->value.GetArray()) {
       absl::StatusOr<api::Object> decoded = api::DecodeObjectValue(item, "NodeMetrics");
       if (!decoded.ok()) {
-        LogWarning(absl::StrCat("skipping node metrics item: ", decoded.status().message()));
+        util::LogWarning(absl::StrCat("skipping node metrics item: ", decoded.status().message()));
         continue;
       }
       auto sample =

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
 #include "scheduler/api/decode_value.h"
-#include "scheduler/client/client_log.h"
+#include "scheduler/util/log.h"
 #include "scheduler/util/status_macros.h"
 #include "scheduler/util/strings.h"
 
@@ -271,7 +271,8 @@ absl::Status Reflector::ListAll(std::stop_token stop, ListedObjects* listed) {
     if (response->status == kHttpGone && !continue_token.empty() && paginate) {
       // The continue token outlived the server's history: start over in one unpaginated
       // request, which cannot expire half-way (client-go's pager does the same).
-      LogInfo(absl::StrCat(what, ": continue token expired (HTTP 410); listing again unpaginated"));
+      util::LogInfo(
+          absl::StrCat(what, ": continue token expired (HTTP 410); listing again unpaginated"));
       *listed = ListedObjects();
       continue_token.clear();
       paginate = false;
@@ -381,8 +382,8 @@ Reflector::WatchOutcome Reflector::WatchOnce(std::stop_token stop, bool* healthy
     outcome = WatchOutcome::kFailed;
   }
   if (outcome == WatchOutcome::kExpired) {
-    LogInfo(absl::StrCat(what, ": resourceVersion ", resource_version_,
-                         " is too old (410 Gone); listing again"));
+    util::LogInfo(absl::StrCat(what, ": resourceVersion ", resource_version_,
+                               " is too old (410 Gone); listing again"));
   }
   if (outcome == WatchOutcome::kFailed) {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -541,7 +542,7 @@ void Reflector::CountDecodeError(std::string_view what) {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.decode_errors;
   }
-  LogWarning(absl::StrCat(kind_.kind, " reflector: skipped: ", Absl(what)));
+  util::LogWarning(absl::StrCat(kind_.kind, " reflector: skipped: ", Absl(what)));
 }
 
 void Reflector::SetResourceVersion(std::string resource_version) {
@@ -553,7 +554,7 @@ void Reflector::SetResourceVersion(std::string resource_version) {
 void Reflector::LogDistinct(std::string_view message) {
   if (message == last_logged_failure_) return;
   last_logged_failure_ = std::string(message);
-  LogWarning(message);
+  util::LogWarning(message);
 }
 
 absl::Duration Reflector::InitialBackoff() const {

@@ -15,7 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "config/config.h"
-#include "plugins/registry.h"
+#include "plugins/registry/registry.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/metrics/extension_point.h"
 

@@ -12,7 +12,7 @@
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "scheduler/api/decode.h"
-#include "scheduler/simulation.h"
+#include "scheduler/simulate/simulation.h"
 
 namespace kubesched {
 namespace {

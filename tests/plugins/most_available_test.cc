@@ -15,9 +15,9 @@
 #include "config/config.h"
 #include "config/plugin_args.h"
 #include "scheduler/cache/cache.h"
-#include "scheduler/client/client_log.h"
 #include "scheduler/framework/virtual_request.h"
 #include "scheduler/util/clock.h"
+#include "scheduler/util/log.h"
 #include "tests/plugins/plugin_fixture.h"
 
 namespace kubesched::plugins {
@@ -187,14 +187,14 @@ TEST_CASE("MostAvailable scores allocatable minus usage minus virtual requests",
   };
   for (const Case& c : cases) {
     SECTION(c.name) {
-      client::SetLogSinkForTesting([](std::string_view, std::string_view) {});
+      util::SetLogSinkForTesting([](std::string_view, std::string_view) {});
       Fixture f;
       const bool late = c.name.find("before its node") != std::string::npos;
       if (!late) f.Node("n", {{"cpu", "10"}});
       c.setup(f);
       if (late) f.Node("late", {{"cpu", "10"}});
       CHECK(f.Score(late ? "late" : "n", c.pod) == c.want);
-      client::SetLogSinkForTesting({});
+      util::SetLogSinkForTesting({});
     }
   }
 }
@@ -219,7 +219,7 @@ TEST_CASE("MostAvailable weights resources and leaves out those a node has none 
 
 TEST_CASE("MostAvailable warns once per pod about a bad annotation", "[plugins][most_available]") {
   std::vector<std::string> lines;
-  client::SetLogSinkForTesting(
+  util::SetLogSinkForTesting(
       [&lines](std::string_view, std::string_view message) { lines.emplace_back(message); });
   Fixture f;
   f.Node("n", {{"cpu", "10"}});
@@ -227,7 +227,7 @@ TEST_CASE("MostAvailable warns once per pod about a bad annotation", "[plugins][
       CpuPod("p", "1").Annotation("kubesched.io/virtual-request", R"({"cpu":"-1"})");
   CHECK(f.Score("n", pod) == 90);
   CHECK(f.Score("n", pod) == 90);
-  client::SetLogSinkForTesting({});
+  util::SetLogSinkForTesting({});
   REQUIRE(lines.size() == 1);
   CHECK_THAT(lines[0], Catch::Contains("default/p") && Catch::Contains("virtual-request") &&
                            Catch::Contains("must not be negative"));

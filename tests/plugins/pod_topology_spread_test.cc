@@ -18,7 +18,7 @@
 #include "absl/time/clock.h"
 #include "config/config.h"
 #include "scheduler/framework/snapshot.h"
-#include "scheduler/simulation.h"
+#include "scheduler/simulate/simulation.h"
 #include "scheduler/util/parallel.h"
 #include "tests/plugins/plugin_fixture.h"
 #include "tests/testing/builders.h"

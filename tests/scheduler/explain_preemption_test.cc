@@ -5,9 +5,9 @@
 
 #include "config/config.h"
 #include "scheduler/cluster/embedded_cluster.h"
-#include "scheduler/report_output.h"
-#include "scheduler/scheduler.h"
-#include "scheduler/simulation.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/simulate/report_output.h"
+#include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched::scheduler {

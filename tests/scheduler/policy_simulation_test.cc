@@ -14,8 +14,8 @@
 #include "config/config.h"
 #include "config/policies.h"
 #include "scheduler/cluster/embedded_cluster.h"
-#include "scheduler/scheduler.h"
-#include "scheduler/simulation.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/simulate/simulation.h"
 #include "scheduler/util/clock.h"
 #include "tests/testing/builders.h"
 

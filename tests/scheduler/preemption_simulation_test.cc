@@ -16,8 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "config/config.h"
-#include "scheduler/scheduler.h"
-#include "scheduler/simulation.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/temp_file.h"
 

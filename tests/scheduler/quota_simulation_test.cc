@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
-#include "scheduler/report_output.h"
-#include "scheduler/scheduler.h"
-#include "scheduler/simulation.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/simulate/report_output.h"
+#include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/temp_file.h"
 

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
-#include "scheduler/report_output.h"
-#include "scheduler/simulation.h"
+#include "scheduler/simulate/report_output.h"
+#include "scheduler/simulate/simulation.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched::scheduler {

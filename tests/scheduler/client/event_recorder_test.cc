@@ -7,7 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "rapidjson/document.h"
-#include "scheduler/client/client_log.h"
+#include "scheduler/util/log.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/fake_transport.h"
 
@@ -253,13 +253,14 @@ TEST_CASE("failed event sends are counted, not retried", "[writer]") {
   FakeTransport transport;
   AnswerWith(transport, 500);
   std::vector<std::string> logged;
-  SetLogSinkForTesting([&](std::string_view, std::string_view line) { logged.emplace_back(line); });
+  util::SetLogSinkForTesting(
+      [&](std::string_view, std::string_view line) { logged.emplace_back(line); });
   util::FakeClock clock(kStart);
   EventRecorder recorder(&transport, &clock, Options());
   recorder.Start();
   CHECK(recorder.Scheduled(PodBuilder("p").Build(), "n"));
   recorder.Stop(absl::Seconds(10));
-  SetLogSinkForTesting({});
+  util::SetLogSinkForTesting({});
   REQUIRE(logged.size() == 1);
   CHECK(logged[0].find("dropped event Scheduled about pod default/p") != std::string::npos);
   CHECK(recorder.send_failures() == 1);

@@ -10,7 +10,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "scheduler/client/client_log.h"
+#include "scheduler/util/log.h"
 #include "tests/scheduler/client/scripted_api_server.h"
 
 namespace kubesched::client {
@@ -161,7 +161,7 @@ TEST_CASE("without a scheduler namespace no ConfigMaps are watched", "[reflector
 }
 
 TEST_CASE("the pod list starts anyway when a basic kind cannot sync in time", "[reflector]") {
-  SetLogSinkForTesting([](std::string_view, std::string_view) {});  // the node failures
+  util::SetLogSinkForTesting([](std::string_view, std::string_view) {});  // the node failures
   ScriptedApiServer server;
   for (int i = 0; i < 10; ++i) server.QueueList(kNodes, HttpResponse{403, ""});
   server.QueueList(kPods, Ok(ListBody("1", {PodJson("p", "1")})));
@@ -176,7 +176,7 @@ TEST_CASE("the pod list starts anyway when a basic kind cannot sync in time", "[
   REQUIRE(Eventually([&] { return handler.Count("Pod") == 1; }));
   CHECK_FALSE(informers.HasSynced());
   informers.Stop();
-  SetLogSinkForTesting(nullptr);
+  util::SetLogSinkForTesting(nullptr);
 }
 
 TEST_CASE("handler calls from all reflectors never overlap", "[reflector]") {
@@ -238,7 +238,7 @@ TEST_CASE("Stop returns promptly while every watch is open", "[reflector]") {
 }
 
 TEST_CASE("WaitForSync returns when the informers stop", "[reflector]") {
-  SetLogSinkForTesting([](std::string_view, std::string_view) {});  // the pod list failure
+  util::SetLogSinkForTesting([](std::string_view, std::string_view) {});  // the pod list failure
   ScriptedApiServer server;
   server.QueueList(kPods, HttpResponse{500, ""});
   CountingHandler handler;
@@ -257,7 +257,7 @@ TEST_CASE("WaitForSync returns when the informers stop", "[reflector]") {
   CHECK_FALSE(informers.WaitForSync(absl::Seconds(30)));
   CHECK(absl::Now() - before < absl::Seconds(5));
   stopper.join();
-  SetLogSinkForTesting(nullptr);
+  util::SetLogSinkForTesting(nullptr);
 }
 
 TEST_CASE("the pod field selector is URL-encoded in list and watch requests", "[reflector]") {

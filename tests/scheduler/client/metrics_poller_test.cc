@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "scheduler/client/client_log.h"
+#include "scheduler/util/log.h"
 #include "tests/testing/fake_transport.h"
 
 namespace kubesched::client {
@@ -57,11 +57,11 @@ std::string ListJson(const std::vector<std::pair<std::string, std::string>>& cpu
 
 struct Logged {
   Logged() {
-    SetLogSinkForTesting([this](std::string_view level, std::string_view message) {
+    util::SetLogSinkForTesting([this](std::string_view level, std::string_view message) {
       lines.push_back(absl::StrCat(std::string(level), " ", std::string(message)));
     });
   }
-  ~Logged() { SetLogSinkForTesting({}); }
+  ~Logged() { util::SetLogSinkForTesting({}); }
   std::vector<std::string> lines;
 };
 

@@ -9,7 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
-#include "scheduler/client/client_log.h"
+#include "scheduler/util/log.h"
 #include "tests/scheduler/client/scripted_api_server.h"
 
 namespace kubesched::client {
@@ -113,12 +113,12 @@ std::string Pod(std::string name) { return "default/" + name; }
 class CapturedLog {
  public:
   CapturedLog() {
-    SetLogSinkForTesting([this](std::string_view level, std::string_view message) {
+    util::SetLogSinkForTesting([this](std::string_view level, std::string_view message) {
       std::lock_guard<std::mutex> lock(mu_);
       lines_.push_back(std::string(level) + " " + std::string(message));
     });
   }
-  ~CapturedLog() { SetLogSinkForTesting(nullptr); }
+  ~CapturedLog() { util::SetLogSinkForTesting(nullptr); }
   std::vector<std::string> LinesContaining(std::string_view text) const {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<std::string> matching;

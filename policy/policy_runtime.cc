@@ -1,0 +1,71 @@
+#include "policy/policy_runtime.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+
+absl::StatusOr<std::shared_ptr<const PolicyRuntime>> PolicyRuntime::Build(
+    std::shared_ptr<const config::PolicySet> set, const plugins::PluginHandle& handle,
+    const plugins::RegistryMap& registry) {
+  auto built = std::shared_ptr<PolicyRuntime>(new PolicyRuntime());
+  built->set_ = set != nullptr ? std::move(set) : std::make_shared<const config::PolicySet>();
+  for (const std::string& name : built->set_->names()) {
+    const config::Policy* policy = built->set_->Find(name);
+    auto fw = runtime::Framework::Create(policy->profile, handle, registry);
+    if (!fw.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("policy \"", name, "\": ", fw.status().message()));
+    }
+    built->frameworks_[name] = std::move(*fw);
+  }
+  return std::shared_ptr<const PolicyRuntime>(std::move(built));
+}
+
+const runtime::Framework* PolicyRuntime::FrameworkOf(std::string_view name) const {
+  auto it = frameworks_.find(util::Absl(name));
+  return it == frameworks_.end() ? nullptr : it->second.get();
+}
+
+PolicyChoice PolicyChooser::Choose(const api::Pod& pod,
+                                   const std::shared_ptr<const PolicyRuntime>& policies) {
+  PolicyChoice choice;
+  const auto& annotations = pod.meta.annotations;
+  auto named = annotations.find(config::kPolicyAnnotation);
+  if (named == annotations.end()) return choice;
+  choice.name = named->second;
+  const config::Policy* policy = policies->set().Find(choice.name);
+  const runtime::Framework* fw = policies->FrameworkOf(choice.name);
+  if (policy == nullptr || fw == nullptr) {
+    choice.error = absl::NotFoundError(absl::StrCat("policy \"", choice.name, "\" (annotation ",
+                                                    config::kPolicyAnnotation, ") does not exist"));
+    return choice;
+  }
+  if (policy->node_affinity != nullptr) {
+    auto found = annotations.find(config::kPolicyArgsAnnotation);
+    const std::string_view args =
+        found == annotations.end() ? std::string_view() : std::string_view(found->second);
+    if (runtime_ != policies || policy_ != policy || args_ != args || rendered_ == nullptr) {
+      absl::StatusOr<api::NodeAffinity> rendered = config::RenderNodeAffinity(*policy, args);
+      if (!rendered.ok()) {
+        choice.error = rendered.status();
+        return choice;
+      }
+      runtime_ = policies;
+      policy_ = policy;
+      args_ = std::string(args);
+      rendered_ = std::make_shared<const api::NodeAffinity>(*std::move(rendered));
+    }
+    choice.added_affinity = rendered_;
+  }
+  choice.framework = fw;
+  return choice;
+}
+
+std::string PolicyWaitKey(std::string_view policy) {
+  return absl::StrCat("policy:", util::Absl(policy));
+}
+
+}  // namespace kubesched::scheduler

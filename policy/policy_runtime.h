@@ -1,0 +1,73 @@
+#pragma once
+
+// The per-pod policies in force (DESIGN.md "Policies (per-pod)"), each with its own framework:
+// built whole from a config::PolicySet and never changed afterwards, so a scheduling cycle that
+// holds one keeps the policy it started with while a reload builds the next.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "config/policies.h"
+#include "plugins/registry/registry.h"
+#include "scheduler/framework/pod_info.h"
+#include "scheduler/runtime/framework.h"
+
+namespace kubesched::scheduler {
+
+class PolicyRuntime {
+ public:
+  // Creates one framework per policy with `handle` and `registry` (those of the profiles). An
+  // error names the policy.
+  static absl::StatusOr<std::shared_ptr<const PolicyRuntime>> Build(
+      std::shared_ptr<const config::PolicySet> set, const plugins::PluginHandle& handle,
+      const plugins::RegistryMap& registry);
+
+  const config::PolicySet& set() const { return *set_; }
+  // Null when there is no policy of that name.
+  const runtime::Framework* FrameworkOf(std::string_view name) const;
+
+ private:
+  std::shared_ptr<const config::PolicySet> set_;
+  absl::flat_hash_map<std::string, std::unique_ptr<runtime::Framework>> frameworks_;
+};
+
+// The name a policy failure is reported under (as a plugin's would be): FailedScheduling reads
+// `running "PolicySelection": policy "x" (annotation kubesched.io/policy) does not exist`.
+inline constexpr std::string_view kPolicySelection = "PolicySelection";
+
+// What a pod's policy annotations resolve to for one cycle.
+struct PolicyChoice {
+  // Empty when the pod names no policy (its schedulerName's profile applies).
+  std::string name;
+  // The policy's framework; null when the pod names no policy or the choice failed.
+  const runtime::Framework* framework = nullptr;
+  // The node affinity the policy's template adds for this pod (null without a template).
+  std::shared_ptr<const api::NodeAffinity> added_affinity;
+  // Why the pod cannot use the policy it names: unknown, or args that do not fill the template.
+  absl::Status error;
+};
+
+// Reads kubesched.io/policy and kubesched.io/policy-args of `pod` against `policies`. Owned by
+// the scheduling thread: it remembers the last template filled, so that a run of pods with the
+// same policy and args fills it once.
+class PolicyChooser {
+ public:
+  PolicyChoice Choose(const api::Pod& pod, const std::shared_ptr<const PolicyRuntime>& policies);
+
+ private:
+  // The last rendering; `runtime` keeps `policy` (the key) alive, so its address is not reused.
+  std::shared_ptr<const PolicyRuntime> runtime_;
+  const config::Policy* policy_ = nullptr;
+  std::string args_;
+  std::shared_ptr<const api::NodeAffinity> rendered_;
+};
+
+// The wait key of a pod held back by its policy (see SchedulingQueue::MoveQuotaWaiters): it moves
+// when the policy set is replaced.
+std::string PolicyWaitKey(std::string_view policy);
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,344 @@
+#include "scheduler/core/algorithm.h"
+
+#include <algorithm>
+
+namespace kubesched::scheduler {
+namespace {
+
+using framework::Status;
+
+constexpr int kMinFeasibleNodesToFind = 100;
+constexpr int kMinFeasibleNodesPercentageToFind = 5;
+// Nodes per work item handed to a filter/score worker: large enough to amortise the hand-off,
+// small enough to balance two to sixteen threads.
+constexpr size_t kNodeChunk = 32;
+
+}  // namespace
+
+int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
+  if (num_all_nodes < kMinFeasibleNodesToFind || percentage >= 100) return num_all_nodes;
+  int adaptive = percentage;
+  if (adaptive <= 0) {
+    adaptive = 50 - num_all_nodes / 125;
+    adaptive = std::max(adaptive, kMinFeasibleNodesPercentageToFind);
+  }
+  const int num = static_cast<int>(static_cast<int64_t>(num_all_nodes) * adaptive / 100);
+  return std::max(num, kMinFeasibleNodesToFind);
+}
+
+ScheduleAlgorithm::ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed)
+    : pool_(pool), global_percentage_(global_percentage), random_state_(seed) {}
+
+uint64_t ScheduleAlgorithm::NextRandom() {
+  uint64_t z = (random_state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+const std::vector<const framework::NodeInfo*>& ScheduleAlgorithm::CandidateNodes(
+    const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot) {
+  if (!summary.node_names.has_value()) return snapshot.nodes();
+  auto& candidates = restricted_candidates_;
+  candidates.clear();
+  for (const auto& name : *summary.node_names) {
+    if (const auto* node = snapshot.Get(name); node != nullptr && node->node() != nullptr) {
+      candidates.push_back(node);
+    }
+  }
+  // Keep snapshot order so that results do not depend on hash iteration order.
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto* a, const auto* b) { return a->name() < b->name(); });
+  return candidates;
+}
+
+namespace {
+
+// Upstream's evaluateNominatedNode: a pod that preempted is likely to fit only where its victims
+// were, so that node is tried alone first (when PreFilter allows it). Null when it does not fit;
+// the full search then reports the node's verdict with the others'.
+const framework::NodeInfo* FitsNominatedNode(
+    const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot, const runtime::PreFilterSummary& pre,
+    const NominatedPods* nominated, std::string_view nominated_node) {
+  if (nominated_node.empty()) return nullptr;
+  const framework::NodeInfo* node = snapshot.Get(nominated_node);
+  if (node == nullptr) return nullptr;
+  if (pre.node_names.has_value() && !pre.node_names->contains(node->name())) return nullptr;
+  const Status status =
+      nominated == nullptr || nominated->empty()
+          ? fw.RunFilter(state, pod, *node, pre.skip_filter)
+          : RunFiltersWithNominated(fw, state, pod, *node, pre.skip_filter, nominated->For(node));
+  return status.IsSuccess() ? node : nullptr;
+}
+
+}  // namespace
+
+// Filters nodes in rounds starting at the round-robin index. Each round runs in parallel; the
+// results are then read in node order, so the outcome does not depend on thread timing.
+//
+// Verdicts are written where they stay: entry i of entries_ is the i-th node filtered. A pod that
+// fits nowhere (a preemptor) then hands the whole buffer to its FitError instead of moving one
+// verdict at a time on the scheduling thread, and each chunk counts its feasible nodes so that
+// the reading skips chunks where every node failed.
+void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
+                                     const framework::CycleState& state,
+                                     const framework::PodInfo& pod, const std::vector<bool>& skip,
+                                     const std::vector<const framework::NodeInfo*>& candidates,
+                                     int to_find, const NominatedPods* nominated,
+                                     FitError* fit_error) {
+  if (nominated != nullptr && nominated->empty()) nominated = nullptr;
+  feasible_.clear();
+  const size_t n = candidates.size();
+  if (n == 0) return;
+  if (entries_.size() < n) entries_.resize(n);
+  chunk_feasible_.assign((n + kNodeChunk - 1) / kNodeChunk, 0);
+  filter_error_.store(false, std::memory_order_relaxed);
+  const size_t start = next_start_index_ % n;
+  const auto wanted_total = static_cast<size_t>(to_find);
+  size_t processed = 0;
+  while (processed < n && feasible_.size() < wanted_total) {
+    const size_t wanted = wanted_total - feasible_.size();
+    size_t round = std::max<size_t>(wanted + wanted / 4, 64);
+    // Where few nodes were feasible so far (none, for a preemptor), fewer and larger rounds:
+    // nodes past the last one needed are filtered for nothing, but their verdicts are not read.
+    if (processed > 0) {
+      round = std::max(round,
+                       feasible_.empty() ? 2 * processed : wanted * processed / feasible_.size());
+    }
+    // A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
+    // round is chunk_feasible_[base_chunk + k].
+    round = std::min(n - processed, (round + kNodeChunk - 1) / kNodeChunk * kNodeChunk);
+    const size_t base_chunk = processed / kNodeChunk;
+    // The round's first node (wrapping around), so that the per-node loop needs no division.
+    const size_t first = (start + processed) % n;
+    framework::NodeStatus* const out = entries_.data() + processed;
+    pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
+      size_t index = first + begin;
+      if (index >= n) index -= n;
+      uint32_t found = 0;
+      for (size_t i = begin; i < end; ++i) {
+        const auto* node = candidates[index];
+        if (++index == n) index = 0;
+        framework::NodeStatus& entry = out[i];
+        entry.node = node;
+        if (nominated == nullptr) {
+          fw.RunFilterInto(state, pod, *node, skip, entry.status);
+        } else {
+          RunFiltersWithNominatedInto(fw, state, pod, *node, skip, nominated->For(node),
+                                      entry.status);
+        }
+        found += entry.status.IsSuccess() ? 1 : 0;
+        if (entry.status.code() == framework::Code::kError) {
+          filter_error_.store(true, std::memory_order_relaxed);
+        }
+      }
+      chunk_feasible_[base_chunk + begin / kNodeChunk] = found;  // one chunk per call
+    });
+    size_t used = 0;
+    while (used < round && feasible_.size() < wanted_total) {
+      const size_t chunk_end = std::min(round, used + kNodeChunk);
+      if (chunk_feasible_[base_chunk + used / kNodeChunk] == 0) {
+        used = chunk_end;
+        continue;
+      }
+      for (; used < chunk_end && feasible_.size() < wanted_total; ++used) {
+        if (out[used].status.IsSuccess()) feasible_.push_back(out[used].node);
+      }
+    }
+    processed += used;
+  }
+  next_start_index_ = (start + processed) % n;
+  CollectRejected(processed, fit_error);
+}
+
+void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
+  std::vector<framework::NodeStatus>& rejected = fit_error->node_statuses;
+  if (feasible_.empty() && rejected.empty()) {
+    // Every node filtered failed: the verdicts are the FitError's as they lie.
+    rejected.swap(entries_);
+    rejected.resize(processed);
+    entries_.swap(spare_entries_);
+    return;
+  }
+  if (rejected.empty()) rejected.reserve(processed - feasible_.size());
+  for (size_t i = 0; i < processed; ++i) {
+    if (!entries_[i].status.IsSuccess()) rejected.push_back(std::move(entries_[i]));
+  }
+}
+
+void ScheduleAlgorithm::Recycle(std::vector<framework::NodeStatus> statuses) {
+  if (statuses.capacity() > spare_entries_.capacity()) spare_entries_ = std::move(statuses);
+}
+
+bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const framework::Snapshot& snapshot, Status* error,
+                                      bool keep_raw) {
+  auto pre = fw.RunPreScore(state, pod, snapshot, feasible_);
+  if (!pre.status.IsSuccess()) {
+    *error = pre.status;
+    return false;
+  }
+  skip_score_ = std::move(pre.skip_score);
+  const runtime::ScorePhaseTimer score_timer = fw.TimeScorePhase();
+  const auto& plugins = fw.score_plugins();
+  const size_t m = feasible_.size();
+  plugin_scores_.resize(plugins.size());
+  for (auto& scores : plugin_scores_) scores.assign(m, 0);
+  pool_->ParallelFor(m, kNodeChunk, [&](size_t begin, size_t end) {
+    for (size_t k = 0; k < plugins.size(); ++k) {
+      if (skip_score_[k]) continue;
+      for (size_t i = begin; i < end; ++i) {
+        plugin_scores_[k][i] = fw.RunScore(k, state, pod, *feasible_[i]);
+      }
+    }
+  });
+  if (keep_raw) raw_scores_ = plugin_scores_;
+  totals_.assign(m, 0);
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    if (skip_score_[k]) continue;
+    fw.RunNormalizeScore(k, state, pod, absl::MakeSpan(plugin_scores_[k]));
+    for (size_t i = 0; i < m; ++i) totals_[i] += plugin_scores_[k][i] * plugins[k].weight;
+  }
+  return true;
+}
+
+// Highest total wins; ties are broken uniformly at random (reservoir sampling), as upstream.
+size_t ScheduleAlgorithm::SelectHost() {
+  size_t selected = 0;
+  int64_t best = totals_[0];
+  uint64_t ties = 1;
+  for (size_t i = 1; i < totals_.size(); ++i) {
+    if (totals_[i] > best) {
+      best = totals_[i];
+      selected = i;
+      ties = 1;
+    } else if (totals_[i] == best) {
+      ++ties;
+      if (NextRandom() % ties == 0) selected = i;
+    }
+  }
+  return selected;
+}
+
+ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
+                                            framework::CycleState& state,
+                                            const framework::PodInfo& pod,
+                                            const framework::Snapshot& snapshot,
+                                            const NominatedPods* nominated,
+                                            std::string_view nominated_node) {
+  FitError fit_error;
+  fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
+  if (snapshot.nodes().empty()) return FitError();  // no nodes: num_all_nodes is 0
+
+  auto pre = fw.RunPreFilter(state, pod, snapshot);
+  last_skip_filter_ = pre.skip_filter;
+  if (pre.status.code() == framework::Code::kError) return pre.status;
+  if (!pre.status.IsSuccess()) {
+    fit_error.pre_filter_status = pre.status;
+    return fit_error;
+  }
+  if (const auto* node =
+          FitsNominatedNode(fw, state, pod, snapshot, pre, nominated, nominated_node);
+      node != nullptr) {
+    return ScheduleOutcome(std::in_place_type<ScheduleSuccess>, node, 1, 1);
+  }
+  const auto& candidates = CandidateNodes(pre, snapshot);
+  if (candidates.size() < snapshot.nodes().size()) {
+    const Status excluded = runtime::ExcludedByPreFilter(pre);
+    for (const auto* node : snapshot.nodes()) {
+      if (!pre.node_names->contains(node->name()))
+        fit_error.node_statuses.push_back({node, excluded});
+    }
+  }
+  const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
+  const int to_find = NumFeasibleNodesToFind(percentage, static_cast<int>(candidates.size()));
+  FindFeasible(fw, state, pod, pre.skip_filter, candidates, to_find, nominated, &fit_error);
+  // The pool's join orders the workers' writes before this read.
+  if (filter_error_.load(std::memory_order_relaxed)) {
+    for (const auto& node_status : fit_error.node_statuses) {
+      if (node_status.status.code() == framework::Code::kError) return node_status.status;
+    }
+  }
+  if (feasible_.empty()) return fit_error;
+
+  ScheduleSuccess success;
+  success.feasible_nodes = static_cast<int>(feasible_.size());
+  success.evaluated_nodes =
+      success.feasible_nodes + static_cast<int>(fit_error.node_statuses.size());
+  if (feasible_.size() == 1) {
+    success.node = feasible_[0];
+    return success;
+  }
+  Status error;
+  if (!ScoreFeasible(fw, state, pod, snapshot, &error)) return error;
+  success.node = feasible_[SelectHost()];
+  return success;
+}
+
+Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::CycleState& state,
+                                       const framework::PodInfo& pod,
+                                       const framework::Snapshot& snapshot) {
+  Explanation out;
+  FitError fit_error;
+  fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
+  auto pre = fw.RunPreFilter(state, pod, snapshot);
+  last_skip_filter_ = pre.skip_filter;
+  out.pre_filter_status = pre.status;
+  if (!pre.status.IsSuccess()) {
+    fit_error.pre_filter_status = pre.status;
+    out.message = fit_error.Message();
+    for (const auto* node : snapshot.nodes()) out.nodes.push_back({node, {}, false, {}, 0});
+    return out;
+  }
+  feasible_.clear();
+  for (const auto* node : snapshot.nodes()) {
+    NodeExplanation explained;
+    explained.node = node;
+    // Nodes left out by PreFilter still show every filter's own verdict; if they all pass,
+    // the exclusion is the node's verdict.
+    Status first = fw.RunFilter(state, pod, *node, pre.skip_filter, &explained.filters);
+    if (first.IsSuccess() && pre.node_names.has_value() &&
+        !pre.node_names->contains(node->name())) {
+      first = runtime::ExcludedByPreFilter(pre);
+      explained.filters.push_back(first);
+    }
+    explained.feasible = first.IsSuccess();
+    if (explained.feasible) {
+      feasible_.push_back(node);
+    } else {
+      fit_error.node_statuses.push_back({node, first});
+    }
+    out.nodes.push_back(std::move(explained));
+  }
+  if (feasible_.empty()) {
+    out.message = fit_error.Message();
+    return out;
+  }
+  Status error;
+  if (!ScoreFeasible(fw, state, pod, snapshot, &error, /*keep_raw=*/true)) {
+    out.message = error.Message();
+    return out;
+  }
+  const auto& plugins = fw.score_plugins();
+  size_t f = 0;
+  for (auto& explained : out.nodes) {
+    if (!explained.feasible) continue;
+    for (size_t k = 0; k < plugins.size(); ++k) {
+      if (skip_score_[k]) continue;  // PreScore said Skip: the plugin does not score this pod
+      ScoreDetail detail;
+      detail.plugin = std::string(plugins[k].plugin->Name());
+      detail.raw = raw_scores_[k][f];
+      detail.normalized = plugin_scores_[k][f];
+      detail.weight = plugins[k].weight;
+      explained.scores.push_back(std::move(detail));
+    }
+    explained.total = totals_[f];
+    ++f;
+  }
+  out.selected = feasible_[SelectHost()];
+  return out;
+}
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,127 @@
+#pragma once
+
+// Picking a node for one pod: PreFilter, Filter over (a sample of) the nodes in parallel,
+// PreScore, Score and NormalizeScore over the feasible ones, weighted sum, selection.
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scheduler/core/fit_error.h"
+#include "scheduler/core/nominated_pods.h"
+#include "scheduler/framework/snapshot.h"
+#include "scheduler/runtime/framework.h"
+#include "scheduler/util/parallel.h"
+
+namespace kubesched::scheduler {
+
+// Upstream's numFeasibleNodesToFind: all nodes below 100; otherwise `percentage` of them (0 =
+// adaptive: 50 - nodes/125, at least 5), and never fewer than 100.
+int NumFeasibleNodesToFind(int percentage, int num_all_nodes);
+
+struct ScheduleSuccess {
+  const framework::NodeInfo* node = nullptr;
+  int evaluated_nodes = 0;
+  int feasible_nodes = 0;
+};
+
+// Error statuses (a plugin returned Error) are reported as a framework::Status with kError.
+using ScheduleOutcome = std::variant<ScheduleSuccess, FitError, framework::Status>;
+
+// Everything explain shows for one pod.
+struct ScoreDetail {
+  std::string plugin;
+  int64_t raw = 0;
+  int64_t normalized = 0;
+  int64_t weight = 0;
+};
+struct NodeExplanation {
+  const framework::NodeInfo* node = nullptr;
+  std::vector<framework::Status> filters;  // one per filter plugin, stamped
+  bool feasible = false;
+  std::vector<ScoreDetail> scores;
+  int64_t total = 0;
+};
+struct Explanation {
+  framework::Status pre_filter_status;
+  std::vector<NodeExplanation> nodes;  // snapshot order
+  const framework::NodeInfo* selected = nullptr;
+  std::string message;  // FailedScheduling message when nothing fits
+  // When no node fits and preemption would help: the node it would nominate and its victims.
+  std::optional<std::string> preemption_node;
+  std::vector<std::string> preemption_victims;
+  // Owns what the statuses' reasons may point into (plugins keep per-pod messages there).
+  std::shared_ptr<framework::CycleState> state;
+};
+
+// Owns the per-cycle buffers and the round-robin start index, so one instance serves one
+// scheduling thread. Not thread-safe.
+class ScheduleAlgorithm {
+ public:
+  ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed);
+
+  // `nominated` (may be null): pods nominated to nodes, which filters count (see
+  // RunFiltersWithNominated). `nominated_node`: the node the pod itself is nominated to (by an
+  // earlier preemption), tried first: if it fits, it is chosen without looking at other nodes.
+  ScheduleOutcome Schedule(const runtime::Framework& fw, framework::CycleState& state,
+                           const framework::PodInfo& pod, const framework::Snapshot& snapshot,
+                           const NominatedPods* nominated = nullptr,
+                           std::string_view nominated_node = {});
+  // The PreFilter skips of the last Schedule call (for the PostFilter host).
+  const std::vector<bool>& last_skip_filter() const { return last_skip_filter_; }
+
+  // Gives back a FitError's node statuses once read, so that the next pod that fits nowhere
+  // reuses their buffer.
+  void Recycle(std::vector<framework::NodeStatus> statuses);
+
+  // Runs every filter on every node (no early stop) and scores every feasible node (no
+  // sampling). Does not change the round-robin start index.
+  Explanation Explain(const runtime::Framework& fw, framework::CycleState& state,
+                      const framework::PodInfo& pod, const framework::Snapshot& snapshot);
+
+ private:
+  // The snapshot's nodes, or those PreFilter allowed (kept in restricted_candidates_).
+  const std::vector<const framework::NodeInfo*>& CandidateNodes(
+      const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot);
+  void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
+                    const framework::PodInfo& pod, const std::vector<bool>& skip,
+                    const std::vector<const framework::NodeInfo*>& candidates, int to_find,
+                    const NominatedPods* nominated, FitError* fit_error);
+  // Moves the verdicts of the first `processed` entries that failed into `fit_error`.
+  void CollectRejected(size_t processed, FitError* fit_error);
+  // Scores feasible_ into totals_; false (with `error`) if PreScore failed. With `keep_raw`
+  // (explain), raw_scores_ keeps each plugin's scores from before normalization.
+  bool ScoreFeasible(const runtime::Framework& fw, framework::CycleState& state,
+                     const framework::PodInfo& pod, const framework::Snapshot& snapshot,
+                     framework::Status* error, bool keep_raw = false);
+  size_t SelectHost();
+  uint64_t NextRandom();
+
+  util::WorkerPool* pool_;
+  int global_percentage_;
+  uint64_t random_state_;  // splitmix64: tie-breaking needs speed, not statistical quality
+  size_t next_start_index_ = 0;
+
+  // Reused across cycles to avoid allocation per pod.
+  // The Filter phase's verdicts in the order filtered, and per chunk of kNodeChunk nodes how many
+  // were feasible.
+  std::vector<framework::NodeStatus> entries_;
+  std::vector<uint32_t> chunk_feasible_;
+  // Whether a filter returned an Error in the last FindFeasible (set by the workers), so that a
+  // pod that fits nowhere is not searched for errors node by node.
+  std::atomic<bool> filter_error_{false};
+  // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
+  std::vector<framework::NodeStatus> spare_entries_;
+  std::vector<const framework::NodeInfo*> feasible_;
+  std::vector<const framework::NodeInfo*> restricted_candidates_;
+  std::vector<std::vector<int64_t>> plugin_scores_;
+  std::vector<std::vector<int64_t>> raw_scores_;
+  std::vector<int64_t> totals_;
+  std::vector<bool> skip_score_;
+  std::vector<bool> last_skip_filter_;
+};
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,253 @@
+// The scheduler's side of the informers: cluster events into the cache, the queue and the quota.
+
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/metrics/scheduler_metrics.h"
+#include "scheduler/util/log.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+using client::EventType;
+
+bool IsAssigned(const api::Pod& pod) { return !pod.spec.node_name.empty(); }
+
+}  // namespace
+
+bool Scheduler::IsPendingForUs(const api::Pod& pod) const {
+  return !IsAssigned(pod) && !pod.IsTerminal() && !pod.meta.deletion_timestamp.has_value() &&
+         Responsible(pod);
+}
+
+void Scheduler::OnPod(const client::Event<api::Pod>& event) {
+  switch (event.type) {
+    case EventType::kAdded:
+      OnPodAdded(event.object);
+      break;
+    case EventType::kModified:
+      OnPodUpdated(event.old_object, event.object);
+      break;
+    case EventType::kDeleted:
+      OnPodDeleted(event.object);
+      break;
+  }
+}
+
+void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
+  if (IsAssigned(*pod)) {
+    if (pod->IsTerminal()) return;  // finished pods take no resources
+    auto info = MakeInfo(pod);
+    (void)cache_->AddPod(info);
+    quota_->ChargeBound(*info);
+    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
+    return;
+  }
+  if (IsPendingForUs(*pod)) queue_->Add(MakeInfo(pod));
+}
+
+void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
+                             const std::shared_ptr<const api::Pod>& pod) {
+  const std::string key = pod->Key();
+  const bool was_assigned = old_pod != nullptr && IsAssigned(*old_pod);
+  if (IsAssigned(*pod)) {
+    if (!was_assigned) {
+      // Newly bound (by us or anyone): it leaves the queue (which also keeps a pod that is being
+      // scheduled from being requeued) and joins the cache.
+      queue_->Delete(key);
+      if (!pod->IsTerminal()) {
+        auto info = MakeInfo(pod);
+        (void)cache_->AddPod(info);
+        quota_->ChargeBound(*info);
+        queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
+      }
+      return;
+    }
+    if (pod->IsTerminal()) {
+      (void)cache_->RemovePod(key);
+      quota_->Release(key, /*assumed_only=*/false);
+      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+      return;
+    }
+    (void)cache_->UpdatePod(MakeInfo(pod));
+    return;
+  }
+  if (IsPendingForUs(*pod)) {
+    auto info = MakeInfo(pod);
+    queue_->Update(info);
+    queue_->Add(info);
+  } else {
+    queue_->Delete(key);
+  }
+}
+
+void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
+  const std::string key = pod->Key();
+  if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
+    (void)cache_->RemovePod(key);
+    quota_->Release(key, /*assumed_only=*/false);
+    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  }
+  queue_->Delete(key);
+}
+
+void Scheduler::OnNode(const client::Event<api::Node>& event) {
+  switch (event.type) {
+    case EventType::kAdded:
+      quota_->SetNode(*event.object);
+      cache_->AddNode(event.object);
+      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeAdded);
+      break;
+    case EventType::kModified:
+      quota_->SetNode(*event.object);
+      cache_->UpdateNode(event.object);
+      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeUpdated);
+      break;
+    case EventType::kDeleted:
+      quota_->RemoveNode(event.object->meta.name);
+      cache_->RemoveNode(event.object->meta.name);
+      break;
+  }
+}
+
+void Scheduler::OnNamespace(const client::Event<api::Namespace>& event) {
+  const api::Symbol name = api::Intern(event.object->meta.name);
+  if (event.type == EventType::kDeleted) {
+    cache_->RemoveNamespace(name);
+    quota_->RemoveNamespace(event.object->meta.name);
+  } else {
+    cache_->SetNamespace(name, event.object->meta.labels);
+    quota_->SetNamespace(*event.object);
+  }
+}
+
+void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
+  OnPolicyConfigMap(event);
+  const config::ObjectRef& ref = file_queues_.config_map;
+  const api::ConfigMap& map = *event.object;
+  if (ref.empty() || map.meta.name != ref.name || map.meta.namespace_name != ref.namespace_name) {
+    return;
+  }
+  const std::string source = absl::StrCat("ConfigMap ", ref.namespace_name, "/", ref.name);
+  if (event.type == EventType::kDeleted) {
+    util::LogInfo(absl::StrCat(source, " deleted: the configuration file's queues apply"));
+    quota_->SetConfig(file_queues_);
+    return;
+  }
+  auto text = map.data.find(std::string(config::kQueuesConfigMapKey));
+  absl::StatusOr<config::QueuesConfig> parsed =
+      text == map.data.end()
+          ? absl::InvalidArgumentError(absl::StrCat("no data key ", config::kQueuesConfigMapKey))
+          : config::ParseQueuesDocument(text->second);
+  if (!parsed.ok()) {
+    const std::string error = absl::StrCat(source,
+                                           ": queue configuration rejected, the last good "
+                                           "one stays in force: ",
+                                           parsed.status().message());
+    util::LogWarning(error);
+    absl::MutexLock lock(&mu_);
+    ++reloads_.rejected;
+    reloads_.last_error = error;
+    return;
+  }
+  // Where the ConfigMap lives and where the ledger goes stay the file's business.
+  parsed->config_map = file_queues_.config_map;
+  parsed->ledger = file_queues_.ledger;
+  parsed->ledger_interval = file_queues_.ledger_interval;
+  quota_->SetConfig(*std::move(parsed));
+  util::LogInfo(absl::StrCat(source, ": queue configuration applied"));
+  absl::MutexLock lock(&mu_);
+  ++reloads_.applied;
+}
+
+void Scheduler::OnPolicyConfigMap(const client::Event<api::ConfigMap>& event) {
+  const config::ObjectRef& ref = policy_config_map_;
+  const api::ConfigMap& map = *event.object;
+  if (ref.empty() || map.meta.name != ref.name || map.meta.namespace_name != ref.namespace_name) {
+    return;
+  }
+  const std::string source = absl::StrCat("ConfigMap ", ref.namespace_name, "/", ref.name);
+  const bool deleted = event.type == EventType::kDeleted;
+  int64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    generation = ++policy_generation_;
+  }
+  std::map<std::string, std::string> data;
+  if (!deleted) data.insert(map.data.begin(), map.data.end());
+  auto set = config::BuildPolicySet(file_policies_, data, generation);
+  absl::StatusOr<std::shared_ptr<const PolicyRuntime>> built =
+      set.ok() ? PolicyRuntime::Build(*std::move(set), plugin_handle_, *registry_)
+               : absl::StatusOr<std::shared_ptr<const PolicyRuntime>>(set.status());
+  if (!built.ok()) {
+    const std::string error = absl::StrCat(
+        source,
+        ": policies rejected, the last good set stays in force: ", built.status().message());
+    util::LogWarning(error);
+    if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(/*applied=*/false);
+    absl::MutexLock lock(&mu_);
+    ++policy_reloads_.rejected;
+    policy_reloads_.last_error = error;
+    return;
+  }
+  std::vector<std::string> wake;
+  for (const std::string& name : (*built)->set().names()) wake.push_back(PolicyWaitKey(name));
+  util::LogInfo(absl::StrCat(source, deleted ? " deleted: the configuration file's " : ": ",
+                             (*built)->set().Describe(), " in force"));
+  {
+    absl::MutexLock lock(&mu_);
+    policies_ = *std::move(built);
+    ++policy_reloads_.applied;
+  }
+  if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(/*applied=*/true);
+  // Pods waiting for a policy that now exists (or whose args may now fill a changed template).
+  queue_->MoveQuotaWaiters(wake);
+}
+
+void Scheduler::OnNodeMetrics(const client::Event<api::NodeMetrics>& event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemoveNodeMetrics(event.object->meta.name);
+  } else {
+    cache_->SetNodeMetrics(*event.object);
+  }
+}
+
+void Scheduler::OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemovePdb(
+        absl::StrCat(event.object->meta.namespace_name, "/", event.object->meta.name));
+  } else {
+    cache_->SetPdb(event.object);
+  }
+}
+
+void Scheduler::OnPriorityClass(const client::Event<api::PriorityClass>& event) {
+  const std::string& name = event.object->meta.name;
+  bool preemption_changed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = priority_classes_.find(name);
+    auto traits = [](const api::PriorityClass* pc) {
+      return pc == nullptr ? std::pair(false, std::optional<api::PreemptionPolicy>())
+                           : std::pair(NonPreemptible(*pc), pc->preemption_policy);
+    };
+    const auto before = traits(it == priority_classes_.end() ? nullptr : &it->second);
+    if (event.type == EventType::kDeleted) {
+      if (it != priority_classes_.end()) priority_classes_.erase(it);
+      preemption_changed = before != traits(nullptr);
+    } else {
+      priority_classes_[name] = *event.object;
+      preemption_changed = before != traits(event.object.get());
+    }
+  }
+  if (!preemption_changed) return;
+  // Annotating a class NonPreemptible protects the pods already running with it.
+  for (const auto& info : cache_->Pods()) {
+    if (info->get().spec.priority_class_name == name) (void)cache_->UpdatePod(MakeInfo(info->pod));
+  }
+}
+
+}  // namespace kubesched::scheduler

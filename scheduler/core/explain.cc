@@ -1,0 +1,58 @@
+// explain: every verdict and score for one pod, and what preemption would do, changing nothing.
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/framework/policy_affinity.h"
+
+namespace kubesched::scheduler {
+
+Explanation Scheduler::Explain(const api::Pod& pod) {
+  auto info = MakeInfo(std::make_shared<const api::Pod>(pod));
+  const runtime::Framework* fw = FrameworkFor(pod);
+  if (fw == nullptr) fw = frameworks_.front().get();
+  const std::shared_ptr<const PolicyRuntime> policies = this->policies();
+  const PolicyChoice choice = PolicyChooser().Choose(pod, policies);
+  if (!choice.error.ok()) {
+    Explanation unusable;
+    unusable.message = std::string(choice.error.message());
+    return unusable;
+  }
+  if (choice.framework != nullptr) fw = choice.framework;
+  RefreshCycleView();
+  auto state = std::make_shared<framework::CycleState>();
+  if (choice.added_affinity != nullptr) {
+    auto added = std::make_unique<framework::PolicyNodeAffinity>();
+    added->affinity = choice.added_affinity;
+    state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
+  }
+  Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);
+  if (explanation.selected == nullptr && !fw->post_filter_plugins().empty() &&
+      !explanation.nodes.empty()) {
+    // What preemption would do, without doing it.
+    FitError fit_error;
+    fit_error.num_all_nodes = static_cast<int>(snapshot_.nodes().size());
+    fit_error.pre_filter_status = explanation.pre_filter_status;
+    if (fit_error.pre_filter_status.IsSuccess()) {
+      for (const auto& node : explanation.nodes) {
+        for (const auto& status : node.filters) {
+          if (status.IsSuccess() || status.IsSkip()) continue;
+          fit_error.node_statuses.push_back({node.node, status});
+          break;
+        }
+      }
+    }
+    auto outcome = DryRunPostFilter(*fw, *state, *info, fit_error);
+    if (outcome.status.IsSuccess()) {
+      explanation.preemption_node = outcome.nominated_node;
+      explanation.preemption_victims = std::move(outcome.victims);
+    } else if (!outcome.status.Message().empty()) {
+      absl::StrAppend(&explanation.message, " ", outcome.status.Message(), ".");
+    }
+  }
+  explanation.state = std::move(state);
+  return explanation;
+}
+
+}  // namespace kubesched::scheduler

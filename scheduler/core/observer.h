@@ -1,0 +1,46 @@
+#pragma once
+
+// What the scheduler tells about the pods it handles. Implemented outside the core (simulate's
+// report, run mode's events and pod conditions, the Prometheus metrics), so that the core names
+// none of them.
+
+#include <string>
+#include <vector>
+
+#include "scheduler/framework/pod_info.h"
+#include "scheduler/queue/scheduling_queue.h"
+
+namespace kubesched::scheduler {
+
+// What happened to pods, for whoever reports it: simulate's summary, run's events and pod
+// conditions. Called from the scheduling thread (attempts, failures) and from bind workers
+// (bind results); implementations do their own locking.
+class SchedulingObserver {
+ public:
+  virtual ~SchedulingObserver() = default;
+  // One scheduling attempt finished; `seconds` is its wall time.
+  virtual void OnAttempt(const framework::PodInfo& pod, double seconds) {}
+  // The algorithm chose `node`, `seconds` after the cycle began (before assume and Reserve).
+  virtual void OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
+                              double seconds) {}
+  virtual void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                               int attempts) {}
+  virtual void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) {}
+  virtual void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) {}
+  virtual void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                            const std::string& message) {}
+  // A PostFilter plugin (preemption) nominated `node` for the pod and chose `victims`
+  // ("namespace/name"), which are deleted next (on a bind worker).
+  virtual void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                           const std::vector<std::string>& victims) {}
+  // Around each victim's deletion, on the bind worker that deletes it: before (run mode marks it
+  // with a DisruptionTarget condition) and after it was deleted (the Preempted event).
+  virtual void OnEvicting(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                          const std::string& node) {}
+  virtual void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                         const std::string& node) {}
+  // A pod of lower priority lost its nomination to `node` to a preemptor.
+  virtual void OnNominationCleared(const framework::PodInfo& pod) {}
+};
+
+}  // namespace kubesched::scheduler

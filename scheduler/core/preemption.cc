@@ -1,0 +1,111 @@
+// The PostFilter phase (preemption) as the scheduler runs it: a dry run of the profile's PostFilter
+// plugins, then the nomination and the victims' eviction off the scheduling thread.
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "plugins/names.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/util/log.h"
+
+namespace kubesched::scheduler {
+
+framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framework& fw,
+                                                         framework::CycleState& state,
+                                                         const framework::PodInfo& pod,
+                                                         const FitError& fit_error) {
+  // A PreFilter rejection is every node's verdict.
+  std::vector<framework::NodeStatus> all_rejected;
+  std::vector<bool> skip = algorithm_->last_skip_filter();
+  const framework::Status& pre = fit_error.pre_filter_status;
+  if (pre.code() == framework::Code::kUnschedulable &&
+      pre.plugin() == plugins::names::kQueueQuota) {
+    // Quota-aware preemption needs what the other plugins say: their PreFilter did not run.
+    auto others = fw.RunPreFilter(state, pod, snapshot_, plugins::names::kQueueQuota);
+    if (!others.status.IsSuccess()) {
+      // Removing pods of the queue would not be enough.
+      framework::PostFilterOutcome none;
+      none.status = framework::Status::Unschedulable("");
+      return none;
+    }
+    skip = std::move(others.skip_filter);
+    const framework::Status excluded =
+        others.node_names.has_value() ? runtime::ExcludedByPreFilter(others) : framework::Status();
+    for (const auto* node : snapshot_.nodes()) {
+      const bool allowed =
+          !others.node_names.has_value() || others.node_names->contains(node->name());
+      all_rejected.push_back({node, allowed ? pre : excluded});
+    }
+  } else if (!pre.IsSuccess()) {
+    for (const auto* node : snapshot_.nodes()) all_rejected.push_back({node, pre});
+  }
+  const CycleFilterHost host(fw, skip, nominated_, pool_.get());
+  return fw.RunPostFilter(state, pod, snapshot_,
+                          all_rejected.empty() ? absl::MakeConstSpan(fit_error.node_statuses)
+                                               : absl::MakeConstSpan(all_rejected),
+                          host);
+}
+
+void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
+                              const framework::PodInfoPtr& pod, FitError* fit_error) {
+  if (fw.post_filter_plugins().empty()) return;
+  auto outcome = DryRunPostFilter(fw, state, *pod, *fit_error);
+  if (!outcome.status.IsSuccess()) {
+    fit_error->post_filter_message = outcome.status.Message();
+    if (outcome.clear_nomination && !queue_->NominatedNodeOf(pod->key).empty()) {
+      queue_->DeleteNominatedPod(pod->key);
+      if (deps_.observer != nullptr) deps_.observer->OnNominationCleared(*pod);
+    }
+    return;
+  }
+  if (deps_.deleter == nullptr) {
+    fit_error->post_filter_message = "preemption: no pod deleter configured";
+    return;
+  }
+  std::vector<framework::PodInfoPtr> victims;
+  for (const auto& key : outcome.victims) {
+    framework::PodInfoPtr victim = cache_->GetPod(key);
+    if (victim == nullptr) {
+      fit_error->post_filter_message = absl::StrCat("preemption: victim ", key, " is not cached");
+      return;
+    }
+    victims.push_back(std::move(victim));
+  }
+  queue_->AddNominatedPod(pod, outcome.nominated_node);
+  // Pods of lower priority nominated to the same node lose the nomination (upstream): the room
+  // they were waiting for now goes to this pod.
+  for (const auto& other : queue_->NominatedPodsForNode(outcome.nominated_node)) {
+    if (other->priority >= pod->priority || other->key == pod->key) continue;
+    queue_->DeleteNominatedPod(other->key);
+    if (deps_.observer != nullptr) deps_.observer->OnNominationCleared(*other);
+  }
+  if (deps_.observer != nullptr) {
+    deps_.observer->OnPreempted(*pod, outcome.nominated_node, outcome.victims);
+  }
+  // Deleting goes over the network in run mode: off the scheduling thread. The pod waits in the
+  // queue; the victims' deletion events move it back.
+  deps_.bind_executor->Submit(
+      [this, victims = std::move(victims), preemptor = pod, node = outcome.nominated_node] {
+        for (const auto& victim : victims) Evict(*victim, *preemptor, node);
+      });
+}
+
+void Scheduler::Evict(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                      const std::string& node) {
+  if (deps_.observer != nullptr) deps_.observer->OnEvicting(victim, preemptor, node);
+  const api::Pod& pod = victim.get();
+  const absl::Status status =
+      deps_.deleter->DeletePod(pod.meta.namespace_name, pod.meta.name, pod.meta.uid);
+  if (status.ok() || absl::IsNotFound(status)) {
+    if (deps_.observer != nullptr && status.ok()) {
+      deps_.observer->OnEvicted(victim, preemptor, node);
+    }
+    return;
+  }
+  util::LogWarning(absl::StrCat("preemption: deleting victim ", victim.key, " for ", preemptor.key,
+                                " failed: ", status.message()));
+  // The preemptor waits for deletions that will not come: let it try again.
+  queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+}
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,131 @@
+#include "scheduler/core/scheduler.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace kubesched::scheduler {
+
+// ---------------------------------------------------------------------------------------------
+// Construction
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Configuration& config,
+                                                             SchedulerDeps deps) {
+  if (deps.clock == nullptr || deps.binder == nullptr || deps.bind_executor == nullptr) {
+    return absl::InvalidArgumentError("scheduler needs a clock, a binder and a bind executor");
+  }
+  std::unique_ptr<Scheduler> s(new Scheduler(deps));
+  int threads = deps.threads;
+  if (threads <= 0) {
+    threads = std::min<int>(std::max(1u, std::thread::hardware_concurrency()), config.parallelism);
+  }
+  s->pool_ = std::make_unique<util::WorkerPool>(threads);
+  s->file_queues_ = config.queues;
+  s->quota_ = std::make_unique<quota::QuotaTracker>(deps.clock, config.queues);
+  plugins::PluginHandle handle;
+  handle.binder = deps.binder;
+  handle.quota = s->quota_.get();
+  handle.metrics = deps.metrics;
+  handle.pool = s->pool_.get();
+  for (const auto& profile : config.profiles) {
+    auto fw = runtime::Framework::Create(
+        profile, handle, deps.registry != nullptr ? *deps.registry : plugins::Registry());
+    if (!fw.ok()) return fw.status();
+    s->frameworks_.push_back(std::move(*fw));
+  }
+  if (s->frameworks_.empty()) return absl::InvalidArgumentError("no profiles configured");
+  if (auto status = runtime::CheckQueueSortsAgree(s->frameworks_); !status.ok()) return status;
+  s->plugin_handle_ = handle;
+  s->registry_ = deps.registry != nullptr ? deps.registry : &plugins::Registry();
+  s->file_policies_ = config.policies;
+  s->policy_config_map_ = config.policy_config_map;
+  auto set = config::BuildPolicySet(config.policies, {});
+  if (!set.ok()) return set.status();
+  auto policies = PolicyRuntime::Build(*std::move(set), handle, *s->registry_);
+  if (!policies.ok()) return policies.status();
+  {
+    absl::MutexLock lock(&s->mu_);
+    s->policies_ = *std::move(policies);
+  }
+
+  s->algorithm_ = std::make_unique<ScheduleAlgorithm>(
+      s->pool_.get(), config.percentage_of_nodes_to_score, deps.seed);
+  s->cache_ = std::make_unique<cache::Cache>(deps.clock);
+  queue::QueueOptions options;
+  options.initial_backoff = absl::Seconds(config.pod_initial_backoff_seconds);
+  options.max_backoff = absl::Seconds(config.pod_max_backoff_seconds);
+  s->queue_ = std::make_unique<queue::SchedulingQueue>(deps.clock, options,
+                                                       s->frameworks_.front()->queue_sort());
+  queue::SchedulingQueue* queue = s->queue_.get();
+  s->quota_->SetWakeHandler(
+      [queue](const std::vector<std::string>& keys) { queue->MoveQuotaWaiters(keys); });
+  return s;
+}
+
+Scheduler::~Scheduler() = default;
+
+// ---------------------------------------------------------------------------------------------
+// Who schedules what
+
+const runtime::Framework* Scheduler::FrameworkFor(const api::Pod& pod) const {
+  for (const auto& fw : frameworks_) {
+    if (fw->profile_name() == pod.spec.scheduler_name) return fw.get();
+  }
+  return nullptr;
+}
+
+bool Scheduler::Responsible(const api::Pod& pod) const { return FrameworkFor(pod) != nullptr; }
+
+int32_t Scheduler::ResolvePriority(const api::Pod& pod) const {
+  if (pod.spec.priority.has_value()) return *pod.spec.priority;
+  absl::MutexLock lock(&mu_);
+  if (!pod.spec.priority_class_name.empty()) {
+    auto it = priority_classes_.find(pod.spec.priority_class_name);
+    if (it != priority_classes_.end()) return it->second.value;
+  }
+  for (const auto& [name, pc] : priority_classes_) {
+    if (pc.global_default) return pc.value;
+  }
+  return 0;
+}
+
+framework::PodInfoPtr Scheduler::MakeInfo(std::shared_ptr<const api::Pod> pod) const {
+  const int32_t priority = ResolvePriority(*pod);
+  const framework::PriorityClassTraits traits = ClassTraits(*pod);
+  return framework::MakePodInfo(std::move(pod), priority, traits);
+}
+
+bool Scheduler::NonPreemptible(const api::PriorityClass& priority_class) {
+  auto policy = priority_class.meta.annotations.find(framework::kPreemptionPolicyAnnotation);
+  return policy != priority_class.meta.annotations.end() &&
+         policy->second == framework::kNonPreemptible;
+}
+
+framework::PriorityClassTraits Scheduler::ClassTraits(const api::Pod& pod) const {
+  if (pod.spec.priority_class_name.empty()) return {};
+  absl::MutexLock lock(&mu_);
+  auto it = priority_classes_.find(pod.spec.priority_class_name);
+  if (it == priority_classes_.end()) return {};
+  const auto& policy = it->second.preemption_policy;
+  return {NonPreemptible(it->second),
+          policy.has_value() && *policy == api::PreemptionPolicy::kNever};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration reloads
+
+Scheduler::QueueConfigReloads Scheduler::queue_config_reloads() const {
+  absl::MutexLock lock(&mu_);
+  return reloads_;
+}
+
+Scheduler::QueueConfigReloads Scheduler::policy_reloads() const {
+  absl::MutexLock lock(&mu_);
+  return policy_reloads_;
+}
+
+std::shared_ptr<const PolicyRuntime> Scheduler::policies() const {
+  absl::MutexLock lock(&mu_);
+  return policies_;
+}
+
+}  // namespace kubesched::scheduler

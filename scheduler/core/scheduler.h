@@ -1,0 +1,178 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "config/config.h"
+#include "policy/policy_runtime.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/client/event_handler.h"
+#include "scheduler/client/pod_deleter.h"
+#include "scheduler/core/algorithm.h"
+#include "scheduler/core/bind_executor.h"
+#include "scheduler/core/nominated_pods.h"
+#include "scheduler/core/observer.h"
+#include "scheduler/queue/scheduling_queue.h"
+#include "scheduler/quota/quota_tracker.h"
+#include "scheduler/runtime/framework.h"
+#include "scheduler/util/clock.h"
+#include "scheduler/util/parallel.h"
+
+namespace kubesched::scheduler {
+
+struct SchedulerDeps {
+  const util::Clock* clock = nullptr;
+  framework::PodBinder* binder = nullptr;
+  BindExecutor* bind_executor = nullptr;
+  SchedulingObserver* observer = nullptr;          // optional
+  uint64_t seed = 1;                               // tie-breaking between equal scores
+  int threads = 0;                                 // filter/score threads; 0 = hardware concurrency
+  client::PodDeleter* deleter = nullptr;           // evicts preemption victims; optional
+  const plugins::RegistryMap* registry = nullptr;  // plugin factories; null = the built-in ones
+  metrics::SchedulerMetrics* metrics = nullptr;    // framework timings; optional
+};
+
+// The scheduler: consumes cluster events into the cache and the queue, and schedules one pod at a
+// time (ScheduleOne). The scheduling loop itself (when to call ScheduleOne) belongs to the caller:
+// simulate drives it with a virtual clock, run drives it from a thread.
+//
+// Threads: event handlers may be called from an informer thread while ScheduleOne runs on the
+// scheduling thread; the cache and queue do their own locking, and the one field here that both
+// touch (the priority classes) is guarded by mu_.
+class Scheduler : public client::ClusterEventHandler {
+ public:
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(const config::Configuration& config,
+                                                           SchedulerDeps deps);
+  ~Scheduler() override;
+
+  void OnPod(const client::Event<api::Pod>& event) override;
+  void OnNode(const client::Event<api::Node>& event) override;
+  void OnNamespace(const client::Event<api::Namespace>& event) override;
+  void OnPriorityClass(const client::Event<api::PriorityClass>& event) override;
+  // The queue quota ConfigMap (queues.configMap): a valid update replaces the queue tree; a bad
+  // one is logged and counted, and the last good tree stays. Deleting it restores the file's.
+  // The policy ConfigMap (policyConfigMap) likewise replaces the per-pod policies from the next
+  // cycle on; pods waiting for a policy then try again.
+  void OnConfigMap(const client::Event<api::ConfigMap>& event) override;
+  // Metrics samples feed the cache (MostAvailable); they never move pods between queues.
+  void OnNodeMetrics(const client::Event<api::NodeMetrics>& event) override;
+  // Budgets feed the cache's snapshots (preemption prefers victims that violate none).
+  void OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) override;
+
+  // Pops and schedules one pod, waiting up to `wait` for one (run mode; simulate never waits).
+  // Returns false if activeQ stayed empty.
+  bool ScheduleOne(absl::Duration wait = absl::ZeroDuration());
+
+  // Time-driven queue and cache upkeep for run mode, called about once a second by the scheduling
+  // thread: backoff expiry, the unschedulable leftover flush, expired assumed pods.
+  void Housekeep();
+
+  // Whether one of our profiles serves this pod's schedulerName.
+  bool Responsible(const api::Pod& pod) const;
+  // The profile for a pod; null if none serves it.
+  const runtime::Framework* FrameworkFor(const api::Pod& pod) const;
+
+  // The pod's effective priority (spec.priority, else its class, else the global default).
+  int32_t ResolvePriority(const api::Pod& pod) const;
+
+  // explain: every filter on every node and every score, for a pod not necessarily in the
+  // cluster. Uses the pod's profile, else the first profile.
+  Explanation Explain(const api::Pod& pod);
+
+  queue::SchedulingQueue& queue() { return *queue_; }
+  cache::Cache& cache() { return *cache_; }
+  quota::QuotaTracker& quota() { return *quota_; }
+
+  // Queue configuration updates from the ConfigMap that were rejected, and the last error.
+  struct QueueConfigReloads {
+    int64_t applied = 0;
+    int64_t rejected = 0;
+    std::string last_error;
+  };
+  QueueConfigReloads queue_config_reloads() const;
+  // The same for the policy ConfigMap.
+  QueueConfigReloads policy_reloads() const;
+  // The per-pod policies in force (an immutable snapshot).
+  std::shared_ptr<const PolicyRuntime> policies() const;
+
+ private:
+  explicit Scheduler(SchedulerDeps deps) : deps_(deps) {}
+  void OnPodAdded(const std::shared_ptr<const api::Pod>& pod);
+  void OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
+                    const std::shared_ptr<const api::Pod>& pod);
+  void OnPodDeleted(const std::shared_ptr<const api::Pod>& pod);
+  bool IsPendingForUs(const api::Pod& pod) const;
+  framework::PodInfoPtr MakeInfo(std::shared_ptr<const api::Pod> pod) const;
+  // What the pod's PriorityClass says about preemption.
+  framework::PriorityClassTraits ClassTraits(const api::Pod& pod) const;
+  static bool NonPreemptible(const api::PriorityClass& priority_class);
+
+  void HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
+                     const framework::Status& status);
+  // After a FitError: lets PostFilter plugins nominate a node and evict victims; a rejection's
+  // message joins the FailedScheduling message.
+  // What the PostFilter plugins (preemption) would do for a pod no node fits; changes nothing.
+  framework::PostFilterOutcome DryRunPostFilter(const runtime::Framework& fw,
+                                                framework::CycleState& state,
+                                                const framework::PodInfo& pod,
+                                                const FitError& fit_error);
+  // Brings the snapshot and the nominations up to date for the next cycle.
+  void RefreshCycleView();
+  void RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
+                     const framework::PodInfoPtr& pod, FitError* fit_error);
+  // Deletes one preemption victim (a bind worker runs it).
+  void Evict(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+             const std::string& node);
+  void AssumeAndBind(const runtime::Framework& fw, std::unique_ptr<framework::CycleState> state,
+                     queue::QueuedPodInfo queued, const std::string& node);
+  void RunBindingCycle(const runtime::Framework& fw,
+                       const std::shared_ptr<framework::CycleState>& state,
+                       queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,
+                       const std::string& node);
+  // Requeues a pod after a failure (the queue drops it if it was bound or deleted meanwhile).
+  void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
+  void OnPolicyConfigMap(const client::Event<api::ConfigMap>& event);
+  // A pod whose policy annotation cannot be served this cycle: pending, waiting for the policy
+  // set to change.
+  void HandlePolicyFailure(queue::QueuedPodInfo queued, const PolicyChoice& choice);
+  // When queue quota alone rejected the pod, it waits for what blocks it; returns false (and the
+  // pod should go to backoff) when that is gone already.
+  bool SetQuotaWait(queue::QueuedPodInfo& queued, const std::vector<std::string>& rejecting);
+
+  SchedulerDeps deps_;
+  // Before the frameworks: their plugins hold it (PluginHandle::pool), so it must outlive them.
+  std::unique_ptr<util::WorkerPool> pool_;
+  std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
+  std::unique_ptr<cache::Cache> cache_;
+  std::unique_ptr<quota::QuotaTracker> quota_;
+  config::QueuesConfig file_queues_;  // in force while the queue ConfigMap does not exist
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  std::unique_ptr<ScheduleAlgorithm> algorithm_;
+  framework::Snapshot snapshot_;  // scheduling thread only
+  NominatedPods nominated_;       // scheduling thread only; refreshed every cycle
+  std::vector<const framework::NodeInfo*> refreshed_nodes_;  // of the last snapshot update
+  PolicyChooser policy_chooser_;                             // scheduling thread only
+
+  // For building the policies' frameworks on reload, as the profiles' were built.
+  plugins::PluginHandle plugin_handle_;
+  const plugins::RegistryMap* registry_ = nullptr;
+  std::vector<config::Policy> file_policies_;  // in force with or without the ConfigMap
+  config::ObjectRef policy_config_map_;
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);
+  QueueConfigReloads reloads_ ABSL_GUARDED_BY(mu_);
+  QueueConfigReloads policy_reloads_ ABSL_GUARDED_BY(mu_);
+  // Replaced whole by OnConfigMap (an informer thread); the scheduling thread copies the pointer
+  // once per cycle and keeps that policy set for the whole cycle.
+  std::shared_ptr<const PolicyRuntime> policies_ ABSL_GUARDED_BY(mu_);
+  int64_t policy_generation_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,142 @@
+// The scheduling cycle: pop a pod, choose its policy, run the algorithm, and either assume it on
+// the chosen node or hand it back to the queue with the reason.
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "plugins/names.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/framework/policy_affinity.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+void Scheduler::Housekeep() {
+  queue_->FlushBackoffCompleted();
+  queue_->FlushUnschedulableLeftover();
+  const auto expired = cache_->CleanupExpiredAssumedPods();
+  for (const auto& key : expired) quota_->Release(key, /*assumed_only=*/true);
+  if (!expired.empty()) {
+    // Room held by a pod whose binding was never confirmed is free again.
+    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  }
+  quota_->Tick();
+}
+
+void Scheduler::RefreshCycleView() {
+  const auto stats = cache_->UpdateSnapshot(&snapshot_, &refreshed_nodes_);
+  nominated_.Sync(queue_->NominationsSince(nominated_.version()), snapshot_, refreshed_nodes_,
+                  stats.lists_rebuilt || stats.nodes_removed > 0);
+}
+
+bool Scheduler::ScheduleOne(absl::Duration wait) {
+  auto popped = wait > absl::ZeroDuration() ? queue_->PopWait(wait) : queue_->Pop();
+  if (!popped.has_value()) return false;
+  const auto start = std::chrono::steady_clock::now();
+  const framework::PodInfoPtr pod_info = popped->pod_info;
+  const runtime::Framework* fw = FrameworkFor(pod_info->get());
+  if (fw == nullptr) {
+    queue_->Done(pod_info->key);
+    return true;
+  }
+  // The policy set of this cycle: a reload meanwhile applies from the next one.
+  const std::shared_ptr<const PolicyRuntime> policies = this->policies();
+  const PolicyChoice choice = policy_chooser_.Choose(pod_info->get(), policies);
+  if (!choice.error.ok()) {
+    HandlePolicyFailure(std::move(*popped), choice);
+    if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
+    return true;
+  }
+  if (choice.framework != nullptr) fw = choice.framework;
+  RefreshCycleView();
+  auto state = std::make_unique<framework::CycleState>();
+  if (choice.added_affinity != nullptr) {
+    auto added = std::make_unique<framework::PolicyNodeAffinity>();
+    added->affinity = choice.added_affinity;
+    state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
+  }
+  auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
+                                      queue_->NominatedNodeOf(pod_info->key));
+  if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
+    if (deps_.observer != nullptr) {
+      deps_.observer->OnNodeSelected(*popped, success->node->name(), SecondsSince(start));
+    }
+    AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
+  } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
+    RunPostFilter(*fw, *state, pod_info, fit_error);
+    HandleFailure(std::move(*popped), fit_error, framework::Status());
+    algorithm_->Recycle(std::move(fit_error->node_statuses));
+  } else {
+    HandleFailure(std::move(*popped), nullptr, std::get<framework::Status>(outcome));
+  }
+  if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
+  return true;
+}
+
+void Scheduler::HandlePolicyFailure(queue::QueuedPodInfo queued, const PolicyChoice& choice) {
+  const std::string message(choice.error.message());
+  framework::Status status = framework::Status::Unschedulable(message);
+  status.set_plugin(kPolicySelection);
+  HandleFailure(std::move(queued), nullptr, status);
+}
+
+void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
+                              const framework::Status& status) {
+  const framework::PodInfo& pod = *queued.pod_info;
+  queued.quota_wait_keys.clear();
+  if (fit_error != nullptr) {
+    if (deps_.observer != nullptr) {
+      FitError::Summary summary = fit_error->Summarize();
+      queued.unschedulable_plugins = std::move(summary.rejecting_plugins);
+      deps_.observer->OnUnschedulable(pod, summary.message, queued.attempts);
+    } else {
+      queued.unschedulable_plugins = fit_error->RejectingPlugins();
+    }
+    const bool waits = SetQuotaWait(queued, queued.unschedulable_plugins);
+    Requeue(std::move(queued), /*unschedulable=*/waits);
+    return;
+  }
+  const bool rejected = status.IsRejected();
+  if (deps_.observer != nullptr) {
+    std::string message = status.Message();
+    if (!status.plugin().empty()) {
+      message = absl::StrCat("running \"", util::Absl(status.plugin()), "\": ", message);
+    }
+    if (rejected) {
+      deps_.observer->OnUnschedulable(pod, message, queued.attempts);
+    } else {
+      deps_.observer->OnError(pod, message, queued.attempts);
+    }
+  }
+  if (rejected) queued.unschedulable_plugins = {std::string(status.plugin())};
+  const bool waits = !rejected || SetQuotaWait(queued, queued.unschedulable_plugins);
+  Requeue(std::move(queued), rejected && waits);
+}
+
+bool Scheduler::SetQuotaWait(queue::QueuedPodInfo& queued,
+                             const std::vector<std::string>& rejecting) {
+  if (rejecting.size() == 1 && rejecting.front() == kPolicySelection) {
+    const auto& annotations = queued.pod_info->get().meta.annotations;
+    auto named = annotations.find(config::kPolicyAnnotation);
+    queued.quota_wait_keys = {PolicyWaitKey(named == annotations.end() ? "" : named->second)};
+    return true;
+  }
+  if (rejecting.size() != 1 || rejecting.front() != plugins::names::kQueueQuota) return true;
+  queued.quota_wait_keys = quota_->WaitKeys(*queued.pod_info);
+  return !queued.quota_wait_keys.empty();
+}
+
+void Scheduler::Requeue(queue::QueuedPodInfo queued, bool unschedulable) {
+  // The queue drops a pod that was deleted or bound while it was being scheduled.
+  queue_->AddUnschedulable(std::move(queued), unschedulable);
+}
+
+}  // namespace kubesched::scheduler

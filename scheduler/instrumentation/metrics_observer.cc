@@ -1,0 +1,138 @@
+#include "scheduler/instrumentation/metrics_observer.h"
+
+#include <utility>
+
+namespace kubesched::metrics {
+namespace {
+
+double SecondsBetween(std::chrono::steady_clock::time_point start,
+                      std::chrono::steady_clock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+
+}  // namespace
+
+MetricsObserver::MetricsObserver(SchedulerMetrics* metrics, const util::Clock* clock)
+    : metrics_(metrics), clock_(clock) {}
+
+void MetricsObserver::OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
+                                     double seconds) {
+  metrics_->ObserveAlgorithm(seconds);
+  const auto cycle_start = SteadyClock::now() - std::chrono::duration_cast<SteadyClock::duration>(
+                                                    std::chrono::duration<double>(seconds));
+  ProfileMetrics* profile = &metrics_->Profile(ProfileLabel(*queued.pod_info));
+  std::lock_guard<std::mutex> lock(binding_mu_);
+  binding_[queued.pod_info->key] = Binding{profile, cycle_start, queued.initial_attempt_timestamp};
+}
+
+void MetricsObserver::Failed(const framework::PodInfo& pod, AttemptResult result) {
+  {
+    // A failure after node selection (assume, Reserve, Permit) ends the attempt before binding.
+    std::lock_guard<std::mutex> lock(binding_mu_);
+    binding_.erase(pod.key);
+  }
+  failed_key_ = pod.key;
+  failed_result_ = result;
+}
+
+void MetricsObserver::OnUnschedulable(const framework::PodInfo& pod, const std::string&, int) {
+  Failed(pod, AttemptResult::kUnschedulable);
+}
+
+void MetricsObserver::OnError(const framework::PodInfo& pod, const std::string&, int) {
+  Failed(pod, AttemptResult::kError);
+}
+
+void MetricsObserver::OnAttempt(const framework::PodInfo& pod, double seconds) {
+  // Not failed: a node was selected and the binding cycle counts the attempt when it ends.
+  if (failed_key_ != pod.key) return;
+  failed_key_.clear();
+  metrics_->Profile(ProfileLabel(pod)).ObserveAttempt(failed_result_, seconds);
+}
+
+bool MetricsObserver::EndBinding(const framework::PodInfo& pod, Binding* binding) {
+  std::lock_guard<std::mutex> lock(binding_mu_);
+  auto it = binding_.find(pod.key);
+  if (it == binding_.end()) return false;
+  *binding = it->second;
+  binding_.erase(it);
+  return true;
+}
+
+void MetricsObserver::OnBound(const framework::PodInfo& pod, const std::string&, int attempts) {
+  Binding binding;
+  if (!EndBinding(pod, &binding)) {
+    metrics_->Profile(ProfileLabel(pod)).CountBind(true);
+    return;
+  }
+  binding.profile->CountBind(true);
+  binding.profile->ObserveAttempt(AttemptResult::kScheduled,
+                                  SecondsBetween(binding.cycle_start, SteadyClock::now()));
+  metrics_->ObservePodScheduled(attempts,
+                                absl::ToDoubleSeconds(clock_->Now() - binding.first_attempt));
+}
+
+void MetricsObserver::OnBindFailed(const framework::PodInfo& pod, const std::string&,
+                                   const std::string&) {
+  Binding binding;
+  if (!EndBinding(pod, &binding)) {
+    metrics_->Profile(ProfileLabel(pod)).CountBind(false);
+    return;
+  }
+  binding.profile->CountBind(false);
+  binding.profile->ObserveAttempt(AttemptResult::kError,
+                                  SecondsBetween(binding.cycle_start, SteadyClock::now()));
+}
+
+void MetricsObserver::OnPreempted(const framework::PodInfo&, const std::string&,
+                                  const std::vector<std::string>& victims) {
+  metrics_->ObservePreemptionVictims(victims.size());
+}
+
+// ---------------------------------------------------------------------------------------------
+// ObserverFanout
+
+ObserverFanout::ObserverFanout(std::vector<scheduler::SchedulingObserver*> observers)
+    : observers_(std::move(observers)) {
+  std::erase(observers_, nullptr);
+}
+
+void ObserverFanout::OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
+                                    double seconds) {
+  for (auto* o : observers_) o->OnNodeSelected(queued, node, seconds);
+}
+void ObserverFanout::OnAttempt(const framework::PodInfo& pod, double seconds) {
+  for (auto* o : observers_) o->OnAttempt(pod, seconds);
+}
+void ObserverFanout::OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                                     int attempts) {
+  for (auto* o : observers_) o->OnUnschedulable(pod, message, attempts);
+}
+void ObserverFanout::OnError(const framework::PodInfo& pod, const std::string& message,
+                             int attempts) {
+  for (auto* o : observers_) o->OnError(pod, message, attempts);
+}
+void ObserverFanout::OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) {
+  for (auto* o : observers_) o->OnBound(pod, node, attempts);
+}
+void ObserverFanout::OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                                  const std::string& message) {
+  for (auto* o : observers_) o->OnBindFailed(pod, node, message);
+}
+void ObserverFanout::OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                                 const std::vector<std::string>& victims) {
+  for (auto* o : observers_) o->OnPreempted(pod, node, victims);
+}
+void ObserverFanout::OnEvicting(const framework::PodInfo& victim,
+                                const framework::PodInfo& preemptor, const std::string& node) {
+  for (auto* o : observers_) o->OnEvicting(victim, preemptor, node);
+}
+void ObserverFanout::OnEvicted(const framework::PodInfo& victim,
+                               const framework::PodInfo& preemptor, const std::string& node) {
+  for (auto* o : observers_) o->OnEvicted(victim, preemptor, node);
+}
+void ObserverFanout::OnNominationCleared(const framework::PodInfo& pod) {
+  for (auto* o : observers_) o->OnNominationCleared(pod);
+}
+
+}  // namespace kubesched::metrics

@@ -1,0 +1,96 @@
+#pragma once
+
+// What the scheduler reports through SchedulingObserver, turned into kube-scheduler's attempt,
+// latency, preemption and bind metrics.
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/metrics/scheduler_metrics.h"
+#include "scheduler/util/clock.h"
+
+namespace kubesched::metrics {
+
+// Results are counted as upstream counts them: an attempt that picked a node is "scheduled" only
+// when its binding succeeds ("error" when it fails), and its duration runs from the start of the
+// scheduling cycle to the end of the binding; an attempt that found no node is "unschedulable",
+// one that failed internally "error". The SLI runs from the pod's first attempt to its binding on
+// the scheduler's clock (virtual in simulate, so it shows the backoff a pod waited through).
+//
+// Threads: scheduling-thread callbacks and bind-worker callbacks may interleave; one mutex guards
+// the pods between their node selection and their binding's end. The failure of the current
+// attempt is the scheduling thread's alone (OnUnschedulable / OnError, then OnAttempt), so it
+// takes no lock. std::mutex rather than absl::Mutex: Debian's abseil checks for deadlocks on
+// every Lock, which cost more than everything else recorded per pod.
+class MetricsObserver : public scheduler::SchedulingObserver {
+ public:
+  // `metrics` and `clock` (the scheduler's) must outlive the observer.
+  MetricsObserver(SchedulerMetrics* metrics, const util::Clock* clock);
+
+  void OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
+                      double seconds) override;
+  void OnAttempt(const framework::PodInfo& pod, double seconds) override;
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override;
+  void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override;
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override;
+  void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                    const std::string& message) override;
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override;
+
+ private:
+  using SteadyClock = std::chrono::steady_clock;
+  // A pod between node selection and the end of its binding cycle.
+  struct Binding {
+    ProfileMetrics* profile = nullptr;
+    SteadyClock::time_point cycle_start;
+    absl::Time first_attempt;
+  };
+  // The attempt failed before its binding cycle: counted when OnAttempt ends it.
+  void Failed(const framework::PodInfo& pod, AttemptResult result);
+  // Ends the binding of `pod`; false if it was not being tracked.
+  bool EndBinding(const framework::PodInfo& pod, Binding* binding);
+
+  SchedulerMetrics* const metrics_;
+  const util::Clock* const clock_;
+  std::mutex binding_mu_;
+  absl::flat_hash_map<std::string, Binding> binding_;  // guarded by binding_mu_
+  // The pod whose current attempt failed, and how (scheduling thread only).
+  std::string failed_key_;
+  AttemptResult failed_result_ = AttemptResult::kError;
+};
+
+// Hands every event to each observer in turn (null entries are skipped), so that metrics and a
+// mode's own reporting can watch the same scheduler.
+class ObserverFanout : public scheduler::SchedulingObserver {
+ public:
+  explicit ObserverFanout(std::vector<scheduler::SchedulingObserver*> observers);
+
+  void OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
+                      double seconds) override;
+  void OnAttempt(const framework::PodInfo& pod, double seconds) override;
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override;
+  void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override;
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override;
+  void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                    const std::string& message) override;
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override;
+  void OnEvicting(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                  const std::string& node) override;
+  void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                 const std::string& node) override;
+  void OnNominationCleared(const framework::PodInfo& pod) override;
+
+ private:
+  std::vector<scheduler::SchedulingObserver*> observers_;
+};
+
+}  // namespace kubesched::metrics

@@ -1,0 +1,282 @@
+#include "scheduler/instrumentation/state_collector.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <utility>
+
+#include "plugins/node_resources_fit/node_resources_fit.h"
+#include "scheduler/api/resource.h"
+#include "scheduler/metrics/scheduler_metrics.h"
+
+namespace kubesched::metrics {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+MetricFamily NewFamily(std::string name, std::string help, MetricType type) {
+  MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  return family;
+}
+
+// One sample of a gauge or counter family.
+void Add(MetricFamily& family, const Labels& labels, double value) {
+  ClientMetric metric;
+  for (const auto& [name, label_value] : labels) metric.label.push_back({name, label_value});
+  if (family.type == MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+}
+
+// Queue quota amounts in Prometheus' base units: cores rather than milli-cores.
+double BaseUnits(api::ResourceId id, int64_t amount) {
+  return api::CountsInMilli(id) ? static_cast<double>(amount) / 1000.0
+                                : static_cast<double>(amount);
+}
+
+std::string ResourceLabel(api::ResourceId id) { return std::string(api::ResourceName(id)); }
+
+// "Pod" -> "pods", "PriorityClass" -> "priorityclasses": the resource a reflector lists.
+std::string ResourceOfKind(const std::string& kind) {
+  std::string resource;
+  for (char c : kind)
+    resource.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  resource += !resource.empty() && resource.back() == 's' ? "es" : "s";
+  return resource;
+}
+
+// The NodeResourcesFit plugin of a profile, if it scores with it.
+const plugins::NodeResourcesFit* FitPlugin(const scheduler::Scheduler& scheduler,
+                                           const std::string& profile) {
+  api::Pod probe;
+  probe.spec.scheduler_name = profile;
+  const runtime::Framework* fw = scheduler.FrameworkFor(probe);
+  if (fw == nullptr) return nullptr;
+  for (const auto& weighted : fw->score_plugins()) {
+    if (const auto* fit = dynamic_cast<const plugins::NodeResourcesFit*>(weighted.plugin)) {
+      return fit;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+StateCollector::StateCollector(std::vector<std::string> profiles)
+    : profiles_(std::move(profiles)) {}
+
+void StateCollector::AttachScheduler(scheduler::Scheduler* scheduler) {
+  absl::MutexLock lock(&mu_);
+  scheduler_ = scheduler;
+}
+
+void StateCollector::AttachInformers(const client::Informers* informers) {
+  absl::MutexLock lock(&mu_);
+  informers_ = informers;
+}
+
+std::vector<MetricFamily> StateCollector::Collect() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<MetricFamily> out;
+  if (scheduler_ != nullptr) {
+    CollectQueue(*scheduler_, &out);
+    CollectCache(*scheduler_, &out);
+    CollectQuota(*scheduler_, &out);
+    CollectWatermark(*scheduler_, &out);
+  }
+  if (informers_ != nullptr) CollectInformers(*informers_, &out);
+  return out;
+}
+
+void StateCollector::CollectQueue(scheduler::Scheduler& scheduler,
+                                  std::vector<MetricFamily>* out) const {
+  queue::SchedulingQueue& queue = scheduler.queue();
+  MetricFamily pending = NewFamily(
+      kPendingPods,
+      "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+      "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+      "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+      "number of unschedulable pods that the scheduler never attempted to schedule because they "
+      "are gated.",
+      MetricType::Gauge);
+  Add(pending, {{"queue", "active"}}, static_cast<double>(queue.ActiveCount()));
+  Add(pending, {{"queue", "backoff"}}, static_cast<double>(queue.BackoffCount()));
+  Add(pending, {{"queue", "unschedulable"}}, static_cast<double>(queue.UnschedulableCount()));
+  Add(pending, {{"queue", "gated"}}, 0);
+  out->push_back(std::move(pending));
+
+  // A pod counts once for every plugin that rejected it, as upstream's gauge does.
+  std::map<std::pair<std::string, std::string>, int64_t> by_plugin;
+  queue.ForEachUnschedulable([&by_plugin](const queue::QueuedPodInfo& pod) {
+    const std::string profile(ProfileLabel(*pod.pod_info));
+    for (const std::string& plugin : pod.unschedulable_plugins) ++by_plugin[{plugin, profile}];
+  });
+  MetricFamily unschedulable = NewFamily(
+      kUnschedulablePods,
+      "The number of unschedulable pods broken down by plugin name. A pod will increment the "
+      "gauge for all plugins that caused it to not schedule and so this metric have meaning only "
+      "when broken down by plugin.",
+      MetricType::Gauge);
+  for (const auto& [key, count] : by_plugin) {
+    Add(unschedulable, {{"plugin", key.first}, {"profile", key.second}},
+        static_cast<double>(count));
+  }
+  out->push_back(std::move(unschedulable));
+
+  MetricFamily incoming = NewFamily(
+      kQueueIncomingPodsTotal, "Number of pods added to scheduling queues by event and queue type.",
+      MetricType::Counter);
+  const queue::IncomingCounts counts = queue.Incoming();
+  constexpr const char* kQueues[] = {"active", "backoff", "unschedulable"};
+  for (size_t q = 0; q < counts.size(); ++q) {
+    for (size_t e = 0; e < queue::kIncomingEventCount; ++e) {
+      if (counts[q][e] == 0) continue;  // upstream exports only what happened
+      Add(incoming,
+          {{"queue", kQueues[q]},
+           {"event", std::string(queue::IncomingEventName(static_cast<queue::IncomingEvent>(e)))}},
+          static_cast<double>(counts[q][e]));
+    }
+  }
+  out->push_back(std::move(incoming));
+}
+
+void StateCollector::CollectCache(scheduler::Scheduler& scheduler,
+                                  std::vector<MetricFamily>* out) const {
+  cache::Cache& cache = scheduler.cache();
+  MetricFamily size = NewFamily(
+      kCacheSize, "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+      MetricType::Gauge);
+  Add(size, {{"type", "nodes"}}, static_cast<double>(cache.NodeCount()));
+  Add(size, {{"type", "pods"}}, static_cast<double>(cache.PodCount()));
+  Add(size, {{"type", "assumed"}}, static_cast<double>(cache.AssumedCount()));
+  out->push_back(std::move(size));
+
+  const cache::Cache::ClusterTotals totals = cache.Totals();
+  MetricFamily ratio = NewFamily(
+      kClusterAllocatedRatio,
+      "Requested over allocatable, summed over all nodes, by resource (the requests of bound and "
+      "assumed pods).",
+      MetricType::Gauge);
+  totals.allocatable.ForEachNonZero([&](api::ResourceId id, int64_t allocatable) {
+    const double requested = static_cast<double>(totals.requested.Get(id));
+    Add(ratio, {{"resource", ResourceLabel(id)}}, requested / static_cast<double>(allocatable));
+  });
+  out->push_back(std::move(ratio));
+}
+
+void StateCollector::CollectQuota(scheduler::Scheduler& scheduler,
+                                  std::vector<MetricFamily>* out) const {
+  MetricFamily max =
+      NewFamily(kQueueQuotaMax, "A queue's max by resource, in base units (cores, bytes, devices).",
+                MetricType::Gauge);
+  MetricFamily used = NewFamily(
+      kQueueQuotaUsed,
+      "What the pods of a queue's subtree request, by resource, in base units; typed keys "
+      "(nvidia.com/gpu.A100) count the part on nodes of that model.",
+      MetricType::Gauge);
+  MetricFamily budget_limit = NewFamily(
+      kQueueBudgetLimitHours,
+      "A queue's budget per period, in resource-hours (GPU-hours, core-hours).", MetricType::Gauge);
+  MetricFamily budget_used =
+      NewFamily(kQueueBudgetUsedHours, "Budget spent in the current period, in resource-hours.",
+                MetricType::Gauge);
+  for (const quota::QueueUsage& queue : scheduler.quota().Usage()) {
+    for (api::ResourceId id : queue.limited) {
+      Add(max, {{"queue", queue.path}, {"resource", ResourceLabel(id)}},
+          BaseUnits(id, queue.max.Get(id)));
+    }
+    // Usage of every limited resource (zero included) and of anything else in use.
+    std::vector<api::ResourceId> shown = queue.limited;
+    queue.used.ForEachNonZero([&shown](api::ResourceId id, int64_t) {
+      if (std::find(shown.begin(), shown.end(), id) == shown.end()) shown.push_back(id);
+    });
+    std::sort(shown.begin(), shown.end());
+    for (api::ResourceId id : shown) {
+      Add(used, {{"queue", queue.path}, {"resource", ResourceLabel(id)}},
+          BaseUnits(id, queue.used.Get(id)));
+    }
+    for (const quota::BudgetUsage& budget : queue.budgets) {
+      const Labels labels = {{"queue", queue.path}, {"resource", ResourceLabel(budget.resource)}};
+      Add(budget_limit, labels, budget.limit_hours);
+      Add(budget_used, labels, budget.used_hours);
+    }
+  }
+  for (MetricFamily* family : {&max, &used, &budget_limit, &budget_used}) {
+    out->push_back(std::move(*family));
+  }
+  const scheduler::Scheduler::QueueConfigReloads reloads = scheduler.queue_config_reloads();
+  MetricFamily config_reloads = NewFamily(
+      kQueueConfigReloadsTotal,
+      "Updates of the queue configuration ConfigMap by result: 'applied', or 'rejected' (the "
+      "last good configuration stays in force).",
+      MetricType::Counter);
+  Add(config_reloads, {{"result", "applied"}}, static_cast<double>(reloads.applied));
+  Add(config_reloads, {{"result", "rejected"}}, static_cast<double>(reloads.rejected));
+  out->push_back(std::move(config_reloads));
+}
+
+void StateCollector::CollectWatermark(const scheduler::Scheduler& scheduler,
+                                      std::vector<MetricFamily>* out) const {
+  MetricFamily mode =
+      NewFamily(kWatermarkMode,
+                "1 for the mode of the Watermark scoring strategy a profile is in: 'spread' "
+                "(LeastAllocated) or 'stack' (MostAllocated).",
+                MetricType::Gauge);
+  MetricFamily ratio = NewFamily(
+      kWatermarkAllocatedRatio,
+      "The weighted cluster allocated ratio over the Watermark strategy's resources at the last "
+      "scored cycle.",
+      MetricType::Gauge);
+  for (const std::string& profile : profiles_) {
+    const plugins::NodeResourcesFit* fit = FitPlugin(scheduler, profile);
+    if (fit == nullptr) continue;
+    const auto status = fit->LastWatermark();
+    if (!status.has_value()) continue;
+    const bool stacking = status->mode == plugins::NodeResourcesFit::WatermarkMode::kStack;
+    Add(mode, {{"profile", profile}, {"mode", "spread"}}, stacking ? 0 : 1);
+    Add(mode, {{"profile", profile}, {"mode", "stack"}}, stacking ? 1 : 0);
+    Add(ratio, {{"profile", profile}}, status->allocated_ratio);
+  }
+  out->push_back(std::move(mode));
+  out->push_back(std::move(ratio));
+}
+
+void StateCollector::CollectInformers(const client::Informers& informers,
+                                      std::vector<MetricFamily>* out) const {
+  MetricFamily relists =
+      NewFamily(kInformerRelistsTotal,
+                "Full lists after the watch's resourceVersion expired (410 Gone), by resource.",
+                MetricType::Counter);
+  MetricFamily restarts = NewFamily(
+      kInformerWatchRestartsTotal,
+      "Watches started after the first one (server timeouts, errors, relists), by resource.",
+      MetricType::Counter);
+  MetricFamily errors =
+      NewFamily(kInformerWatchErrorsTotal,
+                "Watches that ended in an error rather than a server timeout, by resource.",
+                MetricType::Counter);
+  MetricFamily decode_errors = NewFamily(
+      kInformerDecodeErrorsTotal, "Objects or watch events skipped because they did not decode.",
+      MetricType::Counter);
+  for (const client::ReflectorStats& stats : informers.Stats()) {
+    const Labels labels = {{"resource", ResourceOfKind(stats.kind)}};
+    Add(relists, labels, static_cast<double>(stats.relists));
+    Add(restarts, labels, static_cast<double>(std::max<int64_t>(0, stats.watch_starts - 1)));
+    Add(errors, labels, static_cast<double>(stats.watch_errors));
+    Add(decode_errors, labels, static_cast<double>(stats.decode_errors));
+  }
+  for (MetricFamily* family : {&relists, &restarts, &errors, &decode_errors}) {
+    out->push_back(std::move(*family));
+  }
+}
+
+}  // namespace kubesched::metrics

@@ -1,0 +1,64 @@
+#pragma once
+
+// The metrics that mirror state rather than count events: read from the scheduler and the
+// informers when scraped, under their own locks, never on the scheduling path.
+//
+//   scheduler_pending_pods{queue}              activeQ, backoffQ, unschedulable (quota waiters
+//                                              included), gated (always 0: no scheduling gates)
+//   scheduler_unschedulable_pods{plugin,profile}
+//   scheduler_queue_incoming_pods_total{queue,event}
+//   scheduler_cache_size{type}                 nodes, pods (assumed included), assumed
+//   kubesched_queue_quota_max / _used{queue,resource}           base units (cores, bytes, GPUs)
+//   kubesched_queue_budget_limit_hours / _used_hours{queue,resource}   resource-hours
+//   kubesched_cluster_allocated_ratio{resource}  Σ requested / Σ allocatable over all nodes
+//   kubesched_watermark_mode{profile,mode}     1 for the mode a Watermark profile is in
+//   kubesched_watermark_allocated_ratio{profile}  the ratio that last moved it
+//   kubesched_queue_config_reloads_total{result}
+//   kubesched_informer_relists_total / _watch_restarts_total / _watch_errors_total /
+//     _decode_errors_total{resource}
+//
+// Threads: Collect runs on the scraping thread; Attach* may be called from any thread and waits
+// for a running Collect, so after Attach*(nullptr) returns, the object is no longer read.
+
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+#include "scheduler/client/informers.h"
+#include "scheduler/core/scheduler.h"
+
+namespace kubesched::metrics {
+
+class StateCollector : public prometheus::Collectable {
+ public:
+  // `profiles`: the configured profile names (their Watermark state is reported).
+  explicit StateCollector(std::vector<std::string> profiles);
+
+  // Reads `scheduler` from now on; null stops reading it. It must stay alive while attached.
+  void AttachScheduler(scheduler::Scheduler* scheduler);
+  // Reads the informers' counters from now on; null stops. Same lifetime rule.
+  void AttachInformers(const client::Informers* informers);
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  void CollectQueue(scheduler::Scheduler& scheduler,
+                    std::vector<prometheus::MetricFamily>* out) const;
+  void CollectCache(scheduler::Scheduler& scheduler,
+                    std::vector<prometheus::MetricFamily>* out) const;
+  void CollectQuota(scheduler::Scheduler& scheduler,
+                    std::vector<prometheus::MetricFamily>* out) const;
+  void CollectWatermark(const scheduler::Scheduler& scheduler,
+                        std::vector<prometheus::MetricFamily>* out) const;
+  void CollectInformers(const client::Informers& informers,
+                        std::vector<prometheus::MetricFamily>* out) const;
+
+  const std::vector<std::string> profiles_;
+  mutable absl::Mutex mu_;  // held for a whole Collect, so detaching waits for it
+  scheduler::Scheduler* scheduler_ ABSL_GUARDED_BY(mu_) = nullptr;
+  const client::Informers* informers_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace kubesched::metrics

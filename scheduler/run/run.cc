@@ -1,0 +1,667 @@
+#include "scheduler/run/run.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <thread>
+#include <utility>
+#include <variant>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "config/config.h"
+#include "scheduler/client/api_binder.h"
+#include "scheduler/client/api_pod_deleter.h"
+#include "scheduler/client/async_writer.h"
+#include "scheduler/client/event_recorder.h"
+#include "scheduler/client/informers.h"
+#include "scheduler/client/kubeconfig.h"
+#include "scheduler/client/ledger_store.h"
+#include "scheduler/client/metrics_poller.h"
+#include "scheduler/client/pod_status_writer.h"
+#include "scheduler/client/rest_client.h"
+#include "scheduler/cmd/cli.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/instrumentation/instrumentation.h"
+#include "scheduler/metrics/metrics_server.h"
+#include "scheduler/run/bind_pool.h"
+#include "scheduler/run/health_server.h"
+#include "scheduler/run/leader_election.h"
+#include "scheduler/simulate/simulation.h"
+#include "scheduler/util/clock.h"
+#include "scheduler/util/log.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+using util::LogInfo;
+using util::LogWarning;
+
+// The budget ledger's ConfigMap when queues.ledger does not name one (in the lease's namespace).
+constexpr std::string_view kDefaultLedgerName = "kubesched-queue-ledger";
+
+// SIGTERM and SIGINT become a stop request. The signals are blocked in every thread (the mask is
+// set before any thread starts and inherited), and one thread takes them with sigtimedwait, so no
+// code runs in a signal handler.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(std::stop_source stop) : stop_(std::move(stop)) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGTERM);
+    sigaddset(&signals_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::jthread([this](std::stop_token own) { Wait(own); });
+  }
+
+ private:
+  void Wait(const std::stop_token& own) {
+    const timespec poll{0, 200'000'000};
+    while (!own.stop_requested()) {
+      const int signal = sigtimedwait(&signals_, nullptr, &poll);
+      if (signal == SIGTERM || signal == SIGINT) {
+        LogInfo(
+            absl::StrCat("received ", signal == SIGTERM ? "SIGTERM" : "SIGINT", ", shutting down"));
+        stop_.request_stop();
+      }
+    }
+  }
+
+  std::stop_source stop_;
+  sigset_t signals_;
+  std::jthread thread_;  // last: stopped and joined before the rest goes away
+};
+
+// Reports scheduling outcomes to the API server: FailedScheduling / Scheduled events and the
+// PodScheduled condition. Called on the scheduling thread and bind workers; it only queues work
+// (the recorder and the writer send from their own threads), so nobody waits on the network.
+class ApiReporter : public SchedulingObserver {
+ public:
+  ApiReporter(client::EventRecorder* events, client::PodStatusWriter* status,
+              client::AsyncWriter* status_queue, const util::Clock* clock)
+      : events_(events), status_(status), status_queue_(status_queue), clock_(clock) {}
+
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override {
+    util::LogV(2,
+               absl::StrCat("pod ", pod.key, " unschedulable (attempt ", attempts, "): ", message));
+    events_->FailedScheduling(pod.get(), message);
+    std::shared_ptr<const api::Pod> object = pod.pod;
+    status_queue_->Enqueue([this, object, message] {
+      const absl::Status status = status_->SetUnschedulable(*object, message, clock_->Now());
+      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+    });
+  }
+
+  void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override {
+    events_->FailedScheduling(pod.get(), message);
+  }
+
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
+    util::LogV(2,
+               absl::StrCat("pod ", pod.key, " bound to node ", node, " (attempt ", attempts, ")"));
+    events_->Scheduled(pod.get(), node);
+  }
+
+  void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                    const std::string& message) override {
+    events_->Record(pod.get(), nullptr, client::EventKind::kWarning, "FailedScheduling",
+                    "Scheduling", absl::StrCat("Binding rejected: ", message));
+  }
+
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override {
+    util::LogV(1, absl::StrCat("pod ", pod.key, " preempts ", absl::StrJoin(victims, ", "),
+                               " on node ", node));
+    std::shared_ptr<const api::Pod> object = pod.pod;
+    status_queue_->Enqueue([this, object, node] {
+      const absl::Status status = status_->SetNominatedNodeName(*object, node);
+      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+    });
+  }
+
+  // On the bind worker that deletes the victim, so the condition is written first (upstream).
+  void OnEvicting(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                  const std::string& node) override {
+    const absl::Status status = status_->AddDisruptionTarget(
+        victim.get(),
+        absl::StrCat(preemptor.get().spec.scheduler_name,
+                     ": preempting to accommodate a higher priority pod"),
+        clock_->Now());
+    if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+  }
+
+  void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
+                 const std::string& node) override {
+    events_->Record(victim.get(), &preemptor.get(), client::EventKind::kNormal, "Preempted",
+                    "Preempting",
+                    absl::StrCat("Preempted by pod ", preemptor.get().meta.uid, " on node ", node));
+  }
+
+  void OnNominationCleared(const framework::PodInfo& pod) override {
+    std::shared_ptr<const api::Pod> object = pod.pod;
+    status_queue_->Enqueue([this, object] {
+      const absl::Status status = status_->SetNominatedNodeName(*object, "");
+      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+    });
+  }
+
+ private:
+  client::EventRecorder* events_;
+  client::PodStatusWriter* status_;
+  client::AsyncWriter* status_queue_;
+  const util::Clock* clock_;
+};
+
+// The configuration with the flags' overrides applied; exit code 2 on error (already printed).
+std::optional<config::Configuration> LoadRunConfiguration(const RunOptions& options,
+                                                          std::ostream& err) {
+  config::Configuration config = config::DefaultConfiguration();
+  if (options.config_path.has_value()) {
+    auto loaded = config::LoadConfigurationFile(*options.config_path);
+    if (!loaded.ok()) {
+      err << "error: " << loaded.status().message() << "\n";
+      return std::nullopt;
+    }
+    config = *std::move(loaded);
+  }
+  if (auto status = CheckConfiguration(config); !status.ok()) {
+    err << "error: " << options.config_path.value_or("configuration") << ": " << status.message()
+        << "\n";
+    return std::nullopt;
+  }
+  if (options.leader_elect.has_value()) config.leader_election.leader_elect = *options.leader_elect;
+  if (options.qps.has_value()) config.client_connection.qps = *options.qps;
+  if (options.burst.has_value()) config.client_connection.burst = *options.burst;
+  return config;
+}
+
+absl::StatusOr<client::ResolvedConnection> Connect(const RunOptions& options,
+                                                   const config::Configuration& config) {
+  client::ConnectionOptions connection;
+  connection.kubeconfig_path = options.kubeconfig;
+  connection.config_kubeconfig = config.client_connection.kubeconfig;
+  connection.context = options.context;
+  connection.qps = config.client_connection.qps;
+  connection.burst = config.client_connection.burst;
+  connection.content_type = config.client_connection.content_type;
+  return client::ResolveConnection(connection);
+}
+
+// Errors that waiting cannot fix: bad credentials, missing RBAC, a certificate that does not
+// verify. Anything else (refused, timeout, 5xx) may be an API server that is still starting.
+bool IsPermanent(const absl::Status& status) {
+  if (absl::IsUnauthenticated(status) || absl::IsPermissionDenied(status) ||
+      absl::IsInvalidArgument(status) || absl::IsFailedPrecondition(status)) {
+    return true;
+  }
+  const std::string_view message(status.message().data(), status.message().size());
+  return absl::StrContains(util::Absl(message), "certificate") ||
+         absl::StrContains(util::Absl(message), "handshake");
+}
+
+// One cheap request that proves the server is reachable, trusted, and accepts our credentials, so
+// that a wrong CA or token is one clear error at start-up rather than reflectors retrying forever.
+absl::Status CheckServer(client::HttpTransport& transport, const std::string& server,
+                         const std::stop_token& stop) {
+  client::HttpRequest request;
+  request.target = "/api/v1/namespaces?limit=1";
+  request.max_retries = 0;
+  absl::Duration wait = absl::Milliseconds(500);
+  for (int attempt = 1;; ++attempt) {
+    absl::StatusOr<client::HttpResponse> response = transport.Do(request);
+    absl::Status status = response.ok() ? client::StatusFromResponse(*response, "list namespaces")
+                                        : response.status();
+    if (status.ok()) return status;
+    status = absl::Status(status.code(), absl::StrCat(server, ": ", status.message()));
+    if (IsPermanent(status)) return status;
+    LogWarning(absl::StrCat("API server not ready (attempt ", attempt, "): ", status.message()));
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, stop, absl::ToChronoNanoseconds(wait), [] { return false; });
+    if (stop.stop_requested())
+      return absl::CancelledError("stopped before the API server answered");
+    wait = std::min(wait * 2, absl::Seconds(10));
+  }
+}
+
+// The scheduling thread: pops and schedules pods while we lead, and does the periodic upkeep.
+void SchedulingLoop(Scheduler& scheduler, const std::atomic<bool>& leading,
+                    const std::stop_token& stop) {
+  auto last_upkeep = std::chrono::steady_clock::now();
+  while (!stop.stop_requested() && leading.load(std::memory_order_acquire)) {
+    scheduler.ScheduleOne(absl::Milliseconds(100));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_upkeep >= std::chrono::seconds(1)) {
+      scheduler.Housekeep();
+      last_upkeep = now;
+    }
+  }
+}
+
+// One CPU is left to the bind workers, informers and writers: on a 2-core machine a second
+// filter thread only competes with them (measured with bench/e2e_throughput.py: about +35%
+// pods/s with one filter thread instead of two).
+int DefaultFilterThreads() {
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cpus - 1);
+}
+
+bool Enables(const config::PluginSet& set, std::string_view name) {
+  for (const config::PluginRef& ref : set.enabled) {
+    if (ref.name == name) return true;
+  }
+  return false;
+}
+
+// The shortest metricsPollInterval of the profiles that score with MostAvailable; nullopt when
+// none does (then metrics are not polled at all).
+std::optional<absl::Duration> MetricsPollInterval(const config::Configuration& config) {
+  constexpr std::string_view kName = "MostAvailable";
+  std::optional<absl::Duration> interval;
+  for (const config::Profile& profile : config.profiles) {
+    if (!Enables(profile.plugins.score, kName) && !Enables(profile.plugins.multi_point, kName)) {
+      continue;
+    }
+    absl::Duration wanted = config::MostAvailableArgs().metrics_poll_interval;
+    for (const config::PluginConfig& entry : profile.plugin_config) {
+      const auto* args = std::get_if<config::MostAvailableArgs>(&entry.args);
+      if (entry.name == kName && args != nullptr) wanted = args->metrics_poll_interval;
+    }
+    interval = interval.has_value() ? std::min(*interval, wanted) : wanted;
+  }
+  return interval;
+}
+
+// Everything `run` owns, in construction order; members are destroyed in reverse, so threads that
+// use a component stop before it goes away.
+class Runner {
+ public:
+  Runner(const RunOptions& options, config::Configuration config, std::ostream& err)
+      : options_(options), config_(std::move(config)), err_(err) {}
+
+  int Run() {
+    StopOnSignal signals(stop_);
+    if (int code = Setup(); code != kExitOk) return code;
+    if (!StartHealth() || !StartMetrics()) return kExitUsage;
+    informers_->Start();
+    LogInfo("waiting for the informers' initial lists");
+    while (!informers_->WaitForSync(absl::Seconds(1))) {
+      if (stop_.stop_requested()) return Shutdown();
+    }
+    LogInfo("informers synced");
+    // After the sync, so that samples find their nodes; its own thread, never the scheduling one.
+    if (metrics_poller_ != nullptr) metrics_poller_->Start();
+    if (config_.leader_election.leader_elect) {
+      StartLeaderElection();
+    } else {
+      StartScheduling();
+    }
+    WaitForStop();
+    return Shutdown();
+  }
+
+ private:
+  int Setup() {
+    auto connection = Connect(options_, config_);
+    if (!connection.ok()) {
+      err_ << "error: " << connection.status().message() << "\n";
+      return kExitFailure;
+    }
+    for (const std::string& warning : connection->warnings) LogWarning(warning);
+    LogInfo(absl::StrCat("connecting to ", connection->rest.server, " (", connection->description,
+                         ")"));
+    instrumentation_ = std::make_unique<metrics::Instrumentation>(&clock_, config_);
+    connection->rest.on_request = [metrics = &instrumentation_->metrics()](
+                                      std::string_view method, int status, double seconds) {
+      metrics->ObserveApiRequest(method, status, seconds);
+    };
+    auto rest = client::RestClient::Create(connection->rest);
+    if (!rest.ok()) {
+      err_ << "error: " << rest.status().message() << "\n";
+      return kExitFailure;
+    }
+    rest_ = *std::move(rest);
+    for (const std::string& warning : rest_->warnings()) LogWarning(warning);
+    if (absl::Status status = CheckServer(*rest_, rest_->server(), stop_.get_token());
+        !status.ok()) {
+      if (absl::IsCancelled(status)) return kExitOk;
+      err_ << "error: " << status.message() << "\n";
+      return kExitFailure;
+    }
+    return BuildScheduler();
+  }
+
+  int BuildScheduler() {
+    identity_ = options_.identity.empty() ? DefaultLeaderIdentity() : options_.identity;
+    binder_ = std::make_unique<client::ApiBinder>(rest_.get());
+    deleter_ = std::make_unique<client::ApiPodDeleter>(rest_.get());
+    status_writer_ = std::make_unique<client::PodStatusWriter>(rest_.get());
+    client::EventRecorderOptions event_options;
+    event_options.reporting_instance = identity_;
+    events_ = std::make_unique<client::EventRecorder>(rest_.get(), &clock_, event_options);
+    events_->Start();
+    status_queue_ = std::make_unique<client::AsyncWriter>(4096);
+    status_queue_->Start();
+    reporter_ = std::make_unique<ApiReporter>(events_.get(), status_writer_.get(),
+                                              status_queue_.get(), &clock_);
+    bind_pool_ = std::make_unique<BindWorkerPool>(options_.bind_workers);
+
+    SchedulerDeps deps;
+    deps.clock = &clock_;
+    deps.binder = binder_.get();
+    deps.bind_executor = bind_pool_.get();
+    deps.observer = reporter_.get();
+    deps.threads = options_.threads > 0 ? options_.threads : DefaultFilterThreads();
+    deps.deleter = deleter_.get();
+    instrumentation_->Instrument(deps);
+    auto scheduler = Scheduler::Create(config_, deps);
+    if (!scheduler.ok()) {
+      err_ << "error: " << scheduler.status().message() << "\n";
+      return kExitUsage;
+    }
+    scheduler_ = *std::move(scheduler);
+    instrumentation_->state().AttachScheduler(scheduler_.get());
+
+    client::InformerOptions informer_options;
+    // The informers watch ConfigMaps in one namespace: that of the queue ConfigMap
+    // (queues.configMap) or of the policy ConfigMap (policyConfigMap), the ones the scheduler acts
+    // on, else the scheduler's own (its lease's). RBAC must let kubesched get/list/watch
+    // ConfigMaps there.
+    const config::ObjectRef& queues_map = config_.queues.config_map;
+    const config::ObjectRef& policies_map = config_.policy_config_map;
+    if (!queues_map.empty() && !policies_map.empty() &&
+        queues_map.namespace_name != policies_map.namespace_name) {
+      err_ << "error: policyConfigMap.namespace (" << policies_map.namespace_name
+           << ") must be queues.configMap's (" << queues_map.namespace_name
+           << "): kubesched watches ConfigMaps in one namespace\n";
+      return kExitUsage;
+    }
+    informer_options.scheduler_namespace = !queues_map.empty() ? queues_map.namespace_name
+                                           : !policies_map.empty()
+                                               ? policies_map.namespace_name
+                                               : config_.leader_election.resource_namespace;
+    ledger_ref_ = config_.queues.ledger;
+    if (ledger_ref_.empty()) {
+      ledger_ref_ = {config_.leader_election.resource_namespace, std::string(kDefaultLedgerName)};
+    }
+    ledger_store_ = std::make_unique<client::LedgerStore>(rest_.get());
+    informers_ =
+        std::make_unique<client::Informers>(rest_.get(), scheduler_.get(), informer_options);
+    instrumentation_->state().AttachInformers(informers_.get());
+    if (std::optional<absl::Duration> interval = MetricsPollInterval(config_)) {
+      metrics_poller_ =
+          std::make_unique<client::MetricsPoller>(rest_.get(), scheduler_.get(), *interval);
+      LogInfo(absl::StrCat("MostAvailable: polling node metrics every ",
+                           absl::FormatDuration(*interval)));
+    }
+    return kExitOk;
+  }
+
+  bool StartHealth() {
+    HealthChecks checks;
+    checks.live = [] { return std::string(); };
+    // A standby is ready too: it has a warm cache and takes over as soon as it leads.
+    checks.ready = [this] {
+      return informers_->HasSynced() ? std::string() : std::string("informers not synced");
+    };
+    auto health = HealthServer::Start(options_.health_bind_address, std::move(checks));
+    if (!health.ok()) {
+      err_ << "error: " << health.status().message() << "\n";
+      return false;
+    }
+    health_ = *std::move(health);
+    LogInfo(absl::StrCat("health probes on port ", health_->port()));
+    return true;
+  }
+
+  // /metrics, served while leading and on standby alike (as upstream).
+  bool StartMetrics() {
+    auto server = metrics::MetricsServer::Start(options_.metrics_bind_address,
+                                                instrumentation_->collectables());
+    if (!server.ok()) {
+      err_ << "error: " << server.status().message() << "\n";
+      return false;
+    }
+    metrics_server_ = *std::move(server);
+    LogInfo(absl::StrCat("metrics on port ", metrics_server_->port()));
+    return true;
+  }
+
+  void StartLeaderElection() {
+    LeaderElectionConfig election;
+    election.namespace_name = config_.leader_election.resource_namespace;
+    election.name = config_.leader_election.resource_name;
+    election.identity = identity_;
+    election.lease_duration = config_.leader_election.lease_duration;
+    election.renew_deadline = config_.leader_election.renew_deadline;
+    election.retry_period = config_.leader_election.retry_period;
+    elector_ = std::make_unique<LeaderElector>(rest_.get(), election);
+    LogInfo(absl::StrCat("campaigning for lease ", election.namespace_name, "/", election.name,
+                         " as ", identity_));
+    election_thread_ = std::jthread([this] {
+      LeaderCallbacks callbacks;
+      callbacks.on_started_leading = [this] {
+        LogInfo("became the leader; scheduling");
+        StartScheduling();
+      };
+      callbacks.on_stopped_leading = [this] {
+        leading_.store(false, std::memory_order_release);
+        if (!stop_.stop_requested()) {
+          LogWarning("lost the leader lease; stopping at once");
+          lost_lease_ = true;
+          stop_.request_stop();
+        }
+      };
+      callbacks.on_new_leader = [this](const std::string& leader) {
+        if (leader != identity_) LogInfo(absl::StrCat("the leader is ", leader));
+      };
+      // Stopped by Shutdown (not by the stop request itself): the lease is kept, and renewed,
+      // while binds drain and the budget ledger is written, and released on the way out.
+      elector_->Run(election_stop_.get_token(), callbacks);
+    });
+  }
+
+  // Called on the main thread, or on the election thread when it wins the lease; never after
+  // Shutdown has taken the thread. Neither waits here for the network: the ledger thread reads
+  // the budget ledger, and the scheduling thread waits for that before its first cycle.
+  void StartScheduling() {
+    std::lock_guard<std::mutex> lock(scheduling_mu_);
+    if (stop_.stop_requested()) return;
+    leading_.store(true, std::memory_order_release);
+    ledger_thread_ = std::jthread([this] { LedgerLoop(stop_.get_token()); });
+    scheduling_thread_ = std::jthread([this] {
+      if (!WaitForLedger(stop_.get_token())) return;
+      SchedulingLoop(*scheduler_, leading_, stop_.get_token());
+    });
+  }
+
+  // The budget ledger, on its own thread while we lead: read once (then scheduling may start),
+  // then written every queues.ledgerInterval. Shutdown writes it once more.
+  void LedgerLoop(const std::stop_token& stop) {
+    ImportLedger();
+    {
+      std::lock_guard<std::mutex> lock(ledger_mu_);
+      ledger_imported_ = true;
+    }
+    ledger_cv_.notify_all();
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock<std::mutex> lock(mu);
+    while (!cv.wait_for(lock, stop, absl::ToChronoNanoseconds(config_.queues.ledger_interval),
+                        [] { return false; })) {
+      if (stop.stop_requested() || !leading_.load(std::memory_order_acquire)) return;
+      WriteLedger();
+    }
+  }
+
+  // A read error other than "not found" is logged and the ledger starts empty: budgets must not
+  // stop scheduling.
+  void ImportLedger() {
+    const std::string where = absl::StrCat(ledger_ref_.namespace_name, "/", ledger_ref_.name);
+    absl::StatusOr<std::optional<quota::Ledger>> ledger =
+        ledger_store_->Read(ledger_ref_.namespace_name, ledger_ref_.name);
+    if (!ledger.ok()) {
+      LogWarning(absl::StrCat("queue budget ledger: ", ledger.status().message(),
+                              "; starting with an empty ledger"));
+      return;
+    }
+    if (!ledger->has_value()) {
+      LogInfo(absl::StrCat("queue budget ledger: ConfigMap ", where,
+                           " does not exist yet; starting with an empty ledger"));
+      return;
+    }
+    ledger_exists_ = true;
+    scheduler_->quota().ImportLedger(**ledger);
+    LogInfo(absl::StrCat(
+        "queue budget ledger: read ConfigMap ", where, " (", (*ledger)->entries.size(),
+        " entries, written ",
+        absl::FormatTime(absl::RFC3339_sec, (*ledger)->written_at, absl::UTCTimeZone()), ")"));
+  }
+
+  // Writes the ledger. Nothing is created while no queue has a budget (clusters that use none get
+  // no ConfigMap); once it exists it is kept current, also when budgets are removed. Called on
+  // the ledger thread, and by Shutdown after that thread has ended.
+  void WriteLedger() {
+    const quota::Ledger ledger = scheduler_->quota().ExportLedger();
+    if (ledger.entries.empty() && !ledger_exists_) return;
+    absl::Status status =
+        ledger_store_->Write(ledger_ref_.namespace_name, ledger_ref_.name, ledger);
+    if (!status.ok()) {
+      LogWarning(absl::StrCat("queue budget ledger: ", status.message()));
+      return;
+    }
+    ledger_exists_ = true;
+  }
+
+  // Until the ledger thread has imported the ledger; false when stopped first.
+  bool WaitForLedger(const std::stop_token& stop) {
+    std::unique_lock<std::mutex> lock(ledger_mu_);
+    return ledger_cv_.wait(lock, stop, [this] { return ledger_imported_; });
+  }
+
+  bool LedgerImported() {
+    std::lock_guard<std::mutex> lock(ledger_mu_);
+    return ledger_imported_;
+  }
+
+  void StopScheduling() {
+    std::jthread thread;
+    {
+      std::lock_guard<std::mutex> lock(scheduling_mu_);
+      leading_.store(false, std::memory_order_release);
+      thread = std::move(scheduling_thread_);
+    }
+    if (thread.joinable()) thread.join();
+  }
+
+  // Ends the ledger thread (its wait ends with the stop request); true when this process led and
+  // read the ledger, so its final write is due.
+  bool StopLedger() {
+    std::jthread thread;
+    {
+      std::lock_guard<std::mutex> lock(scheduling_mu_);
+      thread = std::move(ledger_thread_);
+    }
+    if (!thread.joinable()) return false;
+    thread.join();
+    return LedgerImported();
+  }
+
+  void WaitForStop() {
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, stop_.get_token(), [] { return false; });
+  }
+
+  int Shutdown() {
+    stop_.request_stop();
+    StopScheduling();
+    if (lost_lease_) {
+      // Another replica may already lead: exit now, as upstream does, rather than finish binds
+      // and writes on behalf of a leadership we no longer hold.
+      err_.flush();
+      std::_Exit(kExitFailure);
+    }
+    if (bind_pool_ != nullptr && !bind_pool_->WaitIdle(options_.shutdown_grace)) {
+      LogWarning(absl::StrCat(bind_pool_->InFlight(), " bind(s) still in flight at shutdown"));
+    }
+    // The last ledger write: after the binds, while we still hold the lease (the elector renews
+    // it until told to stop below). Not when the ledger was never read (stopped first): that
+    // would overwrite it with less than it holds; not when the lease was lost meanwhile.
+    if (StopLedger() && (elector_ == nullptr || elector_->IsLeader())) WriteLedger();
+    election_stop_.request_stop();
+    if (election_thread_.joinable()) election_thread_.join();  // releases the lease
+    if (status_queue_ != nullptr) status_queue_->Stop(absl::Seconds(2));
+    if (events_ != nullptr) events_->Stop(absl::Seconds(2));
+    if (metrics_poller_ != nullptr) metrics_poller_->Stop();
+    if (informers_ != nullptr) informers_->Stop();
+    LogInfo("stopped");
+    return kExitOk;
+  }
+
+  const RunOptions& options_;
+  const config::Configuration config_;
+  std::ostream& err_;
+  util::RealClock clock_;
+  std::stop_source stop_;
+  std::stop_source election_stop_;
+  std::atomic<bool> leading_{false};
+  std::atomic<bool> lost_lease_{false};
+  std::string identity_;
+
+  // Before everything that records into it (the REST client's callback, the scheduler).
+  std::unique_ptr<metrics::Instrumentation> instrumentation_;
+  std::unique_ptr<client::RestClient> rest_;
+  std::unique_ptr<client::ApiBinder> binder_;
+  std::unique_ptr<client::ApiPodDeleter> deleter_;
+  std::unique_ptr<client::PodStatusWriter> status_writer_;
+  std::unique_ptr<client::EventRecorder> events_;
+  std::unique_ptr<client::AsyncWriter> status_queue_;
+  std::unique_ptr<ApiReporter> reporter_;
+  std::unique_ptr<Scheduler> scheduler_;
+  // After the scheduler: its queued binding cycles call into the scheduler, so it goes first.
+  std::unique_ptr<BindWorkerPool> bind_pool_;
+  std::unique_ptr<client::Informers> informers_;
+  // Feeds the scheduler's cache like the informers; stopped before the scheduler goes.
+  std::unique_ptr<client::MetricsPoller> metrics_poller_;
+  std::unique_ptr<HealthServer> health_;
+  std::unique_ptr<LeaderElector> elector_;
+  std::jthread election_thread_;
+  // The budget ledger's ConfigMap (queues.ledger, else kubesched-queue-ledger in the lease's
+  // namespace) and its store. Only the leader reads and writes it.
+  config::ObjectRef ledger_ref_;
+  std::unique_ptr<client::LedgerStore> ledger_store_;
+  // Whether the ConfigMap exists (read or written): only the ledger thread, then Shutdown, use it.
+  bool ledger_exists_ = false;
+  std::mutex ledger_mu_;
+  std::condition_variable_any ledger_cv_;
+  bool ledger_imported_ = false;  // guarded by ledger_mu_
+  std::mutex scheduling_mu_;
+  std::jthread ledger_thread_;      // guarded by scheduling_mu_
+  std::jthread scheduling_thread_;  // guarded by scheduling_mu_
+  // Last, so destroyed first: no scrape reads the scheduler or the informers once they go.
+  std::unique_ptr<metrics::MetricsServer> metrics_server_;
+};
+
+}  // namespace
+
+int RunScheduler(const RunOptions& options, std::ostream& err) {
+  std::optional<config::Configuration> config = LoadRunConfiguration(options, err);
+  if (!config.has_value()) return kExitUsage;
+  Runner runner(options, *std::move(config), err);
+  return runner.Run();
+}
+
+}  // namespace kubesched::scheduler

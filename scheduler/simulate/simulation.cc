@@ -1,0 +1,432 @@
+#include "scheduler/simulate/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "plugins/node_resources_fit/node_resources_fit.h"
+#include "scheduler/cluster/embedded_cluster.h"
+#include "scheduler/core/scheduler.h"
+#include "scheduler/instrumentation/instrumentation.h"
+#include "scheduler/metrics/metrics_server.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+// The per-pod policy the pod asks for (kubesched.io/policy); none means its profile's.
+std::optional<std::string> PolicyOf(const api::Pod& pod) {
+  auto named = pod.meta.annotations.find(config::kPolicyAnnotation);
+  if (named == pod.meta.annotations.end()) return std::nullopt;
+  return named->second;
+}
+
+// Kinds are created in this order so that what a pod refers to (its namespace, its priority
+// class, its node) exists before the pod; pods keep their input order.
+int KindRank(const api::Object& object) {
+  if (std::holds_alternative<api::Pod>(object)) return 9;
+  if (std::holds_alternative<api::Node>(object)) return 5;
+  if (std::holds_alternative<api::NodeMetrics>(object)) return 6;
+  return 1;
+}
+
+struct LoadedInput {
+  std::vector<api::DecodeProblem> problems;
+  std::vector<std::string> pending_pod_keys;  // in input order: pending at start or workload
+  absl::flat_hash_map<std::string, std::string> workload_bound;  // workload pods with a node
+};
+
+void CreateAll(std::vector<api::Object> objects, const std::string& source, bool is_workload,
+               cluster::EmbeddedCluster* cluster, LoadedInput* loaded) {
+  std::stable_sort(objects.begin(), objects.end(),
+                   [](const auto& a, const auto& b) { return KindRank(a) < KindRank(b); });
+  for (const auto& object : objects) {
+    if (auto status = cluster->Create(object); !status.ok()) {
+      loaded->problems.push_back(
+          {source, api::DescribeObject(object), std::string(util::Std(status.message()))});
+      continue;
+    }
+    const auto* pod = std::get_if<api::Pod>(&object);
+    if (pod == nullptr || pod->IsTerminal()) continue;
+    if (pod->spec.node_name.empty()) {
+      loaded->pending_pod_keys.push_back(pod->Key());
+    } else if (is_workload) {
+      loaded->pending_pod_keys.push_back(pod->Key());
+      loaded->workload_bound[pod->Key()] = pod->spec.node_name;
+    }
+  }
+}
+
+absl::Status LoadFile(const std::string& path, bool is_workload, cluster::EmbeddedCluster* cluster,
+                      LoadedInput* loaded) {
+  auto decoded = api::DecodeFile(path);
+  if (!decoded.ok()) return decoded.status();
+  for (auto& problem : decoded->problems) loaded->problems.push_back(std::move(problem));
+  CreateAll(std::move(decoded->objects), path, is_workload, cluster, loaded);
+  return absl::OkStatus();
+}
+
+// Records what happened to each pod during a simulation. Single-threaded in simulate (binds run
+// on the driver thread), but guarded anyway because the observer contract allows bind workers.
+class SimulationObserver : public SchedulingObserver {
+ public:
+  struct Outcome {
+    int attempts = 0;
+    std::optional<std::string> node;
+    std::optional<std::string> message;
+    std::optional<std::string> nominated_node;
+  };
+
+  void OnAttempt(const framework::PodInfo&, double seconds) override {
+    absl::MutexLock lock(&mu_);
+    latencies_.push_back(seconds);
+  }
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override {
+    Record(pod.key, attempts, std::nullopt, message);
+  }
+  void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override {
+    Record(pod.key, attempts, std::nullopt, message);
+  }
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
+    Record(pod.key, attempts, node, std::nullopt);
+  }
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override {
+    absl::MutexLock lock(&mu_);
+    outcomes_[pod.key].nominated_node = node;
+    preemptions_.push_back({pod.key, node, victims});
+  }
+  void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
+                    const std::string& message) override {
+    absl::MutexLock lock(&mu_);
+    outcomes_[pod.key].message = absl::StrCat("binding to ", node, " failed: ", message);
+  }
+
+  const Outcome* Find(const std::string& key) const {
+    auto it = outcomes_.find(key);
+    return it == outcomes_.end() ? nullptr : &it->second;
+  }
+  const std::vector<PreemptionResult>& preemptions() const { return preemptions_; }
+  LatencySummary Latency() {
+    LatencySummary summary;
+    if (latencies_.empty()) return summary;
+    std::sort(latencies_.begin(), latencies_.end());
+    auto at = [&](double q) {
+      const size_t index = static_cast<size_t>(q * static_cast<double>(latencies_.size() - 1));
+      return latencies_[index];
+    };
+    summary.p50 = at(0.50);
+    summary.p90 = at(0.90);
+    summary.p99 = at(0.99);
+    return summary;
+  }
+
+ private:
+  void Record(const std::string& key, int attempts, std::optional<std::string> node,
+              std::optional<std::string> message) {
+    absl::MutexLock lock(&mu_);
+    auto& outcome = outcomes_[key];
+    outcome.attempts = attempts;
+    outcome.node = std::move(node);
+    outcome.message = std::move(message);
+  }
+
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Outcome> outcomes_;
+  std::vector<double> latencies_;
+  std::vector<PreemptionResult> preemptions_;
+};
+
+std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
+  framework::Snapshot snapshot;
+  scheduler.cache().UpdateSnapshot(&snapshot);
+  std::vector<NodeResult> nodes;
+  for (const auto* info : snapshot.nodes()) {
+    nodes.push_back({info->name(), info->allocatable(), info->requested(),
+                     static_cast<int>(info->pods().size())});
+  }
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return nodes;
+}
+
+// The Watermark state of `fw`'s NodeResourcesFit, observed on the cache's current state (what the
+// next pod would be scored on; observing moves the kept mode exactly as that pod's PreScore
+// would). nullopt when `fw` is null or does not score with the Watermark strategy.
+std::optional<WatermarkReport> WatermarkOf(const runtime::Framework* fw, Scheduler& scheduler) {
+  if (fw == nullptr) return std::nullopt;
+  for (const auto& weighted : fw->score_plugins()) {
+    auto* fit = dynamic_cast<plugins::NodeResourcesFit*>(weighted.plugin);
+    if (fit == nullptr) continue;
+    framework::Snapshot snapshot;
+    scheduler.cache().UpdateSnapshot(&snapshot);
+    const auto status = fit->ObserveWatermark(snapshot);
+    if (!status.has_value()) return std::nullopt;
+    return WatermarkReport{std::string(plugins::NodeResourcesFit::ModeName(status->mode)),
+                           status->allocated_ratio};
+  }
+  return std::nullopt;
+}
+
+// The framework serving `scheduler_name`, found the way a pod of that name would find it.
+const runtime::Framework* ProfileFramework(const Scheduler& scheduler,
+                                           const std::string& scheduler_name) {
+  api::Pod probe;
+  probe.spec.scheduler_name = scheduler_name;
+  return scheduler.FrameworkFor(probe);
+}
+
+// The first profile, in configuration order, that uses the Watermark strategy.
+std::optional<WatermarkReport> FirstWatermark(Scheduler& scheduler,
+                                              const config::Configuration& config) {
+  for (const auto& profile : config.profiles) {
+    auto report = WatermarkOf(ProfileFramework(scheduler, profile.scheduler_name), scheduler);
+    if (report.has_value()) return report;
+  }
+  return std::nullopt;
+}
+
+void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& cluster,
+                    Scheduler& scheduler, const SimulationObserver& observer,
+                    SimulationReport* report) {
+  for (const auto& key : loaded.pending_pod_keys) {
+    const auto pod = cluster.GetPod(key);
+    if (pod == nullptr) continue;
+    PodResult result;
+    result.namespace_name = pod->meta.namespace_name;
+    result.name = pod->meta.name;
+    if (auto bound = loaded.workload_bound.find(key); bound != loaded.workload_bound.end()) {
+      result.node = bound->second;  // came bound in the workload: occupies, not scheduled
+    } else if (!scheduler.Responsible(*pod)) {
+      result.skipped = true;
+      result.message = absl::StrCat("skipped: schedulerName \"", pod->spec.scheduler_name,
+                                    "\" is not served by this scheduler");
+      ++report->skipped;
+    } else if (const auto* outcome = observer.Find(key); outcome != nullptr) {
+      result.attempts = outcome->attempts;
+      result.node = outcome->node;
+      result.message = outcome->message;
+      if (!result.node.has_value()) result.nominated_node = outcome->nominated_node;
+      if (!pod->spec.node_name.empty()) result.node = pod->spec.node_name;
+    }
+    if (!result.skipped) result.policy = PolicyOf(*pod);
+    if (!result.skipped) {
+      const auto admission =
+          scheduler.quota().Admit(*framework::MakePodInfo(pod, scheduler.ResolvePriority(*pod)));
+      if (!admission.queue.empty()) result.queue = admission.queue;
+    }
+    if (!result.skipped && !loaded.workload_bound.contains(key)) {
+      if (result.node.has_value()) {
+        ++report->scheduled;
+      } else {
+        ++report->unschedulable;
+      }
+    }
+    report->pod_results.push_back(std::move(result));
+  }
+  report->pods = static_cast<int>(report->pod_results.size());
+}
+
+// Stands in for the real binder while a configuration is only being checked.
+class UnusedBinder : public framework::PodBinder {
+ public:
+  framework::Status BindPod(const api::Pod&, std::string_view) override {
+    return framework::Status::Error("binder not available while checking a configuration");
+  }
+};
+
+}  // namespace
+
+void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
+                       DeferredBindExecutor& binds, util::FakeClock& clock) {
+  for (;;) {
+    cluster.DeliverEvents();
+    scheduler.queue().FlushBackoffCompleted();
+    if (scheduler.ScheduleOne()) {
+      binds.RunPending();
+      continue;
+    }
+    if (binds.RunPending() > 0 || cluster.HasPendingEvents()) continue;
+    const auto next_backoff = scheduler.queue().NextBackoffExpiry();
+    if (!next_backoff.has_value()) return;
+    clock.Set(*next_backoff);
+  }
+}
+
+absl::Status CheckConfiguration(const config::Configuration& config) {
+  UnusedBinder binder;
+  plugins::PluginHandle handle;
+  handle.binder = &binder;
+  std::vector<std::unique_ptr<runtime::Framework>> frameworks;
+  for (const auto& profile : config.profiles) {
+    auto fw = runtime::Framework::Create(profile, handle);
+    if (!fw.ok()) return fw.status();
+    frameworks.push_back(std::move(*fw));
+  }
+  return runtime::CheckQueueSortsAgree(frameworks);
+}
+
+namespace {
+
+// An embedded cluster with a scheduler watching it on a virtual clock: what simulate and explain
+// both run on. Fill `cluster`, then Start.
+struct Simulation {
+  cluster::EmbeddedCluster cluster;
+  util::FakeClock clock{absl::Now()};
+  DeferredBindExecutor binds;
+  std::unique_ptr<Scheduler> scheduler;
+
+  // Builds the scheduler and delivers the initial list of objects to it, recording metrics into
+  // `instrumentation` when given.
+  absl::Status Start(const config::Configuration& config, SchedulingObserver* observer,
+                     uint64_t seed, int threads,
+                     metrics::Instrumentation* instrumentation = nullptr) {
+    SchedulerDeps deps{&clock, &cluster, &binds, observer, seed, threads};
+    deps.deleter = &cluster;
+    if (instrumentation != nullptr) instrumentation->Instrument(deps);
+    auto created = Scheduler::Create(config, deps);
+    if (!created.ok()) return created.status();
+    scheduler = std::move(*created);
+    if (instrumentation != nullptr) instrumentation->state().AttachScheduler(scheduler.get());
+    cluster.Watch(scheduler.get());
+    cluster.DeliverEvents();
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
+                                               const config::Configuration& config) {
+  std::optional<metrics::Instrumentation> instrumentation;  // outlives the scheduler using it
+  Simulation sim;
+  LoadedInput loaded;
+  if (auto s = LoadFile(input.cluster_path, false, &sim.cluster, &loaded); !s.ok()) return s;
+  if (input.workload_path.has_value()) {
+    if (auto s = LoadFile(*input.workload_path, true, &sim.cluster, &loaded); !s.ok()) return s;
+  }
+  SimulationObserver observer;
+  if (input.collect_metrics) instrumentation.emplace(&sim.clock, config);
+  // The initial list is delivered by Start, outside the timed run.
+  if (auto s = sim.Start(config, &observer, input.seed, input.threads,
+                         instrumentation.has_value() ? &*instrumentation : nullptr);
+      !s.ok()) {
+    return s;
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  DriveToQuiescence(sim.cluster, *sim.scheduler, sim.binds, sim.clock);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  SimulationReport report;
+  report.problems = std::move(loaded.problems);
+  FillPodResults(loaded, sim.cluster, *sim.scheduler, observer, &report);
+  report.seconds = seconds;
+  report.pods_per_second = seconds > 0 ? report.scheduled / seconds : 0;
+  report.attempt_latency = observer.Latency();
+  report.preemptions = observer.preemptions();
+  for (const auto& preemption : report.preemptions) {
+    report.preempted += static_cast<int>(preemption.victims.size());
+  }
+  report.nodes = NodeResults(*sim.scheduler);
+  report.watermark = FirstWatermark(*sim.scheduler, config);
+  report.queues = sim.scheduler->quota().Usage();
+  if (instrumentation.has_value()) {
+    report.metrics_text = metrics::ScrapeText(instrumentation->collectables());
+    instrumentation->state().AttachScheduler(nullptr);
+  }
+  return report;
+}
+
+namespace {
+
+ExplainedNode ToExplainedNode(const NodeExplanation& explained) {
+  ExplainedNode node;
+  node.name = explained.node->name();
+  node.feasible = explained.feasible;
+  for (const auto& status : explained.filters) {
+    FilterResult filter{std::string(status.plugin()), status.code(), {}};
+    for (auto reason : status.reasons()) filter.reasons.emplace_back(reason);
+    node.filters.push_back(std::move(filter));
+  }
+  node.scores = explained.scores;
+  node.total = explained.total;
+  return node;
+}
+
+}  // namespace
+
+absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& cluster_objects,
+                                             const api::Pod& pod,
+                                             const config::Configuration& config, uint64_t seed) {
+  Simulation sim;
+  LoadedInput loaded;
+  CreateAll(cluster_objects, "cluster", false, &sim.cluster, &loaded);
+  if (auto s = sim.Start(config, nullptr, seed, 1); !s.ok()) return s;
+
+  const Explanation explanation = sim.scheduler->Explain(pod);
+  ExplainReport report;
+  report.policy = PolicyOf(pod);
+  report.problems = std::move(loaded.problems);
+  report.pod = pod.Key();
+  for (const auto& node : explanation.nodes) report.nodes.push_back(ToExplainedNode(node));
+  std::sort(report.nodes.begin(), report.nodes.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  if (!explanation.pre_filter_status.IsSuccess()) {
+    // PreFilter rejected the pod for every node: show that verdict on each node.
+    for (auto& node : report.nodes) {
+      node.filters = {FilterResult{std::string(explanation.pre_filter_status.plugin()),
+                                   explanation.pre_filter_status.code(),
+                                   {explanation.pre_filter_status.Message()}}};
+    }
+  }
+  if (explanation.selected != nullptr) report.selected = explanation.selected->name();
+  if (!explanation.message.empty()) report.message = explanation.message;
+  report.preemption_node = explanation.preemption_node;
+  report.preemption_victims = explanation.preemption_victims;
+  // The profile Explain used: the pod's, else the first.
+  const runtime::Framework* fw = sim.scheduler->FrameworkFor(pod);
+  if (fw == nullptr && !config.profiles.empty()) {
+    fw = ProfileFramework(*sim.scheduler, config.profiles.front().scheduler_name);
+  }
+  report.watermark = WatermarkOf(fw, *sim.scheduler);
+  const auto info = framework::MakePodInfo(std::make_shared<const api::Pod>(pod),
+                                           sim.scheduler->ResolvePriority(pod));
+  const auto admission = sim.scheduler->quota().Admit(*info);
+  if (!admission.queue.empty()) report.queue = admission.queue;
+  report.queue_path = sim.scheduler->quota().PathUsage(*info);
+  return report;
+}
+
+absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
+                                         const config::Configuration& config) {
+  auto cluster_objects = api::DecodeFile(input.cluster_path);
+  if (!cluster_objects.ok()) return cluster_objects.status();
+  auto pod_objects = api::DecodeFile(input.pod_path);
+  if (!pod_objects.ok()) return pod_objects.status();
+  std::vector<const api::Pod*> pods;
+  for (const auto& object : pod_objects->objects) {
+    if (const auto* pod = std::get_if<api::Pod>(&object)) pods.push_back(pod);
+  }
+  if (pods.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(input.pod_path, ": expected exactly one Pod, found ", pods.size()));
+  }
+  api::Pod pod = *pods[0];
+  if (input.policy.has_value()) pod.meta.annotations[config::kPolicyAnnotation] = *input.policy;
+  auto report = ExplainObjects(cluster_objects->objects, pod, config, input.seed);
+  if (!report.ok()) return report;
+  std::vector<api::DecodeProblem> problems = std::move(cluster_objects->problems);
+  for (auto& problem : report->problems) {
+    problem.source = input.cluster_path;
+    problems.push_back(std::move(problem));
+  }
+  for (auto& problem : pod_objects->problems) problems.push_back(std::move(problem));
+  report->problems = std::move(problems);
+  return report;
+}
+
+}  // namespace kubesched::scheduler

@@ -1,0 +1,280 @@
+#include "scheduler/core/scheduler.h"
+
+#include <catch2/catch.hpp>
+
+#include "plugins/registry/registry.h"
+#include "scheduler/simulate/simulation.h"
+#include "tests/testing/builders.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+using testing::NodeBuilder;
+using testing::PodBuilder;
+
+// Remembers the last message and bind result per pod.
+class Recorder : public SchedulingObserver {
+ public:
+  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
+                       int attempts) override {
+    messages[pod.key] = message;
+    attempts_of[pod.key] = attempts;
+  }
+  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
+    bound[pod.key] = node;
+    attempts_of[pod.key] = attempts;
+  }
+  void OnBindFailed(const framework::PodInfo& pod, const std::string&,
+                    const std::string& message) override {
+    bind_failures[pod.key]++;
+  }
+  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
+                   const std::vector<std::string>& victims) override {
+    preemptions.push_back(pod.key + " on " + node + " evicts " + victims.at(0));
+  }
+  std::vector<std::string> preemptions;
+  std::map<std::string, std::string> messages, bound;
+  std::map<std::string, int> attempts_of, bind_failures;
+};
+
+// A binder that fails the first `failures` binds, then delegates to the cluster.
+class FlakyBinder : public framework::PodBinder {
+ public:
+  FlakyBinder(cluster::EmbeddedCluster* cluster, int failures)
+      : cluster_(cluster), failures_(failures) {}
+  framework::Status BindPod(const api::Pod& pod, std::string_view node) override {
+    if (failures_ > 0) {
+      --failures_;
+      return framework::Status::Error("injected bind failure");
+    }
+    return cluster_->BindPod(pod, node);
+  }
+
+ private:
+  cluster::EmbeddedCluster* cluster_;
+  int failures_;
+};
+
+// A PostFilter plugin for tests: on the first rejected node, evicts every pod of lower priority
+// than the incoming one and nominates that node. (DefaultPreemption proper chooses with care.)
+class EvictLowerPriority : public framework::PostFilterPlugin {
+ public:
+  static constexpr std::string_view kName = "EvictLowerPriority";
+  std::string_view Name() const override { return kName; }
+  framework::PostFilterOutcome PostFilter(framework::CycleState&, const framework::PodInfo& pod,
+                                          const framework::Snapshot&,
+                                          absl::Span<const framework::NodeStatus> filtered,
+                                          const framework::PostFilterHost&) override {
+    framework::PostFilterOutcome outcome;
+    for (const auto& node_status : filtered) {
+      if (node_status.node == nullptr) continue;
+      for (const auto& victim : node_status.node->pods()) {
+        if (victim->priority < pod.priority) outcome.victims.push_back(victim->key);
+      }
+      if (outcome.victims.empty()) continue;
+      outcome.nominated_node = node_status.node->name();
+      return outcome;
+    }
+    outcome.status = framework::Status::Unschedulable("preemption: no lower-priority pods");
+    return outcome;
+  }
+};
+
+plugins::RegistryMap RegistryWithEviction() {
+  plugins::RegistryMap registry = plugins::Registry();
+  registry[EvictLowerPriority::kName] =
+      [](const config::PluginArgs&,
+         const plugins::PluginHandle&) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+    return std::make_unique<EvictLowerPriority>();
+  };
+  return registry;
+}
+
+config::Configuration ConfigWithEviction() {
+  auto configuration = config::DefaultConfiguration();
+  configuration.profiles[0].plugins.post_filter.enabled = {
+      {std::string(EvictLowerPriority::kName), 0}};
+  return configuration;
+}
+
+// An embedded cluster with a scheduler watching it.
+struct Harness {
+  explicit Harness(int bind_failures = 0, bool with_eviction = false)
+      : binder(&cluster, bind_failures) {
+    SchedulerDeps deps{&clock, &binder, &binds, &recorder, 1, 2};
+    deps.deleter = &cluster;
+    deps.registry = &registry;
+    auto created = Scheduler::Create(
+        with_eviction ? ConfigWithEviction() : config::DefaultConfiguration(), deps);
+    REQUIRE(created.ok());
+    scheduler = std::move(*created);
+    cluster.Watch(scheduler.get());
+  }
+  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
+  std::string NodeOf(const std::string& key) { return cluster.GetPod(key)->spec.node_name; }
+
+  cluster::EmbeddedCluster cluster;
+  util::FakeClock clock;
+  DeferredBindExecutor binds;
+  Recorder recorder;
+  FlakyBinder binder;
+  plugins::RegistryMap registry = RegistryWithEviction();
+  std::unique_ptr<Scheduler> scheduler;
+};
+
+api::Node CpuNode(const std::string& name, const std::string& cpu) {
+  return NodeBuilder(name).Capacity({{"cpu", cpu}, {"memory", "8Gi"}, {"pods", "110"}}).Build();
+}
+
+TEST_CASE("pods are bound where they fit and the rest get upstream's message", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(CpuNode("n2", "1")).ok());
+  for (const char* name : {"a", "b", "c"}) {
+    REQUIRE(h.cluster.Create(PodBuilder(name).Container({{"cpu", "600m"}}).Build()).ok());
+  }
+  h.Run();
+  CHECK(h.NodeOf("default/a") != h.NodeOf("default/b"));
+  CHECK_FALSE(h.NodeOf("default/a").empty());
+  CHECK_FALSE(h.NodeOf("default/b").empty());
+  CHECK(h.NodeOf("default/c").empty());
+  CHECK(h.recorder.messages["default/c"] ==
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No "
+        "preemption victims found for incoming pod..");
+  CHECK(h.scheduler->queue().UnschedulableCount() == 1);
+}
+
+TEST_CASE("pods of other schedulers are left alone", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "4")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("theirs").SchedulerName("default-scheduler").Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/theirs").empty());
+  CHECK(h.recorder.attempts_of.count("default/theirs") == 0);
+}
+
+TEST_CASE("higher priority pods are scheduled first", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("low").Container({{"cpu", "800m"}}).Priority(1).Build()).ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/high") == "n1");
+  CHECK(h.NodeOf("default/low").empty());
+}
+
+TEST_CASE("a failed bind releases the node and the pod is retried after backoff", "[scheduler]") {
+  Harness h(/*bind_failures=*/2);
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("a").Container({{"cpu", "600m"}}).Build()).ok());
+  const absl::Time start = h.clock.Now();
+  h.Run();
+  CHECK(h.recorder.bind_failures["default/a"] == 2);
+  CHECK(h.NodeOf("default/a") == "n1");
+  CHECK(h.recorder.attempts_of["default/a"] == 3);
+  // Two backoffs (1 s, then 2 s) passed on the virtual clock, not on the wall clock.
+  CHECK(h.clock.Now() - start >= absl::Seconds(3));
+  CHECK_FALSE(h.scheduler->cache().IsAssumed("default/a"));
+}
+
+TEST_CASE("an unschedulable pod is scheduled once a node that fits is added", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("small", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("big").Container({{"cpu", "3"}}).Build()).ok());
+  h.Run();
+  REQUIRE(h.NodeOf("default/big").empty());
+  REQUIRE(h.cluster.Create(CpuNode("large", "4")).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/big") == "large");
+}
+
+TEST_CASE("an unschedulable pod is retried when a pod on its node is deleted", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("old").Container({{"cpu", "800m"}}).NodeName("n1").Build()).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("new").Container({{"cpu", "800m"}}).Build()).ok());
+  h.Run();
+  REQUIRE(h.NodeOf("default/new").empty());
+  REQUIRE(h.cluster.DeletePod("default", "old").ok());
+  h.Run();
+  CHECK(h.NodeOf("default/new") == "n1");
+}
+
+TEST_CASE("a deleted node takes no more pods and leaves the count", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("small", "1")).ok());
+  REQUIRE(h.cluster.Create(CpuNode("large", "4")).ok());
+  h.cluster.DeliverEvents();
+  REQUIRE(h.cluster.DeleteNode("large").ok());
+  REQUIRE(h.cluster.Create(PodBuilder("big").Container({{"cpu", "2"}}).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/big").empty());
+  CHECK(h.recorder.messages["default/big"] ==
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 "
+        "Preemption is not helpful for scheduling..");
+}
+
+TEST_CASE("finished pods take no room on their node", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster
+              .Create(PodBuilder("done")
+                          .Container({{"cpu", "1"}})
+                          .NodeName("n1")
+                          .Phase(api::PodPhase::kSucceeded)
+                          .Build())
+              .ok());
+  REQUIRE(h.cluster.Create(PodBuilder("a").Container({{"cpu", "1"}}).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/a") == "n1");
+}
+
+TEST_CASE("a pending pod deleted before its turn is never scheduled", "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("a").Build()).ok());
+  h.cluster.DeliverEvents();
+  REQUIRE(h.cluster.DeletePod("default", "a").ok());
+  h.Run();
+  CHECK(h.recorder.attempts_of.count("default/a") == 0);
+  CHECK(h.scheduler->queue().ActiveCount() == 0);
+}
+
+TEST_CASE("a PostFilter plugin's victims are deleted and the pod gets their room", "[scheduler]") {
+  Harness h(0, /*with_eviction=*/true);
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(
+      h.cluster
+          .Create(PodBuilder("low").Container({{"cpu", "800m"}}).Priority(1).NodeName("n1").Build())
+          .ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  h.Run();
+  CHECK(h.cluster.GetPod("default/low") == nullptr);
+  CHECK(h.NodeOf("default/high") == "n1");
+  CHECK(h.recorder.preemptions ==
+        std::vector<std::string>{"default/high on n1 evicts default/low"});
+}
+
+TEST_CASE("a PostFilter rejection joins the FailedScheduling message", "[scheduler]") {
+  Harness h(0, /*with_eviction=*/true);
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(
+      h.cluster
+          .Create(
+              PodBuilder("peer").Container({{"cpu", "800m"}}).Priority(9).NodeName("n1").Build())
+          .ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/high").empty());
+  CHECK(h.recorder.messages["default/high"] ==
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: no lower-priority pods.");
+  CHECK(h.cluster.GetPod("default/peer") != nullptr);
+}
+
+}  // namespace
+}  // namespace kubesched::scheduler
