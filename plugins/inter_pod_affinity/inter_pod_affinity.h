@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "config/plugin_args.h"
-#include "plugins/registry/registry.h"
+#include "plugins/plugin_handle.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::plugins {

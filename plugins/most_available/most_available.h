@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "config/plugin_args.h"
-#include "plugins/registry/registry.h"
+#include "plugins/plugin_handle.h"
 #include "scheduler/api/resource.h"
 #include "scheduler/framework/plugin.h"
 

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "config/plugin_args.h"
-#include "plugins/registry/registry.h"
+#include "plugins/plugin_handle.h"
 #include "scheduler/api/resource.h"
 #include "scheduler/framework/plugin.h"
 

@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "config/plugin_args.h"
-#include "plugins/registry/registry.h"
+#include "plugins/plugin_handle.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::plugins {

@@ -4,14 +4,9 @@
 #include <string>
 #include <vector>
 
-namespace kubesched::scheduler {
+#include "scheduler/util/exit_codes.h"
 
-// Process exit codes, stated in --help.
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure =
-    1;  // an input file unreadable; run: cannot connect or lost the lease
-inline constexpr int kExitUsage = 2;         // bad flags or a bad configuration
-inline constexpr int kExitSkippedInput = 3;  // finished, but some input objects were skipped
+namespace kubesched::scheduler {
 
 // Runs the command line `args` (without the program name); returns the exit code.
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

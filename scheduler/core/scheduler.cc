@@ -4,6 +4,31 @@
 #include <thread>
 
 namespace kubesched::scheduler {
+namespace {
+
+// Stands in for the real binder while a configuration is only being checked.
+class UnusedBinder : public framework::PodBinder {
+ public:
+  framework::Status BindPod(const api::Pod&, std::string_view) override {
+    return framework::Status::Error("binder not available while checking a configuration");
+  }
+};
+
+}  // namespace
+
+absl::Status CheckConfiguration(const config::Configuration& config) {
+  UnusedBinder binder;
+  plugins::PluginHandle handle;
+  handle.binder = &binder;
+  std::vector<std::unique_ptr<runtime::Framework>> frameworks;
+  for (const auto& profile : config.profiles) {
+    auto fw = runtime::Framework::Create(profile, handle);
+    if (!fw.ok()) return fw.status();
+    frameworks.push_back(std::move(*fw));
+  }
+  return runtime::CheckQueueSortsAgree(frameworks);
+}
+
 
 // ---------------------------------------------------------------------------------------------
 // Construction

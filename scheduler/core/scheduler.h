@@ -26,6 +26,10 @@
 
 namespace kubesched::scheduler {
 
+// Builds every profile's plugins once, so that a bad plugin arg is reported as a configuration
+// error before any input is read.
+absl::Status CheckConfiguration(const config::Configuration& config);
+
 struct SchedulerDeps {
   const util::Clock* clock = nullptr;
   framework::PodBinder* binder = nullptr;

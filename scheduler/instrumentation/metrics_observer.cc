@@ -2,7 +2,18 @@
 
 #include <utility>
 
+#include "config/policies.h"
+
 namespace kubesched::metrics {
+
+std::string_view ProfileLabel(const framework::PodInfo& pod) {
+  // A pod scheduled under a per-pod policy is labelled with the policy's name.
+  const auto& annotations = pod.get().meta.annotations;
+  auto policy = annotations.find(config::kPolicyAnnotation);
+  if (policy != annotations.end()) return policy->second;
+  return pod.get().spec.scheduler_name;
+}
+
 namespace {
 
 double SecondsBetween(std::chrono::steady_clock::time_point start,

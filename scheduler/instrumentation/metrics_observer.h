@@ -16,6 +16,11 @@
 
 namespace kubesched::metrics {
 
+// The `profile` label of a pod's series: today its schedulerName (the profile that schedules it).
+// Where a per-pod policy chooses the plugins, this is where its name goes instead. A view into
+// the pod, valid as long as it.
+std::string_view ProfileLabel(const framework::PodInfo& pod);
+
 // Results are counted as upstream counts them: an attempt that picked a node is "scheduled" only
 // when its binding succeeds ("error" when it fails), and its duration runs from the start of the
 // scheduling cycle to the end of the binding; an attempt that found no node is "unschedulable",

@@ -7,6 +7,7 @@
 
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "scheduler/api/resource.h"
+#include "scheduler/instrumentation/metrics_observer.h"
 #include "scheduler/metrics/scheduler_metrics.h"
 
 namespace kubesched::metrics {

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "config/policies.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::metrics {
@@ -20,14 +19,6 @@ std::vector<double> ApiRequestBuckets() {
 }
 
 }  // namespace
-
-std::string_view ProfileLabel(const framework::PodInfo& pod) {
-  // A pod scheduled under a per-pod policy is labelled with the policy's name.
-  const auto& annotations = pod.get().meta.annotations;
-  auto policy = annotations.find(config::kPolicyAnnotation);
-  if (policy != annotations.end()) return policy->second;
-  return pod.get().spec.scheduler_name;
-}
 
 std::string_view AttemptResultName(AttemptResult result) {
   switch (result) {

@@ -70,11 +70,6 @@ inline constexpr char kApiRequestsTotal[] = "kubesched_api_requests_total";
 inline constexpr char kApiRequestDuration[] = "kubesched_api_request_duration_seconds";
 inline constexpr char kBindsTotal[] = "kubesched_binds_total";
 
-// The `profile` label of a pod's series: today its schedulerName (the profile that schedules it).
-// Where a per-pod policy chooses the plugins, this is where its name goes instead. A view into
-// the pod, valid as long as it.
-std::string_view ProfileLabel(const framework::PodInfo& pod);
-
 enum class AttemptResult : uint8_t { kScheduled, kUnschedulable, kError };
 // "scheduled", "unschedulable", "error" (upstream's profile_metrics.go).
 std::string_view AttemptResultName(AttemptResult result);

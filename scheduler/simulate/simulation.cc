@@ -229,14 +229,6 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
   report->pods = static_cast<int>(report->pod_results.size());
 }
 
-// Stands in for the real binder while a configuration is only being checked.
-class UnusedBinder : public framework::PodBinder {
- public:
-  framework::Status BindPod(const api::Pod&, std::string_view) override {
-    return framework::Status::Error("binder not available while checking a configuration");
-  }
-};
-
 }  // namespace
 
 void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
@@ -253,19 +245,6 @@ void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
     if (!next_backoff.has_value()) return;
     clock.Set(*next_backoff);
   }
-}
-
-absl::Status CheckConfiguration(const config::Configuration& config) {
-  UnusedBinder binder;
-  plugins::PluginHandle handle;
-  handle.binder = &binder;
-  std::vector<std::unique_ptr<runtime::Framework>> frameworks;
-  for (const auto& profile : config.profiles) {
-    auto fw = runtime::Framework::Create(profile, handle);
-    if (!fw.ok()) return fw.status();
-    frameworks.push_back(std::move(*fw));
-  }
-  return runtime::CheckQueueSortsAgree(frameworks);
 }
 
 namespace {

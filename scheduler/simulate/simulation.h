@@ -85,10 +85,6 @@ struct SimulationReport {
 void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
                        DeferredBindExecutor& binds, util::FakeClock& clock);
 
-// Builds every profile's plugins once, so that a bad plugin arg is reported as a configuration
-// error before any input is read.
-absl::Status CheckConfiguration(const config::Configuration& config);
-
 struct SimulationInput {
   std::string cluster_path;
   std::optional<std::string> workload_path;

@@ -191,17 +191,5 @@ TEST_CASE("metrics: about one cycle in ten is sampled for plugin timings", "[met
   CHECK(sampled < kCycles * 12 / 100);
 }
 
-TEST_CASE("metrics: the profile label is the pod's schedulerName, or its policy", "[metrics]") {
-  api::Pod pod;
-  pod.meta.name = "p";
-  pod.meta.namespace_name = "default";
-  pod.spec.scheduler_name = "gpu-scheduler";
-  const auto info = framework::MakePodInfo(std::make_shared<const api::Pod>(pod), 0);
-  CHECK(ProfileLabel(*info) == "gpu-scheduler");
-  pod.meta.annotations["kubesched.io/policy"] = "stack";
-  const auto with_policy = framework::MakePodInfo(std::make_shared<const api::Pod>(pod), 0);
-  CHECK(ProfileLabel(*with_policy) == "stack");
-}
-
 }  // namespace
 }  // namespace kubesched::metrics

@@ -1,0 +1,33 @@
+#pragma once
+
+// What a plugin may be handed at construction besides its args: the services of the scheduler it
+// runs in. Every plugin's factory takes one; most use none of it.
+
+#include "scheduler/framework/plugin.h"
+
+namespace kubesched::metrics {
+class SchedulerMetrics;
+}  // namespace kubesched::metrics
+
+namespace kubesched::util {
+class WorkerPool;
+}  // namespace kubesched::util
+
+namespace kubesched::quota {
+class QuotaTracker;
+}  // namespace kubesched::quota
+
+namespace kubesched::plugins {
+
+struct PluginHandle {
+  framework::PodBinder* binder = nullptr;  // DefaultBinder only
+  quota::QuotaTracker* quota = nullptr;    // QueueQuota only
+  // Where the framework runtime records extension-point and plugin timings; null = none.
+  metrics::SchedulerMetrics* metrics = nullptr;
+  // The scheduler's Filter/Score threads, for a PreFilter that counts across every node
+  // (PodTopologySpread), as upstream's Parallelizer. PreFilter runs on the scheduling thread,
+  // the pool's only caller, and never inside a pool job. Null: run inline.
+  util::WorkerPool* pool = nullptr;
+};
+
+}  // namespace kubesched::plugins
