@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/decode_internal.h"
 #include "config/merge.h"
+#include "config/profile_body.h"
 #include "config/yaml_reader.h"
 #include "scheduler/util/strings.h"
 
@@ -302,7 +303,9 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
   DecodeLeaderElection(r, Get(root, "leaderElection"), &config.leader_election);
   DecodeProfiles(r, Get(root, "profiles"), &config.profiles);
   DecodeQueuesSection(r, Get(root, "queues"), "queues", /*in_file=*/true, &config.queues);
-  DecodePoliciesSection(r, Get(root, "policies"), "policies", &config.policies);
+  if (const YAML::Node policies = Get(root, "policies"); HasValue(policies)) {
+    config.policies = std::make_shared<const YAML::Node>(policies);
+  }
   DecodePolicyConfigMap(r, Get(root, "policyConfigMap"), "policyConfigMap",
                         &config.policy_config_map);
   if (!r.ok()) return r.status();
@@ -315,6 +318,16 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
 }
 
 }  // namespace
+
+void DecodePolicyConfigMap(Reader& r, const YAML::Node& node, std::string_view path,
+                           PolicyConfigMap* out) {
+  if (!r.Map(node, path, {"namespace", "name"}) || !HasValue(node)) return;
+  r.String(Get(node, "namespace"), Field(path, "namespace"), &out->namespace_name);
+  r.String(Get(node, "name"), Field(path, "name"), &out->name);
+  if (r.ok() && (out->name.empty() || out->namespace_name.empty())) {
+    r.Fail(Field(path, out->name.empty() ? "name" : "namespace"), "required");
+  }
+}
 
 void DecodeProfileBody(Reader& r, const YAML::Node& node, std::string_view path, Profile* out) {
   out->plugins = DecodePlugins(r, Get(node, "plugins"), Field(path, "plugins"));

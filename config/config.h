@@ -4,6 +4,7 @@
 // unchanged (YAML or JSON), with upstream's defaults.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,10 @@
 #include "absl/time/time.h"
 #include "config/plugin_args.h"
 #include "config/queues.h"
+
+namespace YAML {
+class Node;
+}  // namespace YAML
 
 namespace kubesched::config {
 
@@ -82,10 +87,6 @@ struct LeaderElection {
   std::string resource_namespace = "kube-system";
 };
 
-// A per-pod scheduling policy (config/policies.h). Only declared here: a Policy holds a Profile,
-// so policies.h needs this header, and it is included at the end of this one.
-struct Policy;
-
 // Where the watched ConfigMap of policies lives (policyConfigMap); empty: no ConfigMap.
 using PolicyConfigMap = ObjectRef;
 
@@ -100,9 +101,10 @@ struct Configuration {
   // kubesched's own section: hierarchical queue quota. Absent: every pod goes to
   // root.<namespace>, limited only by namespace annotations.
   QueuesConfig queues;
-  // kubesched's own sections: per-pod policies (DESIGN.md "Policies (per-pod)") written in the
-  // file, and the ConfigMap whose data keys add more.
-  std::vector<Policy> policies;
+  // kubesched's own sections: per-pod policies (DESIGN.md "Policies (per-pod)"). The `policies:`
+  // list is kept as written (null when absent) for policy/ to decode with the decoder that also
+  // reads the ConfigMap's policies (policy::ParseFilePolicies); the ConfigMap's data keys add more.
+  std::shared_ptr<const YAML::Node> policies;
   PolicyConfigMap policy_config_map;
 };
 
@@ -126,6 +128,3 @@ absl::StatusOr<PluginArgs> ParsePluginArgs(std::string_view plugin_name, std::st
 PluginArgs DefaultPluginArgs(std::string_view plugin_name);
 
 }  // namespace kubesched::config
-
-// Completes Policy for every user of Configuration (see the declaration above).
-#include "config/policies.h"  // IWYU pragma: export

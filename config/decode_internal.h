@@ -42,20 +42,8 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
 void DecodeQueuesSection(yaml::Reader& reader, const YAML::Node& node, std::string_view path,
                          bool in_file, QueuesConfig* out);
 
-// Decodes the fields a policy shares with a profile (plugins, pluginConfig and
-// percentageOfNodesToScore) of the map `node`, whose field names the caller has checked. The
-// plugins are as written: the caller merges them with the defaults. Defined in config.cc.
-void DecodeProfileBody(yaml::Reader& reader, const YAML::Node& node, std::string_view path,
-                       Profile* out);
-
-// Decodes the file's `policies` list at `path`. Errors are recorded in `reader` and name the item
-// and the policy: `policies[1]: policy "gpu-pack": plugins.score.enabled[0]: unknown plugin "Foo"`.
-// Defined in policies.cc.
-void DecodePoliciesSection(yaml::Reader& reader, const YAML::Node& node, std::string_view path,
-                           std::vector<Policy>* out);
-
 // Decodes the file's `policyConfigMap` ({namespace, name}, both required) at `path`. Defined in
-// policies.cc.
+// config.cc.
 void DecodePolicyConfigMap(yaml::Reader& reader, const YAML::Node& node, std::string_view path,
                            PolicyConfigMap* out);
 

@@ -5,6 +5,7 @@
 // the same validation, so a ConfigMap update is accepted exactly when the same text would start
 // the scheduler.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,10 +36,22 @@ struct QueueSpec {
   std::vector<QueueSpec> queues;         // children
 };
 
+// A namespaced object the configuration names (a watched ConfigMap, the budget ledger).
 struct ObjectRef {
   std::string namespace_name;
   std::string name;
   bool empty() const { return name.empty(); }
+  bool Names(const std::string& namespace_name_of, const std::string& name_of) const {
+    return !empty() && name == name_of && namespace_name == namespace_name_of;
+  }
+};
+
+// Updates of a watched configuration ConfigMap (queues, policies) taken and refused, and why the
+// last one was refused.
+struct ConfigReloads {
+  int64_t applied = 0;
+  int64_t rejected = 0;
+  std::string last_error;
 };
 
 struct QueuesConfig {

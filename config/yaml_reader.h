@@ -4,7 +4,8 @@
 // structs, the way upstream's strict decoder reads kube-scheduler configs: an unknown or repeated
 // field is an error, a number must be written as a number, and every error names the field's
 // path ("profiles[0].plugins.score.enabled[2].weight: ..."). Nothing here throws: yaml-cpp's
-// exceptions are caught and returned as absl::Status. Internal to config/.
+// exceptions are caught and returned as absl::Status. Used by config/ and by policy/, which decodes
+// per-pod policies by the same rules.
 
 #include <yaml-cpp/yaml.h>
 

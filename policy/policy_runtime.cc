@@ -5,15 +5,15 @@
 #include "absl/strings/str_cat.h"
 #include "scheduler/util/strings.h"
 
-namespace kubesched::scheduler {
+namespace kubesched::policy {
 
 absl::StatusOr<std::shared_ptr<const PolicyRuntime>> PolicyRuntime::Build(
-    std::shared_ptr<const config::PolicySet> set, const plugins::PluginHandle& handle,
+    std::shared_ptr<const PolicySet> set, const plugins::PluginHandle& handle,
     const plugins::RegistryMap& registry) {
   auto built = std::shared_ptr<PolicyRuntime>(new PolicyRuntime());
-  built->set_ = set != nullptr ? std::move(set) : std::make_shared<const config::PolicySet>();
+  built->set_ = set != nullptr ? std::move(set) : std::make_shared<const PolicySet>();
   for (const std::string& name : built->set_->names()) {
-    const config::Policy* policy = built->set_->Find(name);
+    const Policy* policy = built->set_->Find(name);
     auto fw = runtime::Framework::Create(policy->profile, handle, registry);
     if (!fw.ok()) {
       return absl::InvalidArgumentError(
@@ -32,23 +32,20 @@ const runtime::Framework* PolicyRuntime::FrameworkOf(std::string_view name) cons
 PolicyChoice PolicyChooser::Choose(const api::Pod& pod,
                                    const std::shared_ptr<const PolicyRuntime>& policies) {
   PolicyChoice choice;
-  const auto& annotations = pod.meta.annotations;
-  auto named = annotations.find(config::kPolicyAnnotation);
-  if (named == annotations.end()) return choice;
-  choice.name = named->second;
-  const config::Policy* policy = policies->set().Find(choice.name);
+  const std::optional<std::string_view> named = RequestedPolicy(pod);
+  if (!named.has_value()) return choice;
+  choice.name = std::string(*named);
+  const Policy* policy = policies->set().Find(choice.name);
   const runtime::Framework* fw = policies->FrameworkOf(choice.name);
   if (policy == nullptr || fw == nullptr) {
     choice.error = absl::NotFoundError(absl::StrCat("policy \"", choice.name, "\" (annotation ",
-                                                    config::kPolicyAnnotation, ") does not exist"));
+                                                    kPolicyAnnotation, ") does not exist"));
     return choice;
   }
   if (policy->node_affinity != nullptr) {
-    auto found = annotations.find(config::kPolicyArgsAnnotation);
-    const std::string_view args =
-        found == annotations.end() ? std::string_view() : std::string_view(found->second);
+    const std::string_view args = RequestedPolicyArgs(pod);
     if (runtime_ != policies || policy_ != policy || args_ != args || rendered_ == nullptr) {
-      absl::StatusOr<api::NodeAffinity> rendered = config::RenderNodeAffinity(*policy, args);
+      absl::StatusOr<api::NodeAffinity> rendered = RenderNodeAffinity(*policy, args);
       if (!rendered.ok()) {
         choice.error = rendered.status();
         return choice;
@@ -68,4 +65,4 @@ std::string PolicyWaitKey(std::string_view policy) {
   return absl::StrCat("policy:", util::Absl(policy));
 }
 
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::policy

@@ -1,7 +1,7 @@
 #pragma once
 
 // The per-pod policies in force (DESIGN.md "Policies (per-pod)"), each with its own framework:
-// built whole from a config::PolicySet and never changed afterwards, so a scheduling cycle that
+// built whole from a PolicySet and never changed afterwards, so a scheduling cycle that
 // holds one keeps the policy it started with while a reload builds the next.
 
 #include <memory>
@@ -11,27 +11,27 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "config/policies.h"
 #include "plugins/registry/registry.h"
+#include "policy/policy_set.h"
 #include "scheduler/framework/pod_info.h"
 #include "scheduler/runtime/framework.h"
 
-namespace kubesched::scheduler {
+namespace kubesched::policy {
 
 class PolicyRuntime {
  public:
   // Creates one framework per policy with `handle` and `registry` (those of the profiles). An
   // error names the policy.
   static absl::StatusOr<std::shared_ptr<const PolicyRuntime>> Build(
-      std::shared_ptr<const config::PolicySet> set, const plugins::PluginHandle& handle,
+      std::shared_ptr<const PolicySet> set, const plugins::PluginHandle& handle,
       const plugins::RegistryMap& registry);
 
-  const config::PolicySet& set() const { return *set_; }
+  const PolicySet& set() const { return *set_; }
   // Null when there is no policy of that name.
   const runtime::Framework* FrameworkOf(std::string_view name) const;
 
  private:
-  std::shared_ptr<const config::PolicySet> set_;
+  std::shared_ptr<const PolicySet> set_;
   absl::flat_hash_map<std::string, std::unique_ptr<runtime::Framework>> frameworks_;
 };
 
@@ -61,7 +61,7 @@ class PolicyChooser {
  private:
   // The last rendering; `runtime` keeps `policy` (the key) alive, so its address is not reused.
   std::shared_ptr<const PolicyRuntime> runtime_;
-  const config::Policy* policy_ = nullptr;
+  const Policy* policy_ = nullptr;
   std::string args_;
   std::shared_ptr<const api::NodeAffinity> rendered_;
 };
@@ -70,4 +70,4 @@ class PolicyChooser {
 // when the policy set is replaced.
 std::string PolicyWaitKey(std::string_view policy);
 
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::policy

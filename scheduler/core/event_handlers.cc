@@ -125,86 +125,13 @@ void Scheduler::OnNamespace(const client::Event<api::Namespace>& event) {
 }
 
 void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
-  OnPolicyConfigMap(event);
-  const config::ObjectRef& ref = file_queues_.config_map;
-  const api::ConfigMap& map = *event.object;
-  if (ref.empty() || map.meta.name != ref.name || map.meta.namespace_name != ref.namespace_name) {
-    return;
-  }
-  const std::string source = absl::StrCat("ConfigMap ", ref.namespace_name, "/", ref.name);
-  if (event.type == EventType::kDeleted) {
-    util::LogInfo(absl::StrCat(source, " deleted: the configuration file's queues apply"));
-    quota_->SetConfig(file_queues_);
-    return;
-  }
-  auto text = map.data.find(std::string(config::kQueuesConfigMapKey));
-  absl::StatusOr<config::QueuesConfig> parsed =
-      text == map.data.end()
-          ? absl::InvalidArgumentError(absl::StrCat("no data key ", config::kQueuesConfigMapKey))
-          : config::ParseQueuesDocument(text->second);
-  if (!parsed.ok()) {
-    const std::string error = absl::StrCat(source,
-                                           ": queue configuration rejected, the last good "
-                                           "one stays in force: ",
-                                           parsed.status().message());
-    util::LogWarning(error);
-    absl::MutexLock lock(&mu_);
-    ++reloads_.rejected;
-    reloads_.last_error = error;
-    return;
-  }
-  // Where the ConfigMap lives and where the ledger goes stay the file's business.
-  parsed->config_map = file_queues_.config_map;
-  parsed->ledger = file_queues_.ledger;
-  parsed->ledger_interval = file_queues_.ledger_interval;
-  quota_->SetConfig(*std::move(parsed));
-  util::LogInfo(absl::StrCat(source, ": queue configuration applied"));
-  absl::MutexLock lock(&mu_);
-  ++reloads_.applied;
-}
-
-void Scheduler::OnPolicyConfigMap(const client::Event<api::ConfigMap>& event) {
-  const config::ObjectRef& ref = policy_config_map_;
-  const api::ConfigMap& map = *event.object;
-  if (ref.empty() || map.meta.name != ref.name || map.meta.namespace_name != ref.namespace_name) {
-    return;
-  }
-  const std::string source = absl::StrCat("ConfigMap ", ref.namespace_name, "/", ref.name);
   const bool deleted = event.type == EventType::kDeleted;
-  int64_t generation = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    generation = ++policy_generation_;
+  if (auto reloaded = policies_->Reload(*event.object, deleted)) {
+    if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(reloaded->applied);
+    // Pods waiting for a policy that now exists (or whose args may now fill a changed template).
+    if (reloaded->applied) queue_->MoveQuotaWaiters(reloaded->wake_keys);
   }
-  std::map<std::string, std::string> data;
-  if (!deleted) data.insert(map.data.begin(), map.data.end());
-  auto set = config::BuildPolicySet(file_policies_, data, generation);
-  absl::StatusOr<std::shared_ptr<const PolicyRuntime>> built =
-      set.ok() ? PolicyRuntime::Build(*std::move(set), plugin_handle_, *registry_)
-               : absl::StatusOr<std::shared_ptr<const PolicyRuntime>>(set.status());
-  if (!built.ok()) {
-    const std::string error = absl::StrCat(
-        source,
-        ": policies rejected, the last good set stays in force: ", built.status().message());
-    util::LogWarning(error);
-    if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(/*applied=*/false);
-    absl::MutexLock lock(&mu_);
-    ++policy_reloads_.rejected;
-    policy_reloads_.last_error = error;
-    return;
-  }
-  std::vector<std::string> wake;
-  for (const std::string& name : (*built)->set().names()) wake.push_back(PolicyWaitKey(name));
-  util::LogInfo(absl::StrCat(source, deleted ? " deleted: the configuration file's " : ": ",
-                             (*built)->set().Describe(), " in force"));
-  {
-    absl::MutexLock lock(&mu_);
-    policies_ = *std::move(built);
-    ++policy_reloads_.applied;
-  }
-  if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(/*applied=*/true);
-  // Pods waiting for a policy that now exists (or whose args may now fill a changed template).
-  queue_->MoveQuotaWaiters(wake);
+  queue_config_->Reload(*event.object, deleted);
 }
 
 void Scheduler::OnNodeMetrics(const client::Event<api::NodeMetrics>& event) {

@@ -12,8 +12,8 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   auto info = MakeInfo(std::make_shared<const api::Pod>(pod));
   const runtime::Framework* fw = FrameworkFor(pod);
   if (fw == nullptr) fw = frameworks_.front().get();
-  const std::shared_ptr<const PolicyRuntime> policies = this->policies();
-  const PolicyChoice choice = PolicyChooser().Choose(pod, policies);
+  const std::shared_ptr<const policy::PolicyRuntime> policies = this->policies();
+  const policy::PolicyChoice choice = policy::PolicyChooser().Choose(pod, policies);
   if (!choice.error.ok()) {
     Explanation unusable;
     unusable.message = std::string(choice.error.message());

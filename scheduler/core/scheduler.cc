@@ -17,6 +17,9 @@ class UnusedBinder : public framework::PodBinder {
 }  // namespace
 
 absl::Status CheckConfiguration(const config::Configuration& config) {
+  if (auto policies = policy::ParseFilePolicies(config.policies); !policies.ok()) {
+    return policies.status();
+  }
   UnusedBinder binder;
   plugins::PluginHandle handle;
   handle.binder = &binder;
@@ -28,7 +31,6 @@ absl::Status CheckConfiguration(const config::Configuration& config) {
   }
   return runtime::CheckQueueSortsAgree(frameworks);
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Construction
@@ -44,8 +46,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
     threads = std::min<int>(std::max(1u, std::thread::hardware_concurrency()), config.parallelism);
   }
   s->pool_ = std::make_unique<util::WorkerPool>(threads);
-  s->file_queues_ = config.queues;
   s->quota_ = std::make_unique<quota::QuotaTracker>(deps.clock, config.queues);
+  s->queue_config_ = std::make_unique<quota::QueueConfigReloader>(s->quota_.get(), config.queues);
   plugins::PluginHandle handle;
   handle.binder = deps.binder;
   handle.quota = s->quota_.get();
@@ -59,18 +61,13 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   }
   if (s->frameworks_.empty()) return absl::InvalidArgumentError("no profiles configured");
   if (auto status = runtime::CheckQueueSortsAgree(s->frameworks_); !status.ok()) return status;
-  s->plugin_handle_ = handle;
-  s->registry_ = deps.registry != nullptr ? deps.registry : &plugins::Registry();
-  s->file_policies_ = config.policies;
-  s->policy_config_map_ = config.policy_config_map;
-  auto set = config::BuildPolicySet(config.policies, {});
-  if (!set.ok()) return set.status();
-  auto policies = PolicyRuntime::Build(*std::move(set), handle, *s->registry_);
+  auto file_policies = policy::ParseFilePolicies(config.policies);
+  if (!file_policies.ok()) return file_policies.status();
+  auto policies = policy::PolicyReloader::Create(
+      *std::move(file_policies), config.policy_config_map, handle,
+      deps.registry != nullptr ? *deps.registry : plugins::Registry());
   if (!policies.ok()) return policies.status();
-  {
-    absl::MutexLock lock(&s->mu_);
-    s->policies_ = *std::move(policies);
-  }
+  s->policies_ = *std::move(policies);
 
   s->algorithm_ = std::make_unique<ScheduleAlgorithm>(
       s->pool_.get(), config.percentage_of_nodes_to_score, deps.seed);
@@ -133,24 +130,6 @@ framework::PriorityClassTraits Scheduler::ClassTraits(const api::Pod& pod) const
   const auto& policy = it->second.preemption_policy;
   return {NonPreemptible(it->second),
           policy.has_value() && *policy == api::PreemptionPolicy::kNever};
-}
-
-// ---------------------------------------------------------------------------------------------
-// Configuration reloads
-
-Scheduler::QueueConfigReloads Scheduler::queue_config_reloads() const {
-  absl::MutexLock lock(&mu_);
-  return reloads_;
-}
-
-Scheduler::QueueConfigReloads Scheduler::policy_reloads() const {
-  absl::MutexLock lock(&mu_);
-  return policy_reloads_;
-}
-
-std::shared_ptr<const PolicyRuntime> Scheduler::policies() const {
-  absl::MutexLock lock(&mu_);
-  return policies_;
 }
 
 }  // namespace kubesched::scheduler

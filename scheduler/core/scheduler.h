@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "config/config.h"
 #include "policy/policy_runtime.h"
+#include "policy/reloader.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
@@ -19,6 +20,7 @@
 #include "scheduler/core/nominated_pods.h"
 #include "scheduler/core/observer.h"
 #include "scheduler/queue/scheduling_queue.h"
+#include "scheduler/quota/config_reloader.h"
 #include "scheduler/quota/quota_tracker.h"
 #include "scheduler/runtime/framework.h"
 #include "scheduler/util/clock.h"
@@ -93,17 +95,12 @@ class Scheduler : public client::ClusterEventHandler {
   cache::Cache& cache() { return *cache_; }
   quota::QuotaTracker& quota() { return *quota_; }
 
-  // Queue configuration updates from the ConfigMap that were rejected, and the last error.
-  struct QueueConfigReloads {
-    int64_t applied = 0;
-    int64_t rejected = 0;
-    std::string last_error;
-  };
-  QueueConfigReloads queue_config_reloads() const;
+  // Updates of the queue ConfigMap taken and refused, and the last error.
+  config::ConfigReloads queue_config_reloads() const { return queue_config_->reloads(); }
   // The same for the policy ConfigMap.
-  QueueConfigReloads policy_reloads() const;
+  config::ConfigReloads policy_reloads() const { return policies_->reloads(); }
   // The per-pod policies in force (an immutable snapshot).
-  std::shared_ptr<const PolicyRuntime> policies() const;
+  std::shared_ptr<const policy::PolicyRuntime> policies() const { return policies_->Current(); }
 
  private:
   explicit Scheduler(SchedulerDeps deps) : deps_(deps) {}
@@ -141,10 +138,9 @@ class Scheduler : public client::ClusterEventHandler {
                        const std::string& node);
   // Requeues a pod after a failure (the queue drops it if it was bound or deleted meanwhile).
   void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
-  void OnPolicyConfigMap(const client::Event<api::ConfigMap>& event);
   // A pod whose policy annotation cannot be served this cycle: pending, waiting for the policy
   // set to change.
-  void HandlePolicyFailure(queue::QueuedPodInfo queued, const PolicyChoice& choice);
+  void HandlePolicyFailure(queue::QueuedPodInfo queued, const policy::PolicyChoice& choice);
   // When queue quota alone rejected the pod, it waits for what blocks it; returns false (and the
   // pod should go to backoff) when that is gone already.
   bool SetQuotaWait(queue::QueuedPodInfo& queued, const std::vector<std::string>& rejecting);
@@ -155,28 +151,19 @@ class Scheduler : public client::ClusterEventHandler {
   std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
   std::unique_ptr<cache::Cache> cache_;
   std::unique_ptr<quota::QuotaTracker> quota_;
-  config::QueuesConfig file_queues_;  // in force while the queue ConfigMap does not exist
+  std::unique_ptr<quota::QueueConfigReloader> queue_config_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::unique_ptr<ScheduleAlgorithm> algorithm_;
   framework::Snapshot snapshot_;  // scheduling thread only
   NominatedPods nominated_;       // scheduling thread only; refreshed every cycle
   std::vector<const framework::NodeInfo*> refreshed_nodes_;  // of the last snapshot update
-  PolicyChooser policy_chooser_;                             // scheduling thread only
-
-  // For building the policies' frameworks on reload, as the profiles' were built.
-  plugins::PluginHandle plugin_handle_;
-  const plugins::RegistryMap* registry_ = nullptr;
-  std::vector<config::Policy> file_policies_;  // in force with or without the ConfigMap
-  config::ObjectRef policy_config_map_;
+  policy::PolicyChooser policy_chooser_;                     // scheduling thread only
+  // The per-pod policies in force, reloaded from their ConfigMap on an informer thread; the
+  // scheduling thread takes the current set once per cycle and keeps it for the whole cycle.
+  std::unique_ptr<policy::PolicyReloader> policies_;
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);
-  QueueConfigReloads reloads_ ABSL_GUARDED_BY(mu_);
-  QueueConfigReloads policy_reloads_ ABSL_GUARDED_BY(mu_);
-  // Replaced whole by OnConfigMap (an informer thread); the scheduling thread copies the pointer
-  // once per cycle and keeps that policy set for the whole cycle.
-  std::shared_ptr<const PolicyRuntime> policies_ ABSL_GUARDED_BY(mu_);
-  int64_t policy_generation_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kubesched::scheduler

@@ -48,8 +48,8 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     return true;
   }
   // The policy set of this cycle: a reload meanwhile applies from the next one.
-  const std::shared_ptr<const PolicyRuntime> policies = this->policies();
-  const PolicyChoice choice = policy_chooser_.Choose(pod_info->get(), policies);
+  const std::shared_ptr<const policy::PolicyRuntime> policies = this->policies();
+  const policy::PolicyChoice choice = policy_chooser_.Choose(pod_info->get(), policies);
   if (!choice.error.ok()) {
     HandlePolicyFailure(std::move(*popped), choice);
     if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
@@ -81,10 +81,11 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   return true;
 }
 
-void Scheduler::HandlePolicyFailure(queue::QueuedPodInfo queued, const PolicyChoice& choice) {
+void Scheduler::HandlePolicyFailure(queue::QueuedPodInfo queued,
+                                    const policy::PolicyChoice& choice) {
   const std::string message(choice.error.message());
   framework::Status status = framework::Status::Unschedulable(message);
-  status.set_plugin(kPolicySelection);
+  status.set_plugin(policy::kPolicySelection);
   HandleFailure(std::move(queued), nullptr, status);
 }
 
@@ -123,10 +124,9 @@ void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_e
 
 bool Scheduler::SetQuotaWait(queue::QueuedPodInfo& queued,
                              const std::vector<std::string>& rejecting) {
-  if (rejecting.size() == 1 && rejecting.front() == kPolicySelection) {
-    const auto& annotations = queued.pod_info->get().meta.annotations;
-    auto named = annotations.find(config::kPolicyAnnotation);
-    queued.quota_wait_keys = {PolicyWaitKey(named == annotations.end() ? "" : named->second)};
+  if (rejecting.size() == 1 && rejecting.front() == policy::kPolicySelection) {
+    const std::optional<std::string_view> named = policy::RequestedPolicy(queued.pod_info->get());
+    queued.quota_wait_keys = {policy::PolicyWaitKey(named.value_or(""))};
     return true;
   }
   if (rejecting.size() != 1 || rejecting.front() != plugins::names::kQueueQuota) return true;

@@ -2,16 +2,13 @@
 
 #include <utility>
 
-#include "config/policies.h"
+#include "policy/policy.h"
 
 namespace kubesched::metrics {
 
 std::string_view ProfileLabel(const framework::PodInfo& pod) {
   // A pod scheduled under a per-pod policy is labelled with the policy's name.
-  const auto& annotations = pod.get().meta.annotations;
-  auto policy = annotations.find(config::kPolicyAnnotation);
-  if (policy != annotations.end()) return policy->second;
-  return pod.get().spec.scheduler_name;
+  return policy::RequestedPolicy(pod.get()).value_or(pod.get().spec.scheduler_name);
 }
 
 namespace {

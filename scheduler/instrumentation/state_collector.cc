@@ -214,7 +214,7 @@ void StateCollector::CollectQuota(scheduler::Scheduler& scheduler,
   for (MetricFamily* family : {&max, &used, &budget_limit, &budget_used}) {
     out->push_back(std::move(*family));
   }
-  const scheduler::Scheduler::QueueConfigReloads reloads = scheduler.queue_config_reloads();
+  const config::ConfigReloads reloads = scheduler.queue_config_reloads();
   MetricFamily config_reloads = NewFamily(
       kQueueConfigReloadsTotal,
       "Updates of the queue configuration ConfigMap by result: 'applied', or 'rejected' (the "

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
+#include "policy/policy.h"
 #include "scheduler/cluster/embedded_cluster.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/instrumentation/instrumentation.h"
@@ -17,9 +18,9 @@ namespace {
 
 // The per-pod policy the pod asks for (kubesched.io/policy); none means its profile's.
 std::optional<std::string> PolicyOf(const api::Pod& pod) {
-  auto named = pod.meta.annotations.find(config::kPolicyAnnotation);
-  if (named == pod.meta.annotations.end()) return std::nullopt;
-  return named->second;
+  const std::optional<std::string_view> named = policy::RequestedPolicy(pod);
+  if (!named.has_value()) return std::nullopt;
+  return std::string(*named);
 }
 
 // Kinds are created in this order so that what a pod refers to (its namespace, its priority
@@ -395,7 +396,7 @@ absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
         absl::StrCat(input.pod_path, ": expected exactly one Pod, found ", pods.size()));
   }
   api::Pod pod = *pods[0];
-  if (input.policy.has_value()) pod.meta.annotations[config::kPolicyAnnotation] = *input.policy;
+  if (input.policy.has_value()) pod.meta.annotations[policy::kPolicyAnnotation] = *input.policy;
   auto report = ExplainObjects(cluster_objects->objects, pod, config, input.seed);
   if (!report.ok()) return report;
   std::vector<api::DecodeProblem> problems = std::move(cluster_objects->problems);

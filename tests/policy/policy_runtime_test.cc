@@ -8,9 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "plugins/registry/registry.h"
 #include "tests/testing/builders.h"
 
-namespace kubesched::scheduler {
+namespace kubesched::policy {
 namespace {
 
 constexpr char kTemplate[] = R"(
@@ -21,7 +22,7 @@ nodeAffinity:
 )";
 
 std::shared_ptr<const PolicyRuntime> Runtime(const std::string& text, int64_t generation) {
-  auto set = config::BuildPolicySet({}, {{"pool", text}}, generation);
+  auto set = BuildPolicySet({}, {{"pool", text}}, generation);
   REQUIRE(set.ok());
   auto runtime = PolicyRuntime::Build(*set, {}, plugins::Registry());
   REQUIRE(runtime.ok());
@@ -30,8 +31,8 @@ std::shared_ptr<const PolicyRuntime> Runtime(const std::string& text, int64_t ge
 
 api::Pod PodWith(const std::string& policy, const std::string& args) {
   testing::PodBuilder pod("p");
-  if (!policy.empty()) pod.Annotation(config::kPolicyAnnotation, policy);
-  if (!args.empty()) pod.Annotation(config::kPolicyArgsAnnotation, args);
+  if (!policy.empty()) pod.Annotation(kPolicyAnnotation, policy);
+  if (!args.empty()) pod.Annotation(kPolicyArgsAnnotation, args);
   return pod.Build();
 }
 
@@ -74,4 +75,4 @@ TEST_CASE("PolicyChooser fills a template per policy and args, never from a stal
 }
 
 }  // namespace
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::policy

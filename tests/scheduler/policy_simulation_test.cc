@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
-#include "config/policies.h"
+#include "policy/policy.h"
 #include "scheduler/cluster/embedded_cluster.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/simulate/simulation.h"
@@ -125,8 +125,8 @@ struct World {
   void Pod(const std::string& name, const std::string& policy, const std::string& args = "") {
     PodBuilder pod(name);
     pod.Container({{"cpu", "1"}});
-    if (!policy.empty()) pod.Annotation(config::kPolicyAnnotation, policy);
-    if (!args.empty()) pod.Annotation(config::kPolicyArgsAnnotation, args);
+    if (!policy.empty()) pod.Annotation(policy::kPolicyAnnotation, policy);
+    if (!args.empty()) pod.Annotation(policy::kPolicyArgsAnnotation, args);
     Add(pod.Build());
   }
   void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
@@ -271,7 +271,7 @@ TEST_CASE("simulate and explain report the policy a pod used", "[policies][simul
   cluster.push_back(node.Build());
   const api::Pod with_policy = PodBuilder("a")
                                    .Container({{"cpu", "1"}})
-                                   .Annotation(config::kPolicyAnnotation, "stack")
+                                   .Annotation(policy::kPolicyAnnotation, "stack")
                                    .Build();
   auto explained = ExplainObjects(cluster, with_policy, config, 1);
   REQUIRE(explained.ok());
@@ -280,7 +280,7 @@ TEST_CASE("simulate and explain report the policy a pod used", "[policies][simul
 
   const api::Pod unknown = PodBuilder("b")
                                .Container({{"cpu", "1"}})
-                               .Annotation(config::kPolicyAnnotation, "nope")
+                               .Annotation(policy::kPolicyAnnotation, "nope")
                                .Build();
   auto missing = ExplainObjects(cluster, unknown, config, 1);
   REQUIRE(missing.ok());

@@ -7,10 +7,8 @@
 // policy) by the same decoder, so a ConfigMap update is accepted exactly when the same text in
 // the file would be.
 
-#include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -20,23 +18,38 @@
 #include "config/config.h"
 #include "scheduler/api/objects.h"
 
-namespace kubesched::config {
+namespace YAML {
+class Node;
+}  // namespace YAML
+
+namespace kubesched::policy {
 
 // The pod annotation naming the policy, and the one holding its template args: a JSON object of
 // strings, e.g. {"PreferredPool": "A", "DefaultPool": "B"}.
 inline constexpr char kPolicyAnnotation[] = "kubesched.io/policy";
 inline constexpr char kPolicyArgsAnnotation[] = "kubesched.io/policy-args";
 
+// The policy `pod` asks for (its kubesched.io/policy annotation); nullopt when it names none, and
+// then its schedulerName's profile applies. An annotation with an empty value names the policy
+// "", which does not exist. A view into the pod.
+std::optional<std::string_view> RequestedPolicy(const api::Pod& pod);
+// Its kubesched.io/policy-args annotation; empty when absent.
+std::string_view RequestedPolicyArgs(const api::Pod& pod);
+
+// What a policy name must be: a DNS label (lowercase letters, digits and '-', at most 63).
+bool IsValidPolicyName(std::string_view name);
+// The rule IsValidPolicyName checks, for messages.
+extern const char kPolicyNameRule[];
+
 // A node-affinity template compiled at parse time into literal and hole segments, so rendering
-// does no parsing of the template. Defined in policies.cc; only RenderNodeAffinity reads it.
+// does no parsing of the template (policy/node_affinity_template.h).
 class NodeAffinityTemplate;
 
 struct Policy {
-  // A DNS label: lowercase letters, digits and '-', at most 63 characters.
   std::string name;
   // The same shape as a file profile, merged with the defaults as a file profile is.
   // scheduler_name is the policy's name, so whatever labels by profile shows the policy.
-  Profile profile;
+  config::Profile profile;
   // Null when the policy has no nodeAffinity. Shared, not copied: it never changes once parsed.
   std::shared_ptr<const NodeAffinityTemplate> node_affinity;
   // Every hole name the template uses ("PreferredPool"); empty without holes.
@@ -51,6 +64,12 @@ struct Policy {
 // is a valid node affinity), so a bad template never reaches RenderNodeAffinity.
 absl::StatusOr<Policy> ParsePolicy(std::string_view name, std::string_view text);
 
+// The configuration file's `policies:` list (config::Configuration::policies; null: none).
+// Errors name the item and the policy:
+//   policies[1]: policy "gpu-pack": plugins.score.enabled[0]: unknown plugin "Foo"
+absl::StatusOr<std::vector<Policy>> ParseFilePolicies(
+    const std::shared_ptr<const YAML::Node>& list);
+
 // The policy's node affinity with its holes filled from `args_json` (the value of
 // kubesched.io/policy-args; empty text counts as {}). Args that fill no hole are ignored. Errors
 // name the policy: bad JSON, not an object, a non-string value, a hole without a value
@@ -61,39 +80,4 @@ absl::StatusOr<Policy> ParsePolicy(std::string_view name, std::string_view text)
 absl::StatusOr<api::NodeAffinity> RenderNodeAffinity(const Policy& policy,
                                                      std::string_view args_json);
 
-// An immutable set of policies by name: one snapshot serves a whole scheduling cycle while a
-// reload builds the next one.
-class PolicySet {
- public:
-  PolicySet() = default;  // no policies
-
-  // Null when there is no policy of that name.
-  const Policy* Find(std::string_view name) const;
-  // Sorted.
-  std::vector<std::string> names() const;
-  size_t size() const { return policies_.size(); }
-  bool empty() const { return policies_.empty(); }
-  // What the caller passed to BuildPolicySet (e.g. a reload counter), so that pods waiting for a
-  // policy can tell that the set changed.
-  int64_t generation() const { return generation_; }
-  // "3 policies (generation 2): pool, spread, stack", for logs.
-  std::string Describe() const;
-
- private:
-  friend absl::StatusOr<std::shared_ptr<const PolicySet>> BuildPolicySet(
-      const std::vector<Policy>& from_file,
-      const std::map<std::string, std::string>& configmap_data, int64_t generation);
-
-  std::map<std::string, Policy, std::less<>> policies_;
-  int64_t generation_ = 0;
-};
-
-// The file's policies (already parsed by ParseConfiguration) plus one policy per ConfigMap data
-// key: the key is the policy's name, with a .yaml, .yml or .json extension stripped. Any bad
-// policy rejects the whole set, so the caller keeps its last good one; errors name the policy and
-// the field. A ConfigMap policy with the name of a file policy is an error naming both.
-absl::StatusOr<std::shared_ptr<const PolicySet>> BuildPolicySet(
-    const std::vector<Policy>& from_file, const std::map<std::string, std::string>& configmap_data,
-    int64_t generation = 0);
-
-}  // namespace kubesched::config
+}  // namespace kubesched::policy

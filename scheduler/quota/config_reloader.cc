@@ -1,0 +1,51 @@
+#include "scheduler/quota/config_reloader.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/util/log.h"
+
+namespace kubesched::quota {
+
+void QueueConfigReloader::Reload(const api::ConfigMap& map, bool deleted) {
+  const config::ObjectRef& ref = file_queues_.config_map;
+  if (!ref.Names(map.meta.namespace_name, map.meta.name)) return;
+  const std::string source = absl::StrCat("ConfigMap ", ref.namespace_name, "/", ref.name);
+  if (deleted) {
+    util::LogInfo(absl::StrCat(source, " deleted: the configuration file's queues apply"));
+    tracker_->SetConfig(file_queues_);
+    return;
+  }
+  auto text = map.data.find(std::string(config::kQueuesConfigMapKey));
+  absl::StatusOr<config::QueuesConfig> parsed =
+      text == map.data.end()
+          ? absl::InvalidArgumentError(absl::StrCat("no data key ", config::kQueuesConfigMapKey))
+          : config::ParseQueuesDocument(text->second);
+  if (!parsed.ok()) {
+    const std::string error = absl::StrCat(source,
+                                           ": queue configuration rejected, the last good "
+                                           "one stays in force: ",
+                                           parsed.status().message());
+    util::LogWarning(error);
+    absl::MutexLock lock(&mu_);
+    ++reloads_.rejected;
+    reloads_.last_error = error;
+    return;
+  }
+  // Where the ConfigMap lives and where the ledger goes stay the file's business.
+  parsed->config_map = file_queues_.config_map;
+  parsed->ledger = file_queues_.ledger;
+  parsed->ledger_interval = file_queues_.ledger_interval;
+  tracker_->SetConfig(*std::move(parsed));
+  util::LogInfo(absl::StrCat(source, ": queue configuration applied"));
+  absl::MutexLock lock(&mu_);
+  ++reloads_.applied;
+}
+
+config::ConfigReloads QueueConfigReloader::reloads() const {
+  absl::MutexLock lock(&mu_);
+  return reloads_;
+}
+
+}  // namespace kubesched::quota
