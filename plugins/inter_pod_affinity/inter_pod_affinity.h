@@ -43,6 +43,11 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   explicit InterPodAffinity(const config::InterPodAffinityArgs& args) : args_(args) {}
 
   std::string_view Name() const override;
+  // A pod appearing on a node may satisfy the incoming pod's required affinity.
+  framework::ClusterEventSet EventsToRegister() const override {
+    return framework::kDefaultEvents |
+           framework::EventBit(framework::ClusterEvent::kAssignedPodAdded);
+  }
 
   // Counts, per topology pair, the existing pods that the incoming pod's required terms select
   // and the existing pods whose required anti-affinity selects the incoming pod. Skip when the

@@ -73,7 +73,7 @@ int64_t ScoreNode(const MostAvailableState& data, const framework::NodeInfo& nod
 }  // namespace
 
 MostAvailable::MostAvailable(const config::MostAvailableArgs& args)
-    : staleness_limit_(args.metrics_staleness_limit) {
+    : poll_interval_(args.metrics_poll_interval), staleness_limit_(args.metrics_staleness_limit) {
   auto resources = args.resources;
   if (resources.empty()) resources = helper::DefaultResourceWeights();
   for (const config::ResourceWeight& r : resources) {

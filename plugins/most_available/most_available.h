@@ -38,7 +38,9 @@ namespace kubesched::plugins {
 // PreScore (once per pod) stores the pod's (resource, weight, VirtualRequest) entries, the weight
 // sum and the staleness cut-off; Score reads only CycleState and the NodeInfo: no allocation, no
 // lookups by name, safe to call concurrently.
-class MostAvailable final : public framework::PreScorePlugin, public framework::ScorePlugin {
+class MostAvailable final : public framework::PreScorePlugin,
+                            public framework::ScorePlugin,
+                            public framework::NodeMetricsConsumer {
  public:
   // `args` must be valid (see NewMostAvailable).
   explicit MostAvailable(const config::MostAvailableArgs& args);
@@ -50,6 +52,8 @@ class MostAvailable final : public framework::PreScorePlugin, public framework::
   // 0 when PreScore did not run (it always runs before Score in a cycle).
   int64_t Score(const framework::CycleState& state, const framework::PodInfo& pod,
                 const framework::NodeInfo& node) const override;
+  // metricsPollInterval.
+  absl::Duration NodeMetricsPollInterval() const override { return poll_interval_; }
 
   struct ResourceWeight {
     api::ResourceId id;
@@ -61,6 +65,7 @@ class MostAvailable final : public framework::PreScorePlugin, public framework::
   void WarnOnce(const framework::PodInfo& pod, const absl::Status& error);
 
   std::vector<ResourceWeight> resources_;
+  absl::Duration poll_interval_;
   absl::Duration staleness_limit_;
   // Pods already warned about. PreScore may run for several pods at once (explain, reports):
   // warned_mu_ is the one lock, owned by this plugin instance.

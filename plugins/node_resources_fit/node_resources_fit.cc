@@ -342,6 +342,19 @@ std::optional<NodeResourcesFit::WatermarkStatus> NodeResourcesFit::LastWatermark
   return watermark_status_;
 }
 
+std::optional<framework::WatermarkState> NodeResourcesFit::ObserveWatermarkState(
+    const framework::Snapshot& snapshot) {
+  const auto status = ObserveWatermark(snapshot);
+  if (!status.has_value()) return std::nullopt;
+  return framework::WatermarkState{ModeName(status->mode), status->allocated_ratio};
+}
+
+std::optional<framework::WatermarkState> NodeResourcesFit::LastWatermarkState() const {
+  const auto status = LastWatermark();
+  if (!status.has_value()) return std::nullopt;
+  return framework::WatermarkState{ModeName(status->mode), status->allocated_ratio};
+}
+
 // ---------------------------------------------------------------------------------------------
 // Factory
 

@@ -59,7 +59,8 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
                                public framework::RequestsFilterPlugin,
                                public framework::PreScorePlugin,
-                               public framework::ScorePlugin {
+                               public framework::ScorePlugin,
+                               public framework::WatermarkReporter {
  public:
   static constexpr std::string_view kTooManyPods = "Too many pods";
 
@@ -78,6 +79,8 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
                                    const framework::PodInfo& pod, const framework::NodeInfo& node,
                                    const api::ResourceList& requested,
                                    int64_t num_pods) const override;
+  // "Insufficient cpu" and "Too many pods" are this filter's own verdicts.
+  bool RejectsShortOfBasicResources() const override { return true; }
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const framework::Snapshot& snapshot,
                              absl::Span<const framework::NodeInfo* const> feasible) override;
@@ -116,6 +119,10 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   // The kept mode and the ratio that last moved it, without moving it (metrics read it when
   // scraped); nullopt unless the strategy is Watermark.
   std::optional<WatermarkStatus> LastWatermark() const;
+  // The two above as the scheduler reports them.
+  std::optional<framework::WatermarkState> ObserveWatermarkState(
+      const framework::Snapshot& snapshot) override;
+  std::optional<framework::WatermarkState> LastWatermarkState() const override;
 
  private:
   // Whether the filter ignores this resource (string look-ups: PreFilter only).

@@ -31,6 +31,11 @@ framework::CycleState::Key StateKey() {
 
 std::string_view QueueQuota::Name() const { return names::kQueueQuota; }
 
+std::vector<std::string> QueueQuota::WaitKeys(const framework::PodInfo& pod) const {
+  if (tracker_ == nullptr) return {};
+  return tracker_->WaitKeys(pod);
+}
+
 framework::PreFilterOutcome QueueQuota::PreFilter(framework::CycleState& state,
                                                   const framework::PodInfo& pod,
                                                   const framework::Snapshot& /*snapshot*/) {

@@ -25,7 +25,8 @@ namespace kubesched::plugins {
 // Unreserve refunds it unless the informers already saw it bound.
 class QueueQuota final : public framework::PreFilterPlugin,
                          public framework::FilterPlugin,
-                         public framework::ReservePlugin {
+                         public framework::ReservePlugin,
+                         public framework::WaitKeysPlugin {
  public:
   // null `tracker`: the plugin lets everything through (configuration checks build plugins
   // without a scheduler).
@@ -34,6 +35,11 @@ class QueueQuota final : public framework::PreFilterPlugin,
   std::string_view Name() const override;
   framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::Snapshot& snapshot) override;
+  // Preempting pods of the blocking queue may free its quota (DefaultPreemption, quota-aware).
+  bool PreemptionMayLiftRejection() const override { return true; }
+  // A quota-blocked pod waits until its queue's usage drops, its quota or budget changes, or its
+  // placement becomes possible (the tracker's keys), not for cluster events.
+  std::vector<std::string> WaitKeys(const framework::PodInfo& pod) const override;
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
   // Reads the node's model label and the quota tracker only.

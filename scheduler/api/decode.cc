@@ -309,8 +309,8 @@ absl::StatusOr<Object> DecodeObjectValue(const rapidjson::Value& json, std::stri
     return absl::InvalidArgumentError(absl::StrCat("unknown kind \"", Absl(kind), "\""));
   }
   if (!json.IsObject()) {
-    return absl::InvalidArgumentError(absl::StrCat(Absl(kind), ": expected an object, got ",
-                                                   Absl(internal::TypeName(json))));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Absl(kind), ": expected an object, got ", Absl(internal::TypeName(json))));
   }
   const Json* actual_kind = Find(json, "kind");
   if (actual_kind != nullptr && !(actual_kind->IsString() && View(*actual_kind) == kind)) {
@@ -321,8 +321,8 @@ absl::StatusOr<Object> DecodeObjectValue(const rapidjson::Value& json, std::stri
   const Json* metadata = Find(json, "metadata");
   const std::string_view ns = metadata ? StringMember(*metadata, "namespace") : std::string_view();
   const std::string_view name = metadata ? StringMember(*metadata, "name") : std::string_view();
-  return absl::InvalidArgumentError(
-      absl::StrCat(Describe(kind, decoder->namespaced, ns, name), ": ", decoded.status().message()));
+  return absl::InvalidArgumentError(absl::StrCat(Describe(kind, decoder->namespaced, ns, name),
+                                                 ": ", decoded.status().message()));
 }
 
 absl::StatusOr<NodeAffinity> DecodeNodeAffinity(std::string_view json_or_yaml) {
@@ -344,6 +344,29 @@ absl::StatusOr<NodeAffinity> DecodeNodeAffinity(std::string_view json_or_yaml) {
     return absl::InvalidArgumentError(absl::StrCat("node affinity: ", affinity.status().message()));
   }
   return affinity;
+}
+
+absl::StatusOr<ResourceList> DecodeResourceListJson(std::string_view json) {
+  // The object decoder's resource-list reader gives the same quantity rules and messages as
+  // requests in a pod spec; it reads a member, so the value is wrapped in one.
+  const std::string wrapped = absl::StrCat("{\"virtualRequest\":", util::Absl(json), "}");
+  rapidjson::Document doc;
+  doc.Parse(wrapped.data(), wrapped.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "not a JSON resource list: ", rapidjson::GetParseError_En(doc.GetParseError())));
+  }
+  const rapidjson::Value& value = doc["virtualRequest"];
+  if (!value.IsObject()) {
+    return absl::InvalidArgumentError("not a JSON resource list: expected an object");
+  }
+  ResourceList out;
+  const internal::Path root;
+  if (absl::Status status = internal::ReadResources(doc, "virtualRequest", root, &out);
+      !status.ok()) {
+    return status;
+  }
+  return out;
 }
 
 }  // namespace kubesched::api

@@ -17,8 +17,8 @@
 
 namespace kubesched::api {
 
-using Object = std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget,
-                            NodeMetrics>;
+using Object =
+    std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget, NodeMetrics>;
 
 // "Pod ns/name", "Node name", or "item 3" when the object has no usable name.
 std::string DescribeObject(const Object& object);
@@ -51,5 +51,10 @@ absl::StatusOr<Node> DecodeNodeJson(std::string_view json);
 // Decodes a v1 NodeAffinity (requiredDuringScheduling... / preferredDuringScheduling...) from JSON
 // or YAML text; used for NodeAffinityArgs.addedAffinity. Errors name the field.
 absl::StatusOr<NodeAffinity> DecodeNodeAffinity(std::string_view json_or_yaml);
+
+// Decodes a JSON object of resource name -> quantity (string or number), as annotations carry
+// them ({"cpu":"2","memory":"4Gi"}), by the rules of requests in a pod spec. Errors name the
+// resource and what is wrong; never throws.
+absl::StatusOr<ResourceList> DecodeResourceListJson(std::string_view json);
 
 }  // namespace kubesched::api

@@ -19,7 +19,7 @@ void Scheduler::AssumeAndBind(const runtime::Framework& fw,
   framework::PodInfoPtr assumed = assumed_info;
 
   if (auto status = cache_->AssumePod(assumed); !status.ok()) {
-    HandleFailure(std::move(queued), nullptr,
+    HandleFailure(fw, std::move(queued), nullptr,
                   framework::Status::Error(util::Std(status.message())));
     return;
   }
@@ -28,7 +28,7 @@ void Scheduler::AssumeAndBind(const runtime::Framework& fw,
   if (!status.IsSuccess()) {
     fw.RunUnreserve(*state, *assumed, node);
     (void)cache_->ForgetPod(assumed->key);
-    HandleFailure(std::move(queued), nullptr, status);
+    HandleFailure(fw, std::move(queued), nullptr, status);
     return;
   }
   std::shared_ptr<framework::CycleState> shared_state(std::move(state));
@@ -56,7 +56,7 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
   (void)cache_->ForgetPod(assumed->key);
   if (deps_.observer != nullptr) deps_.observer->OnBindFailed(*assumed, node, status.Message());
   // The room this pod held is free again for the pods that wanted it.
-  queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
   // Even when the API said the pod is gone or already bound, it waits in backoff rather than
   // being dropped: the watch removes it from the queue once it confirms that, and if the answer
   // was wrong, the pod is not lost.

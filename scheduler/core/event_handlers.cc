@@ -43,7 +43,7 @@ void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
     auto info = MakeInfo(pod);
     (void)cache_->AddPod(info);
     quota_->ChargeBound(*info);
-    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
+    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
     return;
   }
   if (IsPendingForUs(*pod)) queue_->Add(MakeInfo(pod));
@@ -62,14 +62,14 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
         auto info = MakeInfo(pod);
         (void)cache_->AddPod(info);
         quota_->ChargeBound(*info);
-        queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kAssignedPodAdded);
+        queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
       }
       return;
     }
     if (pod->IsTerminal()) {
       (void)cache_->RemovePod(key);
       quota_->Release(key, /*assumed_only=*/false);
-      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+      queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
       return;
     }
     (void)cache_->UpdatePod(MakeInfo(pod));
@@ -89,7 +89,7 @@ void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
   if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
     (void)cache_->RemovePod(key);
     quota_->Release(key, /*assumed_only=*/false);
-    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
   }
   queue_->Delete(key);
 }
@@ -99,12 +99,12 @@ void Scheduler::OnNode(const client::Event<api::Node>& event) {
     case EventType::kAdded:
       quota_->SetNode(*event.object);
       cache_->AddNode(event.object);
-      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeAdded);
+      queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
       break;
     case EventType::kModified:
       quota_->SetNode(*event.object);
       cache_->UpdateNode(event.object);
-      queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeUpdated);
+      queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeUpdated);
       break;
     case EventType::kDeleted:
       quota_->RemoveNode(event.object->meta.name);

@@ -5,8 +5,6 @@
 #include <limits>
 #include <string_view>
 
-#include "plugins/names.h"
-
 namespace kubesched::scheduler {
 
 namespace {
@@ -200,12 +198,7 @@ void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::
 CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const std::vector<bool>& skip,
                                  const NominatedPods& nominated, util::WorkerPool* pool)
     : fw_(fw), skip_(skip), nominated_(nominated), pool_(pool) {
-  const auto& filters = fw.filter_plugins();
-  for (size_t i = 0; i < filters.size(); ++i) {
-    if (filters[i]->Name() == plugins::names::kNodeResourcesFit) {
-      resource_fit_runs_ = i >= skip.size() || !skip[i];
-    }
-  }
+  resource_fit_runs_ = fw.ScreensBasicResources(skip);
   state_follows_pods_ = fw.HasActiveExtensions(skip);
   judges_by_requests_ = !state_follows_pods_ && fw.FiltersJudgeByRequests(skip);
 }

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "plugins/names.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/util/log.h"
 
@@ -18,10 +17,9 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
   std::vector<framework::NodeStatus> all_rejected;
   std::vector<bool> skip = algorithm_->last_skip_filter();
   const framework::Status& pre = fit_error.pre_filter_status;
-  if (pre.code() == framework::Code::kUnschedulable &&
-      pre.plugin() == plugins::names::kQueueQuota) {
+  if (pre.code() == framework::Code::kUnschedulable && fw.PreemptionMayLift(pre.plugin())) {
     // Quota-aware preemption needs what the other plugins say: their PreFilter did not run.
-    auto others = fw.RunPreFilter(state, pod, snapshot_, plugins::names::kQueueQuota);
+    auto others = fw.RunPreFilter(state, pod, snapshot_, pre.plugin());
     if (!others.status.IsSuccess()) {
       // Removing pods of the queue would not be enough.
       framework::PostFilterOutcome none;
@@ -105,7 +103,7 @@ void Scheduler::Evict(const framework::PodInfo& victim, const framework::PodInfo
   util::LogWarning(absl::StrCat("preemption: deleting victim ", victim.key, " for ", preemptor.key,
                                 " failed: ", status.message()));
   // The preemptor waits for deletions that will not come: let it try again.
-  queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
 }
 
 }  // namespace kubesched::scheduler

@@ -95,6 +95,18 @@ const runtime::Framework* Scheduler::FrameworkFor(const api::Pod& pod) const {
   return nullptr;
 }
 
+std::optional<absl::Duration> Scheduler::NodeMetricsPollInterval(std::string_view* consumer) const {
+  std::optional<absl::Duration> shortest;
+  for (const auto& fw : frameworks_) {
+    std::string_view name;
+    const std::optional<absl::Duration> interval = fw->NodeMetricsPollInterval(&name);
+    if (!interval.has_value() || (shortest.has_value() && *shortest <= *interval)) continue;
+    shortest = interval;
+    if (consumer != nullptr) *consumer = name;
+  }
+  return shortest;
+}
+
 bool Scheduler::Responsible(const api::Pod& pod) const { return FrameworkFor(pod) != nullptr; }
 
 int32_t Scheduler::ResolvePriority(const api::Pod& pod) const {

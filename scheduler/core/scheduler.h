@@ -84,6 +84,11 @@ class Scheduler : public client::ClusterEventHandler {
   // The profile for a pod; null if none serves it.
   const runtime::Framework* FrameworkFor(const api::Pod& pod) const;
 
+  // The shortest node metrics poll interval the profiles' score plugins ask for
+  // (framework::NodeMetricsConsumer); nullopt when none reads node metrics, and then nothing
+  // polls. `consumer` (optional) names the plugin that asks for it.
+  std::optional<absl::Duration> NodeMetricsPollInterval(std::string_view* consumer = nullptr) const;
+
   // The pod's effective priority (spec.priority, else its class, else the global default).
   int32_t ResolvePriority(const api::Pod& pod) const;
 
@@ -114,8 +119,8 @@ class Scheduler : public client::ClusterEventHandler {
   framework::PriorityClassTraits ClassTraits(const api::Pod& pod) const;
   static bool NonPreemptible(const api::PriorityClass& priority_class);
 
-  void HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
-                     const framework::Status& status);
+  void HandleFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
+                     const FitError* fit_error, const framework::Status& status);
   // After a FitError: lets PostFilter plugins nominate a node and evict victims; a rejection's
   // message joins the FailedScheduling message.
   // What the PostFilter plugins (preemption) would do for a pod no node fits; changes nothing.
@@ -140,10 +145,12 @@ class Scheduler : public client::ClusterEventHandler {
   void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
   // A pod whose policy annotation cannot be served this cycle: pending, waiting for the policy
   // set to change.
-  void HandlePolicyFailure(queue::QueuedPodInfo queued, const policy::PolicyChoice& choice);
-  // When queue quota alone rejected the pod, it waits for what blocks it; returns false (and the
-  // pod should go to backoff) when that is gone already.
-  bool SetQuotaWait(queue::QueuedPodInfo& queued, const std::vector<std::string>& rejecting);
+  void HandlePolicyFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
+                           const policy::PolicyChoice& choice);
+  // When one plugin with wait keys (queue quota), or the policy choice, alone rejected the pod, it
+  // waits for what blocks it; returns false (and the pod should go to backoff) when that is gone
+  // already.
+  bool SetQuotaWait(const runtime::Framework& fw, queue::QueuedPodInfo& queued);
 
   SchedulerDeps deps_;
   // Before the frameworks: their plugins hold it (PluginHandle::pool), so it must outlive them.

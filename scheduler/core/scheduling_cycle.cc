@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "plugins/names.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/framework/policy_affinity.h"
 #include "scheduler/util/strings.h"
@@ -26,7 +25,7 @@ void Scheduler::Housekeep() {
   for (const auto& key : expired) quota_->Release(key, /*assumed_only=*/true);
   if (!expired.empty()) {
     // Room held by a pod whose binding was never confirmed is free again.
-    queue_->MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
   }
   quota_->Tick();
 }
@@ -51,7 +50,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   const std::shared_ptr<const policy::PolicyRuntime> policies = this->policies();
   const policy::PolicyChoice choice = policy_chooser_.Choose(pod_info->get(), policies);
   if (!choice.error.ok()) {
-    HandlePolicyFailure(std::move(*popped), choice);
+    HandlePolicyFailure(*fw, std::move(*popped), choice);
     if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
     return true;
   }
@@ -72,25 +71,25 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
     RunPostFilter(*fw, *state, pod_info, fit_error);
-    HandleFailure(std::move(*popped), fit_error, framework::Status());
+    HandleFailure(*fw, std::move(*popped), fit_error, framework::Status());
     algorithm_->Recycle(std::move(fit_error->node_statuses));
   } else {
-    HandleFailure(std::move(*popped), nullptr, std::get<framework::Status>(outcome));
+    HandleFailure(*fw, std::move(*popped), nullptr, std::get<framework::Status>(outcome));
   }
   if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
   return true;
 }
 
-void Scheduler::HandlePolicyFailure(queue::QueuedPodInfo queued,
+void Scheduler::HandlePolicyFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
                                     const policy::PolicyChoice& choice) {
   const std::string message(choice.error.message());
   framework::Status status = framework::Status::Unschedulable(message);
   status.set_plugin(policy::kPolicySelection);
-  HandleFailure(std::move(queued), nullptr, status);
+  HandleFailure(fw, std::move(queued), nullptr, status);
 }
 
-void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_error,
-                              const framework::Status& status) {
+void Scheduler::HandleFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
+                              const FitError* fit_error, const framework::Status& status) {
   const framework::PodInfo& pod = *queued.pod_info;
   queued.quota_wait_keys.clear();
   if (fit_error != nullptr) {
@@ -101,7 +100,8 @@ void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_e
     } else {
       queued.unschedulable_plugins = fit_error->RejectingPlugins();
     }
-    const bool waits = SetQuotaWait(queued, queued.unschedulable_plugins);
+    queued.helpful_events = fw.EventsHelping(queued.unschedulable_plugins);
+    const bool waits = SetQuotaWait(fw, queued);
     Requeue(std::move(queued), /*unschedulable=*/waits);
     return;
   }
@@ -117,20 +117,25 @@ void Scheduler::HandleFailure(queue::QueuedPodInfo queued, const FitError* fit_e
       deps_.observer->OnError(pod, message, queued.attempts);
     }
   }
-  if (rejected) queued.unschedulable_plugins = {std::string(status.plugin())};
-  const bool waits = !rejected || SetQuotaWait(queued, queued.unschedulable_plugins);
+  if (rejected) {
+    queued.unschedulable_plugins = {std::string(status.plugin())};
+    queued.helpful_events = fw.EventsHelping(queued.unschedulable_plugins);
+  }
+  const bool waits = !rejected || SetQuotaWait(fw, queued);
   Requeue(std::move(queued), rejected && waits);
 }
 
-bool Scheduler::SetQuotaWait(queue::QueuedPodInfo& queued,
-                             const std::vector<std::string>& rejecting) {
+bool Scheduler::SetQuotaWait(const runtime::Framework& fw, queue::QueuedPodInfo& queued) {
+  const std::vector<std::string>& rejecting = queued.unschedulable_plugins;
   if (rejecting.size() == 1 && rejecting.front() == policy::kPolicySelection) {
     const std::optional<std::string_view> named = policy::RequestedPolicy(queued.pod_info->get());
     queued.quota_wait_keys = {policy::PolicyWaitKey(named.value_or(""))};
     return true;
   }
-  if (rejecting.size() != 1 || rejecting.front() != plugins::names::kQueueQuota) return true;
-  queued.quota_wait_keys = quota_->WaitKeys(*queued.pod_info);
+  if (rejecting.size() != 1) return true;
+  const framework::WaitKeysPlugin* waits = fw.WaitKeysPluginNamed(rejecting.front());
+  if (waits == nullptr) return true;
+  queued.quota_wait_keys = waits->WaitKeys(*queued.pod_info);
   return !queued.quota_wait_keys.empty();
 }
 

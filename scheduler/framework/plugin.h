@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "scheduler/framework/cluster_event.h"
 #include "scheduler/framework/cycle_state.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/pod_info.h"
@@ -29,6 +31,10 @@ class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view Name() const = 0;
+  // The cluster events that may make a pod this plugin rejected schedulable (upstream's
+  // EventsToRegister): the queue moves such a pod back only on one of them (or on the periodic
+  // flush). Node changes and freed room by default.
+  virtual ClusterEventSet EventsToRegister() const { return kDefaultEvents; }
 };
 
 // Orders the active queue. Exactly one per profile.
@@ -71,6 +77,23 @@ class PreFilterPlugin : public virtual Plugin {
                                      const Snapshot& snapshot) = 0;
   // Null for a plugin whose PreFilter state does not depend on the pods of any node.
   virtual const PreFilterExtensions* pre_filter_extensions() const { return nullptr; }
+  // True when removing pods may lift a rejection by this PreFilter that no node's verdict
+  // explains (queue quota: the pods of the blocking queue). Preemption then judges each node by
+  // the other plugins' verdicts, with this plugin left out. False (the default): the rejection
+  // stands for every node, and preemption cannot help.
+  virtual bool PreemptionMayLiftRejection() const { return false; }
+};
+
+// A plugin whose rejection only a change it can name can lift (queue quota: a pod of the blocking
+// queue ending, the quota changing, a budget period starting), rather than a cluster event. A pod
+// that it alone rejected waits for one of its wait keys, which the plugin's service wakes
+// (SchedulingQueue::MoveQuotaWaiters), and costs nothing until then.
+class WaitKeysPlugin {
+ public:
+  virtual ~WaitKeysPlugin() = default;
+  // The keys `pod` waits for after this plugin alone rejected it; empty when what blocked it is
+  // already gone, and the pod should retry after its backoff.
+  virtual std::vector<std::string> WaitKeys(const PodInfo& pod) const = 0;
 };
 
 class FilterPlugin : public virtual Plugin {
@@ -96,6 +119,11 @@ class RequestsFilterPlugin {
   // FilterRequests(state, pod, node, node.requested(), node.pods().size()).
   virtual Status FilterRequests(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                                 const api::ResourceList& requested, int64_t num_pods) const = 0;
+  // True when this filter certainly rejects a pod whose cpu, memory, ephemeral storage or pod
+  // count exceeds what a node has free (NodeResourcesFit): preemption's resource screen
+  // (PostFilterHost::CannotFitWithout) may then pass over nodes where even removing every
+  // lower-priority pod leaves too little.
+  virtual bool RejectsShortOfBasicResources() const { return false; }
 };
 
 // Per-node statuses of a failed Filter phase, given to PostFilter plugins.
@@ -184,6 +212,31 @@ class PreScorePlugin : public virtual Plugin {
   // Once per cycle with the nodes that passed filtering. Skip: this plugin's Score is not called.
   virtual Status PreScore(CycleState& state, const PodInfo& pod, const Snapshot& snapshot,
                           absl::Span<const NodeInfo* const> feasible) = 0;
+};
+
+// A score plugin that switches between spreading and stacking with the cluster's allocated ratio
+// (NodeResourcesFit's Watermark strategy) reports its state to simulate, explain and /metrics.
+struct WatermarkState {
+  std::string_view mode;  // "spread" or "stack": how the next pod is scored
+  double allocated_ratio = 0;
+};
+
+class WatermarkReporter {
+ public:
+  virtual ~WatermarkReporter() = default;
+  // The state the next pod would be scored in, judged on `snapshot`; moves the kept mode exactly
+  // as that pod's PreScore would. nullopt when the plugin is not configured to switch.
+  virtual std::optional<WatermarkState> ObserveWatermarkState(const Snapshot& snapshot) = 0;
+  // The state at the last scored cycle, without judging anything; safe from any thread (a scrape).
+  virtual std::optional<WatermarkState> LastWatermarkState() const = 0;
+};
+
+// A score plugin that reads measured node usage (MostAvailable): `run` polls node metrics
+// (metrics.k8s.io) for it, no more often than the shortest interval any profile's plugin asks.
+class NodeMetricsConsumer {
+ public:
+  virtual ~NodeMetricsConsumer() = default;
+  virtual absl::Duration NodeMetricsPollInterval() const = 0;
 };
 
 // Optional ability of a ScorePlugin (upstream's ScoreExtensions).

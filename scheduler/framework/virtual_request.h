@@ -16,18 +16,14 @@ namespace kubesched::framework {
 
 inline constexpr std::string_view kVirtualRequestAnnotation = "kubesched.io/virtual-request";
 
-// Parses the annotation value: a JSON object of resource name -> quantity (string or number).
-// Errors name the resource and what is wrong; never throws.
-absl::StatusOr<api::ResourceList> ParseVirtualRequest(std::string_view json);
-
 struct VirtualRequest {
   api::ResourceList amounts;
   // Set when the annotation is present but does not parse; `amounts` are then the requests.
   absl::Status annotation_error;
 };
 
-// The annotation when present and valid, else `requests`; `error` is set when the annotation is
-// present but does not parse. MakePodInfo calls it once per pod.
+// The annotation when present and valid (api::DecodeResourceListJson), else `requests`; `error` is
+// set when the annotation is present but does not parse. MakePodInfo calls it once per pod.
 api::ResourceList ComputeVirtualRequest(const api::Pod& pod, const api::ResourceList& requests,
                                         absl::Status* error);
 

@@ -5,7 +5,6 @@
 #include <map>
 #include <utility>
 
-#include "plugins/node_resources_fit/node_resources_fit.h"
 #include "scheduler/api/resource.h"
 #include "scheduler/instrumentation/metrics_observer.h"
 #include "scheduler/metrics/scheduler_metrics.h"
@@ -55,19 +54,13 @@ std::string ResourceOfKind(const std::string& kind) {
   return resource;
 }
 
-// The NodeResourcesFit plugin of a profile, if it scores with it.
-const plugins::NodeResourcesFit* FitPlugin(const scheduler::Scheduler& scheduler,
-                                           const std::string& profile) {
+// The score plugin of a profile that reports a watermark, if any.
+const framework::WatermarkReporter* WatermarkReporterOf(const scheduler::Scheduler& scheduler,
+                                                        const std::string& profile) {
   api::Pod probe;
   probe.spec.scheduler_name = profile;
   const runtime::Framework* fw = scheduler.FrameworkFor(probe);
-  if (fw == nullptr) return nullptr;
-  for (const auto& weighted : fw->score_plugins()) {
-    if (const auto* fit = dynamic_cast<const plugins::NodeResourcesFit*>(weighted.plugin)) {
-      return fit;
-    }
-  }
-  return nullptr;
+  return fw == nullptr ? nullptr : fw->watermark_reporter();
 }
 
 }  // namespace
@@ -238,11 +231,11 @@ void StateCollector::CollectWatermark(const scheduler::Scheduler& scheduler,
       "scored cycle.",
       MetricType::Gauge);
   for (const std::string& profile : profiles_) {
-    const plugins::NodeResourcesFit* fit = FitPlugin(scheduler, profile);
-    if (fit == nullptr) continue;
-    const auto status = fit->LastWatermark();
+    const framework::WatermarkReporter* reporter = WatermarkReporterOf(scheduler, profile);
+    if (reporter == nullptr) continue;
+    const auto status = reporter->LastWatermarkState();
     if (!status.has_value()) continue;
-    const bool stacking = status->mode == plugins::NodeResourcesFit::WatermarkMode::kStack;
+    const bool stacking = status->mode == "stack";
     Add(mode, {{"profile", profile}, {"mode", "spread"}}, stacking ? 0 : 1);
     Add(mode, {{"profile", profile}, {"mode", "stack"}}, stacking ? 1 : 0);
     Add(ratio, {{"profile", profile}}, status->allocated_ratio);

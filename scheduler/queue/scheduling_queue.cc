@@ -1,6 +1,7 @@
 #include "scheduler/queue/scheduling_queue.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <utility>
 
@@ -11,8 +12,6 @@ namespace kubesched::queue {
 namespace {
 
 using framework::PodInfoPtr;
-
-constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 
 enum class Where : uint8_t { kActive, kBackoff, kUnschedulable, kQuotaWaiting };
 
@@ -123,26 +122,25 @@ struct BackoffOrder {
   }
 };
 
-// Whether an assigned pod appearing could help: the pod was rejected by InterPodAffinity, or by
-// nothing in particular.
-bool HelpedByAssignedPod(const QueuedPodInfo& info) {
-  const auto& plugins = info.unschedulable_plugins;
-  return plugins.empty() ||
-         std::find(plugins.begin(), plugins.end(), kInterPodAffinity) != plugins.end();
+// Whether `event` may help the pod: one of the plugins that rejected it registered the event. The
+// periodic flush helps every pod.
+bool HelpedBy(const QueuedPodInfo& info, framework::ClusterEvent event) {
+  return event == framework::ClusterEvent::kUnschedulableTimeout ||
+         (info.helpful_events & framework::EventBit(event)) != 0;
 }
 
 // The incoming-pods event of a cluster event (upstream's event labels).
-IncomingEvent IncomingEventOf(ClusterEvent event) {
+IncomingEvent IncomingEventOf(framework::ClusterEvent event) {
   switch (event) {
-    case ClusterEvent::kNodeAdded:
+    case framework::ClusterEvent::kNodeAdded:
       return IncomingEvent::kNodeAdd;
-    case ClusterEvent::kNodeUpdated:
+    case framework::ClusterEvent::kNodeUpdated:
       return IncomingEvent::kNodeUpdate;
-    case ClusterEvent::kPodDeleted:
+    case framework::ClusterEvent::kPodDeleted:
       return IncomingEvent::kAssignedPodDelete;
-    case ClusterEvent::kAssignedPodAdded:
+    case framework::ClusterEvent::kAssignedPodAdded:
       return IncomingEvent::kAssignedPodAdd;
-    case ClusterEvent::kUnschedulableTimeout:
+    case framework::ClusterEvent::kUnschedulableTimeout:
       return IncomingEvent::kUnschedulableTimeout;
   }
   return IncomingEvent::kUnschedulableTimeout;
@@ -159,7 +157,9 @@ struct InFlight {
 
 struct SchedulingQueue::Impl {
   Impl(const util::Clock* c, QueueOptions o, const framework::QueueSortPlugin* less)
-      : clock(c), options(o), active(ActiveOrder{less}), backoff(BackoffOrder{}) {}
+      : clock(c), options(o), active(ActiveOrder{less}), backoff(BackoffOrder{}) {
+    move_request_cycle.fill(-1);
+  }
 
   const util::Clock* const clock;
   const QueueOptions options;
@@ -170,9 +170,10 @@ struct SchedulingQueue::Impl {
   IndexedHeap<ActiveOrder> active ABSL_GUARDED_BY(mu);
   IndexedHeap<BackoffOrder> backoff ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<Item*> unschedulable ABSL_GUARDED_BY(mu);
-  // The part of `unschedulable` that kAssignedPodAdded may help, so that event (one per bind)
-  // does not scan every unschedulable pod.
-  absl::flat_hash_set<Item*> unschedulable_affinity ABSL_GUARDED_BY(mu);
+  // The part of `unschedulable` each event may help (QueuedPodInfo::helpful_events), so that an
+  // event that helps few pods (kAssignedPodAdded, one per bind) does not scan every one.
+  std::array<absl::flat_hash_set<Item*>, framework::kClusterEventCount> unschedulable_by_event
+      ABSL_GUARDED_BY(mu);
   // Pods held back only by queue quota, by wait key (a pod is under each of its keys).
   absl::flat_hash_map<std::string, absl::flat_hash_set<Item*>> quota_waiting ABSL_GUARDED_BY(mu);
   size_t quota_waiting_count ABSL_GUARDED_BY(mu) = 0;
@@ -180,11 +181,21 @@ struct SchedulingQueue::Impl {
 
   // Upstream's schedulingCycle / moveRequestCycle: a pod popped in cycle c that fails after a
   // move request in cycle >= c may have missed the event that helps it, so it goes to backoffQ
-  // rather than waiting for another event. kAssignedPodAdded only counts for pods it can help.
+  // rather than waiting for another event. An event only counts for pods it can help.
   int64_t scheduling_cycle ABSL_GUARDED_BY(mu) = 0;
-  int64_t move_request_cycle ABSL_GUARDED_BY(mu) = -1;
-  int64_t affinity_move_request_cycle ABSL_GUARDED_BY(mu) = -1;
+  std::array<int64_t, framework::kClusterEventCount> move_request_cycle ABSL_GUARDED_BY(mu);
   int64_t quota_move_request_cycle ABSL_GUARDED_BY(mu) = -1;
+
+  // Whether a move request that may help `pod` came at or after the cycle that popped it.
+  bool MissedHelpfulEvent(const QueuedPodInfo& pod) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    for (size_t e = 0; e < framework::kClusterEventCount; ++e) {
+      if (move_request_cycle[e] >= pod.scheduling_cycle &&
+          HelpedBy(pod, static_cast<framework::ClusterEvent>(e))) {
+        return true;
+      }
+    }
+    return false;
+  }
   absl::flat_hash_map<std::string, InFlight> in_flight ABSL_GUARDED_BY(mu);
 
   // Nominator: at most one node per pod.
@@ -244,7 +255,11 @@ struct SchedulingQueue::Impl {
     item->where = Where::kUnschedulable;
     item->sequence = next_sequence++;  // moves back out in the order pods were parked
     unschedulable.insert(item);
-    if (HelpedByAssignedPod(item->info)) unschedulable_affinity.insert(item);
+    for (size_t e = 0; e < framework::kClusterEventCount; ++e) {
+      if (HelpedBy(item->info, static_cast<framework::ClusterEvent>(e))) {
+        unschedulable_by_event[e].insert(item);
+      }
+    }
   }
 
   void PushQuotaWaiting(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
@@ -265,7 +280,7 @@ struct SchedulingQueue::Impl {
         break;
       case Where::kUnschedulable:
         unschedulable.erase(item);
-        unschedulable_affinity.erase(item);
+        for (auto& helped : unschedulable_by_event) helped.erase(item);
         break;
       case Where::kQuotaWaiting:
         for (const auto& key : item->info.quota_wait_keys) {
@@ -418,10 +433,8 @@ void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
   const bool quota_wait = !pod.quota_wait_keys.empty();
   if (unschedulable_verdict && !to_backoff) {
     // A quota release while the pod was out may have been the one it waits for.
-    to_backoff = quota_wait ? quota_move_request_cycle >= pod.scheduling_cycle
-                            : move_request_cycle >= pod.scheduling_cycle ||
-                                  (affinity_move_request_cycle >= pod.scheduling_cycle &&
-                                   HelpedByAssignedPod(pod));
+    to_backoff =
+        quota_wait ? quota_move_request_cycle >= pod.scheduling_cycle : MissedHelpfulEvent(pod);
   }
   Item* item = NewItem(std::move(pod));
   if (to_backoff) {
@@ -461,21 +474,19 @@ void SortByQueueOrder(std::vector<Item*>& items) {
 }
 }  // namespace
 
-void SchedulingQueue::MoveAllToActiveOrBackoff(ClusterEvent event) {
+void SchedulingQueue::MoveAllToActiveOrBackoff(framework::ClusterEvent event) {
   absl::MutexLock lock(&impl_->mu);
-  const bool affinity_only = event == ClusterEvent::kAssignedPodAdded;
-  const auto& source = affinity_only ? impl_->unschedulable_affinity : impl_->unschedulable;
+  const auto index = static_cast<size_t>(event);
+  const auto& source = event == framework::ClusterEvent::kUnschedulableTimeout
+                           ? impl_->unschedulable
+                           : impl_->unschedulable_by_event[index];
   // Copied first: moving an item erases it from the set being walked.
   std::vector<Item*> moving(source.begin(), source.end());
   SortByQueueOrder(moving);
   const absl::Time now = impl_->clock->Now();
   const IncomingEvent incoming = IncomingEventOf(event);
   for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now, incoming);
-  if (affinity_only) {
-    impl_->affinity_move_request_cycle = impl_->scheduling_cycle;
-  } else {
-    impl_->move_request_cycle = impl_->scheduling_cycle;
-  }
+  impl_->move_request_cycle[index] = impl_->scheduling_cycle;
 }
 
 void SchedulingQueue::MoveQuotaWaiters(const std::vector<std::string>& keys) {
@@ -530,7 +541,8 @@ void SchedulingQueue::FlushUnschedulableLeftover() {
   for (Item* item : moving) {
     impl_->MoveToActiveOrBackoff(item, now, IncomingEvent::kUnschedulableTimeout);
   }
-  impl_->move_request_cycle = impl_->scheduling_cycle;
+  impl_->move_request_cycle[static_cast<size_t>(framework::ClusterEvent::kUnschedulableTimeout)] =
+      impl_->scheduling_cycle;
 }
 
 std::optional<absl::Time> SchedulingQueue::NextBackoffExpiry() const {

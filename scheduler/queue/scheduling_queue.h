@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "scheduler/framework/cluster_event.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/framework/pod_info.h"
 #include "scheduler/util/clock.h"
@@ -26,21 +27,15 @@ struct QueuedPodInfo {
   int32_t attempts = 0;
   // Plugins that rejected it in the last attempt; empty means "any event may help".
   std::vector<std::string> unschedulable_plugins;
+  // The cluster events that may help it after a rejection: those the rejecting plugins
+  // registered (runtime::Framework::EventsHelping); every event unless the scheduler says less.
+  framework::ClusterEventSet helpful_events = framework::kAllEvents;
   // The queue's scheduling cycle at the Pop that handed the pod out; AddUnschedulable compares it
   // with the last move request (upstream's schedulingCycle / moveRequestCycle).
   int64_t scheduling_cycle = 0;
   // Set when only queue quota stood in the way: the pod waits for one of these keys
   // (quota::QuotaTracker's wait keys) instead of for cluster events.
   std::vector<std::string> quota_wait_keys;
-};
-
-// Cluster events that may make unschedulable pods schedulable.
-enum class ClusterEvent {
-  kNodeAdded,
-  kNodeUpdated,
-  kPodDeleted,        // an assigned pod was deleted or terminated: frees room
-  kAssignedPodAdded,  // may satisfy pod affinity
-  kUnschedulableTimeout,
 };
 
 // Why a pod entered activeQ, backoffQ or the unschedulable set, as upstream's
@@ -123,7 +118,7 @@ class SchedulingQueue {
 
   // Moves every unschedulable pod that the event could help to activeQ (or backoffQ while its
   // backoff has not expired).
-  void MoveAllToActiveOrBackoff(ClusterEvent event);
+  void MoveAllToActiveOrBackoff(framework::ClusterEvent event);
   // Moves the quota-waiting pods under any of `keys` (quota::kWakeAll: all of them) to activeQ
   // (or backoffQ while their backoff has not expired).
   void MoveQuotaWaiters(const std::vector<std::string>& keys);

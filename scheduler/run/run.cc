@@ -256,32 +256,6 @@ int DefaultFilterThreads() {
   return std::max(1, cpus - 1);
 }
 
-bool Enables(const config::PluginSet& set, std::string_view name) {
-  for (const config::PluginRef& ref : set.enabled) {
-    if (ref.name == name) return true;
-  }
-  return false;
-}
-
-// The shortest metricsPollInterval of the profiles that score with MostAvailable; nullopt when
-// none does (then metrics are not polled at all).
-std::optional<absl::Duration> MetricsPollInterval(const config::Configuration& config) {
-  constexpr std::string_view kName = "MostAvailable";
-  std::optional<absl::Duration> interval;
-  for (const config::Profile& profile : config.profiles) {
-    if (!Enables(profile.plugins.score, kName) && !Enables(profile.plugins.multi_point, kName)) {
-      continue;
-    }
-    absl::Duration wanted = config::MostAvailableArgs().metrics_poll_interval;
-    for (const config::PluginConfig& entry : profile.plugin_config) {
-      const auto* args = std::get_if<config::MostAvailableArgs>(&entry.args);
-      if (entry.name == kName && args != nullptr) wanted = args->metrics_poll_interval;
-    }
-    interval = interval.has_value() ? std::min(*interval, wanted) : wanted;
-  }
-  return interval;
-}
-
 // Everything `run` owns, in construction order; members are destroyed in reverse, so threads that
 // use a component stop before it goes away.
 class Runner {
@@ -398,10 +372,11 @@ class Runner {
     informers_ =
         std::make_unique<client::Informers>(rest_.get(), scheduler_.get(), informer_options);
     instrumentation_->state().AttachInformers(informers_.get());
-    if (std::optional<absl::Duration> interval = MetricsPollInterval(config_)) {
+    std::string_view consumer;
+    if (std::optional<absl::Duration> interval = scheduler_->NodeMetricsPollInterval(&consumer)) {
       metrics_poller_ =
           std::make_unique<client::MetricsPoller>(rest_.get(), scheduler_.get(), *interval);
-      LogInfo(absl::StrCat("MostAvailable: polling node metrics every ",
+      LogInfo(absl::StrCat(util::Absl(consumer), ": polling node metrics every ",
                            absl::FormatDuration(*interval)));
     }
     return kExitOk;

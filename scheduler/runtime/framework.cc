@@ -262,6 +262,7 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
   std::vector<framework::ScorePlugin*> score_plugins;
   for (const auto& s : score_) score_plugins.push_back(s.plugin);
   score_pre_score_index_ = IndexOfSamePlugin(score_plugins, pre_score_);
+  CollectDeclarations();
   if (handle.metrics != nullptr) ResolveMetrics(handle.metrics);
   return absl::OkStatus();
 }

@@ -163,6 +163,26 @@ class Framework {
   // Times the Score extension point from now until the timer goes out of scope.
   ScorePhaseTimer TimeScorePhase() const { return ScorePhaseTimer(metrics_); }
 
+  // What the profile's plugins declare for the core (framework/plugin.h), so that the core
+  // names no plugin. Looked up by plugin name (a few string compares, once per failed attempt).
+  //
+  // The cluster events that may help a pod the named plugins rejected: the union of what they
+  // registered; every event when `plugins` is empty or names a plugin this profile lacks.
+  framework::ClusterEventSet EventsHelping(const std::vector<std::string>& plugins) const;
+  // The named plugin as a WaitKeysPlugin; null when it is none or not in this profile.
+  const framework::WaitKeysPlugin* WaitKeysPluginNamed(std::string_view name) const;
+  // Whether removing pods may lift a PreFilter rejection by the named plugin.
+  bool PreemptionMayLift(std::string_view pre_filter_plugin) const;
+  // Whether, in a cycle whose filter skips are `skip`, a filter runs that rejects pods short of
+  // cpu, memory, ephemeral storage or pod count
+  // (RequestsFilterPlugin::RejectsShortOfBasicResources).
+  bool ScreensBasicResources(const std::vector<bool>& skip) const;
+  // The first score plugin that reports a watermark; null when none does.
+  framework::WatermarkReporter* watermark_reporter() const { return watermark_reporter_; }
+  // The shortest node metrics poll interval the score plugins ask for; nullopt when none reads
+  // node metrics. `consumer` (optional) is set to the name of the plugin that asks for it.
+  std::optional<absl::Duration> NodeMetricsPollInterval(std::string_view* consumer = nullptr) const;
+
   // Reserve in order; on failure, Unreserve of all reserve plugins (reverse order) is the
   // caller's job through RunUnreserve.
   framework::Status RunReserve(framework::CycleState& state, const framework::PodInfo& pod,
@@ -189,6 +209,8 @@ class Framework {
   PreFilterSummary RunPreFilterPlugins(framework::CycleState& state, const framework::PodInfo& pod,
                                        const framework::Snapshot& snapshot,
                                        std::string_view except) const;
+  // Fills the declarations' look-ups from the plugins (after every list is built).
+  void CollectDeclarations();
   // Resolves this profile's series and registers every (plugin, extension point) for timing.
   void ResolveMetrics(metrics::SchedulerMetrics* metrics);
   int64_t RunScoreTimed(size_t k, const framework::CycleState& state, const framework::PodInfo& pod,
@@ -232,6 +254,17 @@ class Framework {
   std::vector<framework::PreBindPlugin*> pre_bind_;
   std::vector<framework::BindPlugin*> bind_;
   std::vector<framework::PostBindPlugin*> post_bind_;
+
+  // What the plugins declare, by plugin (one entry per instance in owned_).
+  struct Declaration {
+    std::string_view name;
+    framework::ClusterEventSet events = framework::kDefaultEvents;
+    const framework::WaitKeysPlugin* wait_keys = nullptr;
+  };
+  std::vector<Declaration> declarations_;
+  // Per filter plugin: whether it rejects pods short of basic resources.
+  std::vector<bool> filter_screens_basic_;
+  framework::WatermarkReporter* watermark_reporter_ = nullptr;
 
   // Metrics (all null without): the profile's series, the per-plugin timings, and per extension
   // point the timing slot of each plugin in that point's list (Unreserve: the reserve list;

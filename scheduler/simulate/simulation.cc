@@ -5,7 +5,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "plugins/node_resources_fit/node_resources_fit.h"
 #include "policy/policy.h"
 #include "scheduler/cluster/embedded_cluster.h"
 #include "scheduler/core/scheduler.h"
@@ -153,22 +152,16 @@ std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
   return nodes;
 }
 
-// The Watermark state of `fw`'s NodeResourcesFit, observed on the cache's current state (what the
-// next pod would be scored on; observing moves the kept mode exactly as that pod's PreScore
-// would). nullopt when `fw` is null or does not score with the Watermark strategy.
+// The watermark of `fw`'s score plugin that reports one, observed on the cache's current state
+// (what the next pod would be scored on; observing moves the kept mode exactly as that pod's
+// PreScore would). nullopt when `fw` is null or no plugin of it switches by a watermark.
 std::optional<WatermarkReport> WatermarkOf(const runtime::Framework* fw, Scheduler& scheduler) {
-  if (fw == nullptr) return std::nullopt;
-  for (const auto& weighted : fw->score_plugins()) {
-    auto* fit = dynamic_cast<plugins::NodeResourcesFit*>(weighted.plugin);
-    if (fit == nullptr) continue;
-    framework::Snapshot snapshot;
-    scheduler.cache().UpdateSnapshot(&snapshot);
-    const auto status = fit->ObserveWatermark(snapshot);
-    if (!status.has_value()) return std::nullopt;
-    return WatermarkReport{std::string(plugins::NodeResourcesFit::ModeName(status->mode)),
-                           status->allocated_ratio};
-  }
-  return std::nullopt;
+  if (fw == nullptr || fw->watermark_reporter() == nullptr) return std::nullopt;
+  framework::Snapshot snapshot;
+  scheduler.cache().UpdateSnapshot(&snapshot);
+  const auto state = fw->watermark_reporter()->ObserveWatermarkState(snapshot);
+  if (!state.has_value()) return std::nullopt;
+  return WatermarkReport{std::string(state->mode), state->allocated_ratio};
 }
 
 // The framework serving `scheduler_name`, found the way a pod of that name would find it.

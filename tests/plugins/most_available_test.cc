@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
 #include "config/plugin_args.h"
+#include "scheduler/api/decode.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/virtual_request.h"
 #include "scheduler/util/clock.h"
@@ -234,14 +235,14 @@ TEST_CASE("MostAvailable warns once per pod about a bad annotation", "[plugins][
 }
 
 TEST_CASE("VirtualRequest annotation parsing", "[plugins][most_available]") {
-  auto ok = framework::ParseVirtualRequest(R"({"cpu":"2","memory":"4Gi","nvidia.com/gpu":1})");
+  auto ok = api::DecodeResourceListJson(R"({"cpu":"2","memory":"4Gi","nvidia.com/gpu":1})");
   REQUIRE(ok.ok());
   CHECK(ok->Get(api::kCpu) == 2000);
   CHECK(ok->Get(api::kMemory) == 4LL << 30);
   CHECK(ok->Get(api::InternResource("nvidia.com/gpu")) == 1);
   for (const char* bad : {"", "[]", "\"2\"", "{\"cpu\":\"lots\"}", "{\"cpu\":\"1\"", "null"}) {
     INFO(bad);
-    CHECK_FALSE(framework::ParseVirtualRequest(bad).ok());
+    CHECK_FALSE(api::DecodeResourceListJson(bad).ok());
   }
 }
 

@@ -43,7 +43,7 @@ TEST_CASE("metrics: the queue counts pods entering each sub-queue by event", "[m
   CHECK(Count(queue, kUnschedulable, IncomingEvent::kScheduleAttemptFailure) == 2);
 
   // A node appears within the pods' backoff: both go to backoffQ, then to activeQ once it ends.
-  queue.MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeAdded);
+  queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
   CHECK(Count(queue, kBackoff, IncomingEvent::kNodeAdd) == 2);
   clock.Advance(absl::Seconds(2));
   queue.FlushBackoffCompleted();

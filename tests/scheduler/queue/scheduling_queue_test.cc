@@ -18,9 +18,9 @@
 namespace kubesched {
 namespace {
 
+using framework::ClusterEvent;
 using framework::MakePodInfo;
 using framework::PodInfoPtr;
-using queue::ClusterEvent;
 using queue::QueuedPodInfo;
 using queue::SchedulingQueue;
 using testing::PodBuilder;
@@ -33,12 +33,14 @@ struct Fixture {
   util::FakeClock clock;
   SchedulingQueue queue{&clock, queue::QueueOptions{}};
 
-  // Adds a pod, pops it and reports it unschedulable (rejected by `plugins`).
-  void MakeUnschedulable(const std::string& name, std::vector<std::string> plugins = {}) {
+  // Adds a pod, pops it and reports it unschedulable, helped by `events` (what the plugins that
+  // rejected it registered).
+  void MakeUnschedulable(const std::string& name,
+                         framework::ClusterEventSet events = framework::kAllEvents) {
     queue.Add(Pod(name));
     auto popped = queue.Pop();
     REQUIRE(popped.has_value());
-    popped->unschedulable_plugins = std::move(plugins);
+    popped->helpful_events = events;
     queue.AddUnschedulable(std::move(*popped), /*unschedulable=*/true);
   }
   std::vector<std::string> PopAll() {
@@ -166,13 +168,18 @@ TEST_CASE("an unschedulable pod waits for a cluster event", "[core]") {
   CHECK(f.queue.ActiveCount() == 0);
 }
 
-TEST_CASE("node and pod-deletion events move every unschedulable pod", "[core]") {
-  for (ClusterEvent event : {ClusterEvent::kNodeAdded, ClusterEvent::kNodeUpdated,
-                             ClusterEvent::kPodDeleted, ClusterEvent::kUnschedulableTimeout}) {
+// What InterPodAffinity registers: the default events and an assigned pod appearing.
+constexpr framework::ClusterEventSet kAffinityEvents =
+    framework::kDefaultEvents | framework::EventBit(framework::ClusterEvent::kAssignedPodAdded);
+
+TEST_CASE("node and pod-deletion events move every pod whose plugins registered them", "[core]") {
+  for (framework::ClusterEvent event :
+       {framework::ClusterEvent::kNodeAdded, framework::ClusterEvent::kNodeUpdated,
+        framework::ClusterEvent::kPodDeleted, framework::ClusterEvent::kUnschedulableTimeout}) {
     INFO("event " << static_cast<int>(event));
     Fixture f;
-    f.MakeUnschedulable("fit", {"NodeResourcesFit"});
-    f.MakeUnschedulable("affinity", {"InterPodAffinity"});
+    f.MakeUnschedulable("fit", framework::kDefaultEvents);
+    f.MakeUnschedulable("affinity", kAffinityEvents);
     f.clock.Advance(absl::Seconds(5));  // past the first backoff
     f.queue.MoveAllToActiveOrBackoff(event);
     CHECK(f.queue.UnschedulableCount() == 0);
@@ -182,20 +189,43 @@ TEST_CASE("node and pod-deletion events move every unschedulable pod", "[core]")
 
 TEST_CASE("an assigned pod moves only pods it could help", "[core]") {
   Fixture f;
-  f.MakeUnschedulable("fit", {"NodeResourcesFit"});
-  f.MakeUnschedulable("affinity", {"NodeResourcesFit", "InterPodAffinity"});
-  f.MakeUnschedulable("unknown", {});
+  f.MakeUnschedulable("fit", framework::kDefaultEvents);
+  f.MakeUnschedulable("affinity", kAffinityEvents);
+  f.MakeUnschedulable("unknown", framework::kAllEvents);
   f.clock.Advance(absl::Seconds(5));
-  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kAssignedPodAdded);
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
   CHECK(f.queue.UnschedulableCount() == 1);
   CHECK(f.PopAll() == std::vector<std::string>{"default/affinity", "default/unknown"});
+}
+
+TEST_CASE("an event the rejecting plugins did not register leaves the pod waiting", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("nodes-only", framework::EventBit(framework::ClusterEvent::kNodeAdded));
+  f.clock.Advance(absl::Seconds(5));
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeUpdated);
+  CHECK(f.queue.UnschedulableCount() == 1);
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
+  CHECK(f.queue.UnschedulableCount() == 0);
+  CHECK(f.PopAll() == std::vector<std::string>{"default/nodes-only"});
+}
+
+TEST_CASE("a move request for an event the pod ignores does not send it to backoffQ", "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  auto pod = f.queue.Pop();
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
+  pod->helpful_events = framework::EventBit(framework::ClusterEvent::kNodeAdded);
+  f.queue.AddUnschedulable(std::move(*pod), /*unschedulable=*/true);
+  CHECK(f.queue.UnschedulableCount() == 1);
+  CHECK(f.queue.BackoffCount() == 0);
 }
 
 TEST_CASE("a moved pod whose backoff has not expired goes to backoffQ", "[core]") {
   Fixture f;
   f.MakeUnschedulable("p");
   f.clock.Advance(absl::Milliseconds(500));
-  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kNodeAdded);
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
   CHECK(f.queue.BackoffCount() == 1);
   CHECK(*f.queue.NextBackoffExpiry() == absl::UnixEpoch() + absl::Seconds(1));
 }
@@ -204,7 +234,7 @@ TEST_CASE("a move request during a scheduling cycle sends the failed pod to back
   Fixture f;
   f.queue.Add(Pod("p"));
   auto pod = f.queue.Pop();
-  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kNodeAdded);
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
   f.queue.AddUnschedulable(std::move(*pod), /*unschedulable=*/true);
   CHECK(f.queue.UnschedulableCount() == 0);
   CHECK(f.queue.BackoffCount() == 1);
@@ -212,7 +242,7 @@ TEST_CASE("a move request during a scheduling cycle sends the failed pod to back
 
 TEST_CASE("a move request before the pod was popped does not count", "[core]") {
   Fixture f;
-  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kNodeAdded);
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
   f.MakeUnschedulable("p");
   CHECK(f.queue.UnschedulableCount() == 1);
 }
@@ -223,9 +253,9 @@ TEST_CASE("an assigned pod during a cycle sends only pods it could help to backo
   f.queue.Add(Pod("affinity"));
   auto fit = f.queue.Pop();
   auto affinity = f.queue.Pop();
-  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kAssignedPodAdded);
-  fit->unschedulable_plugins = {"NodeResourcesFit"};
-  affinity->unschedulable_plugins = {"InterPodAffinity"};
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
+  fit->helpful_events = framework::kDefaultEvents;
+  affinity->helpful_events = kAffinityEvents;
   f.queue.AddUnschedulable(std::move(*fit), true);
   f.queue.AddUnschedulable(std::move(*affinity), true);
   CHECK(f.queue.UnschedulableCount() == 1);
@@ -424,8 +454,8 @@ TEST_CASE("quota-waiting pods ignore cluster events and leave on their own keys"
   CHECK(q.QuotaWaitingCount() == 2);
   CHECK(q.UnschedulableCount() == 2);
   clock.Advance(absl::Seconds(30));  // past every backoff
-  q.MoveAllToActiveOrBackoff(queue::ClusterEvent::kNodeAdded);
-  q.MoveAllToActiveOrBackoff(queue::ClusterEvent::kPodDeleted);
+  q.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
+  q.MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
   CHECK(q.ActiveCount() == 0);
 
   q.MoveQuotaWaiters({"quota:root.b"});
