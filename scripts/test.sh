@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
+# The include directions of ARCHITECTURE.md first: a wrong include fails in a second, not after
+# the build.
+python3 scripts/check-layers.py
 build=build-test
 rm -rf "$build"
 # -O1 -g1: sanitizer builds compile much faster than at -O2 -g and still report file:line.

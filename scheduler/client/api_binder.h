@@ -28,12 +28,12 @@ struct ApiBinderOptions {
 //
 // Results:
 //   - Success on 200/201.
-//   - Unresolvable on 404 (the pod is gone) and 409 (already bound, or a new pod with the same
-//     name: the UID in the Binding no longer matches). Retrying cannot succeed, so the scheduler
-//     forgets the assumed pod and does not retry: the watch brings the truth (the pod's deletion,
-//     or its binding by someone else).
-//   - Error after `attempts` tries on transport failures, 429 and 5xx, and at once on any other
-//     status (400/403/422: a retry would get the same answer). The pod goes to backoff.
+//   - Error at once on 404 (the pod is gone), 409 (already bound, or a new pod with the same name:
+//     the UID in the Binding no longer matches) and any other status a retry would get again
+//     (400/403/422); Error after `attempts` tries on transport failures, 429 and 5xx. Either way
+//     the scheduler unreserves and forgets the assumed pod and requeues it with backoff: it is
+//     never dropped on the binder's word, and the watch removes it from the queue once it shows
+//     the pod deleted or bound.
 // Messages name the pod, the node and the server's reason.
 //
 // Thread-safe: stateless apart from the transport, which must itself be thread-safe; bind workers
