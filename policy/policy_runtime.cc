@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/framework/policy_affinity.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::policy {
@@ -59,6 +60,16 @@ PolicyChoice PolicyChooser::Choose(const api::Pod& pod,
   }
   choice.framework = fw;
   return choice;
+}
+
+std::unique_ptr<framework::CycleState> NewCycleState(const PolicyChoice& choice) {
+  auto state = std::make_unique<framework::CycleState>();
+  if (choice.added_affinity != nullptr) {
+    auto added = std::make_unique<framework::PolicyNodeAffinity>();
+    added->affinity = choice.added_affinity;
+    state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
+  }
+  return state;
 }
 
 std::string PolicyWaitKey(std::string_view policy) {

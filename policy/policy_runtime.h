@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "plugins/registry/registry.h"
 #include "policy/policy_set.h"
+#include "scheduler/framework/cycle_state.h"
 #include "scheduler/framework/pod_info.h"
 #include "scheduler/runtime/framework.h"
 
@@ -65,6 +66,10 @@ class PolicyChooser {
   std::string args_;
   std::shared_ptr<const api::NodeAffinity> rendered_;
 };
+
+// A new cycle state for a pod scheduled under `choice`: it carries the node affinity the policy's
+// template adds (framework/policy_affinity.h), which NodeAffinity reads.
+std::unique_ptr<framework::CycleState> NewCycleState(const PolicyChoice& choice);
 
 // The wait key of a pod held back by its policy (see SchedulingQueue::MoveQuotaWaiters): it moves
 // when the policy set is replaced.

@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/core/scheduler.h"
-#include "scheduler/framework/policy_affinity.h"
 
 namespace kubesched::scheduler {
 
@@ -21,12 +20,7 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   }
   if (choice.framework != nullptr) fw = choice.framework;
   RefreshCycleView();
-  auto state = std::make_shared<framework::CycleState>();
-  if (choice.added_affinity != nullptr) {
-    auto added = std::make_unique<framework::PolicyNodeAffinity>();
-    added->affinity = choice.added_affinity;
-    state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
-  }
+  std::shared_ptr<framework::CycleState> state = policy::NewCycleState(choice);
   Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);
   if (explanation.selected == nullptr && !fw->post_filter_plugins().empty() &&
       !explanation.nodes.empty()) {

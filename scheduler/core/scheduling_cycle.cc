@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/core/scheduler.h"
-#include "scheduler/framework/policy_affinity.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::scheduler {
@@ -56,12 +55,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   }
   if (choice.framework != nullptr) fw = choice.framework;
   RefreshCycleView();
-  auto state = std::make_unique<framework::CycleState>();
-  if (choice.added_affinity != nullptr) {
-    auto added = std::make_unique<framework::PolicyNodeAffinity>();
-    added->affinity = choice.added_affinity;
-    state->Write(framework::PolicyNodeAffinityKey(), std::move(added));
-  }
+  std::unique_ptr<framework::CycleState> state = policy::NewCycleState(choice);
   auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
                                       queue_->NominatedNodeOf(pod_info->key));
   if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
