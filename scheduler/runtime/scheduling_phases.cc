@@ -1,0 +1,293 @@
+// The scheduling cycle's extension points: PreFilter and its AddPod/RemovePod extensions, Filter
+// (on a node, on a node's request sums, timed when sampled), PostFilter, PreScore, Score and
+// NormalizeScore. Filter and Score run once per node, so their untimed paths read no clock and
+// copy no Status.
+
+#include <new>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/api/symbol.h"
+#include "scheduler/metrics/scheduler_metrics.h"
+#include "scheduler/runtime/framework.h"
+#include "scheduler/runtime/phases_internal.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::runtime {
+
+using framework::Code;
+using framework::Status;
+using internal::NanosecondsSince;
+using internal::ObservePoint;
+using internal::SecondsSince;
+using internal::Stamp;
+using internal::SteadyClock;
+using internal::TimePlugin;
+using metrics::ExtensionPoint;
+
+ScorePhaseTimer::ScorePhaseTimer(metrics::ProfileMetrics* metrics)
+    : metrics_(metrics),
+      start_(metrics != nullptr ? SteadyClock::now() : SteadyClock::time_point()) {}
+
+ScorePhaseTimer::~ScorePhaseTimer() {
+  if (metrics_ != nullptr) {
+    metrics_->ObserveExtensionPoint(ExtensionPoint::kScore, Code::kSuccess, SecondsSince(start_));
+  }
+}
+
+framework::Status ExcludedByPreFilter(const PreFilterSummary& summary) {
+  const std::string reason =
+      absl::StrCat("node(s) didn't satisfy plugin(s) [",
+                   util::Absl(util::Join(summary.restricting_plugins, " ")), "]");
+  Status status = Status::Unresolvable(api::StableText(reason));
+  if (!summary.restricting_plugins.empty()) status.set_plugin(summary.restricting_plugins.front());
+  return status;
+}
+
+PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
+                                         const framework::PodInfo& pod,
+                                         const framework::Snapshot& snapshot,
+                                         std::string_view except) const {
+  if (!except.empty()) return RunPreFilterPlugins(state, pod, snapshot, except);
+  // A new cycle: upstream samples whether its plugin calls are timed here (schedulePod).
+  state.set_record_plugin_metrics(timings_ != nullptr && metrics::PluginTimings::SampleCycle());
+  return ObservePoint(metrics_, ExtensionPoint::kPreFilter, pre_filter_.size(),
+                      [&] { return RunPreFilterPlugins(state, pod, snapshot, except); });
+}
+
+PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
+                                                const framework::PodInfo& pod,
+                                                const framework::Snapshot& snapshot,
+                                                std::string_view except) const {
+  PreFilterSummary summary;
+  std::vector<bool> skipped_pre_filter(pre_filter_.size(), false);
+  for (size_t i = 0; i < pre_filter_.size(); ++i) {
+    if (!except.empty() && pre_filter_[i]->Name() == except) {
+      skipped_pre_filter[i] = true;
+      continue;
+    }
+    auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPreFilter, i), state,
+                              [&] { return pre_filter_[i]->PreFilter(state, pod, snapshot); });
+    if (outcome.status.IsSkip()) {
+      skipped_pre_filter[i] = true;
+      continue;
+    }
+    if (!outcome.status.IsSuccess()) {
+      summary.status = Stamp(std::move(outcome.status), pre_filter_[i]->Name());
+      return summary;
+    }
+    if (outcome.result.node_names.has_value()) {
+      summary.restricting_plugins.push_back(pre_filter_[i]->Name());
+      if (!summary.node_names.has_value()) {
+        summary.node_names = std::move(outcome.result.node_names);
+      } else {
+        absl::erase_if(*summary.node_names, [&](const std::string& name) {
+          return !outcome.result.node_names->contains(name);
+        });
+      }
+    }
+  }
+  summary.skip_filter.resize(filter_.size(), false);
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    const int pre = filter_pre_filter_index_[i];
+    summary.skip_filter[i] =
+        (pre >= 0 && skipped_pre_filter[pre]) || (!except.empty() && filter_[i]->Name() == except);
+  }
+  return summary;
+}
+
+bool Framework::HasActiveExtensions(const std::vector<bool>& skip) const {
+  for (const Extension& extension : extensions_) {
+    if (extension.filter_index >= skip.size() || !skip[extension.filter_index]) return true;
+  }
+  return false;
+}
+
+Status Framework::RunPreFilterExtensionAddPod(framework::CycleState& state,
+                                              const framework::PodInfo& pod,
+                                              const framework::PodInfo& added,
+                                              const framework::NodeInfo& node,
+                                              const std::vector<bool>& skip) const {
+  for (const Extension& extension : extensions_) {
+    if (extension.filter_index < skip.size() && skip[extension.filter_index]) continue;
+    Status status = extension.extensions->AddPod(state, pod, added, node);
+    if (!status.IsSuccess()) return Stamp(std::move(status), extension.name);
+  }
+  return Status::Success();
+}
+
+Status Framework::RunPreFilterExtensionRemovePod(framework::CycleState& state,
+                                                 const framework::PodInfo& pod,
+                                                 const framework::PodInfo& removed,
+                                                 const framework::NodeInfo& node,
+                                                 const std::vector<bool>& skip) const {
+  for (const Extension& extension : extensions_) {
+    if (extension.filter_index < skip.size() && skip[extension.filter_index]) continue;
+    Status status = extension.extensions->RemovePod(state, pod, removed, node);
+    if (!status.IsSuccess()) return Stamp(std::move(status), extension.name);
+  }
+  return Status::Success();
+}
+
+Status Framework::RunFilter(const framework::CycleState& state, const framework::PodInfo& pod,
+                            const framework::NodeInfo& node, const std::vector<bool>& skip,
+                            std::vector<Status>* all_statuses) const {
+  Status first;
+  if (all_statuses == nullptr) {
+    RunFilterInto(state, pod, node, skip, first);
+    return first;
+  }
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) {
+      all_statuses->push_back(Stamp(Status::Skip(), filter_names_[i]));
+      continue;
+    }
+    Status status = filter_[i]->Filter(state, pod, node);
+    all_statuses->push_back(Stamp(status, filter_names_[i]));
+    if (!status.IsSuccess() && first.IsSuccess()) {
+      status.set_plugin(filter_names_[i]);
+      first = std::move(status);
+    }
+  }
+  return first;
+}
+
+void Framework::RunFilterInto(const framework::CycleState& state, const framework::PodInfo& pod,
+                              const framework::NodeInfo& node, const std::vector<bool>& skip,
+                              Status& out) const {
+  if (state.record_plugin_metrics() && timings_ != nullptr &&
+      metrics::PluginTimings::SampleCall()) {
+    out = RunFilterTimed(state, pod, node, skip);
+    return;
+  }
+  bool ran = false;
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    // Constructed in `out` from the plugin's prvalue (no move): copying a Status just built
+    // stalls on its fresh stores, and this runs for every node.
+    out.~Status();
+    ::new (static_cast<void*>(&out)) Status(filter_[i]->Filter(state, pod, node));
+    ran = true;
+    if (!out.IsSuccess()) {
+      out.set_plugin(filter_names_[i]);
+      return;
+    }
+  }
+  if (!ran) out = Status();
+}
+
+bool Framework::FiltersJudgeByRequests(const std::vector<bool>& skip) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    if (filter_reads_pods_[i] && requests_filter_[i] == nullptr) return false;
+  }
+  return true;
+}
+
+Status Framework::RunFilterOnRequests(const framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const framework::NodeInfo& node,
+                                      const std::vector<bool>& skip,
+                                      const api::ResourceList& requested, int64_t num_pods) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    Status status = requests_filter_[i] != nullptr
+                        ? requests_filter_[i]->FilterRequests(state, pod, node, requested, num_pods)
+                        : filter_[i]->Filter(state, pod, node);
+    if (!status.IsSuccess()) {
+      status.set_plugin(filter_names_[i]);
+      return status;
+    }
+  }
+  return Status();
+}
+
+// Filter on a sampled node of a sampled cycle: one clock read per plugin boundary (the end of one
+// call is the start of the next), so a timed node costs (plugins + 1) reads and no lock or
+// allocation.
+Status Framework::RunFilterTimed(const framework::CycleState& state, const framework::PodInfo& pod,
+                                 const framework::NodeInfo& node,
+                                 const std::vector<bool>& skip) const {
+  auto start = SteadyClock::now();
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (skip[i]) continue;
+    Status status = filter_[i]->Filter(state, pod, node);
+    const auto end = SteadyClock::now();
+    timings_->Observe(Slot(ExtensionPoint::kFilter, i), status.code(),
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count());
+    start = end;
+    if (!status.IsSuccess()) return Stamp(std::move(status), filter_[i]->Name());
+  }
+  return Status();
+}
+
+framework::PostFilterOutcome Framework::RunPostFilter(
+    framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered,
+    const framework::PostFilterHost& host) const {
+  // Upstream's DefaultPreemption counts every PostFilter run as a preemption attempt.
+  if (scheduler_metrics_ != nullptr && !post_filter_.empty()) {
+    scheduler_metrics_->CountPreemptionAttempt();
+  }
+  return ObservePoint(metrics_, ExtensionPoint::kPostFilter, post_filter_.size(), [&] {
+    framework::PostFilterOutcome last;
+    last.status = Status::Unschedulable("no PostFilter plugin could help");
+    for (size_t i = 0; i < post_filter_.size(); ++i) {
+      auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPostFilter, i), state, [&] {
+        return post_filter_[i]->PostFilter(state, pod, snapshot, filtered, host);
+      });
+      outcome.status.set_plugin(post_filter_[i]->Name());
+      if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
+      last = std::move(outcome);
+    }
+    return last;
+  });
+}
+
+PreScoreSummary Framework::RunPreScore(
+    framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot,
+    absl::Span<const framework::NodeInfo* const> feasible) const {
+  return ObservePoint(metrics_, ExtensionPoint::kPreScore, pre_score_.size(), [&] {
+    PreScoreSummary summary;
+    std::vector<bool> skipped(pre_score_.size(), false);
+    for (size_t i = 0; i < pre_score_.size(); ++i) {
+      Status status = TimePlugin(timings_, Slot(ExtensionPoint::kPreScore, i), state, [&] {
+        return pre_score_[i]->PreScore(state, pod, snapshot, feasible);
+      });
+      if (status.IsSkip()) {
+        skipped[i] = true;
+      } else if (!status.IsSuccess()) {
+        summary.status = Stamp(std::move(status), pre_score_[i]->Name());
+        return summary;
+      }
+    }
+    summary.skip_score.resize(score_.size(), false);
+    for (size_t i = 0; i < score_.size(); ++i) {
+      const int pre = score_pre_score_index_[i];
+      summary.skip_score[i] = pre >= 0 && skipped[pre];
+    }
+    return summary;
+  });
+}
+
+int64_t Framework::RunScoreTimed(size_t k, const framework::CycleState& state,
+                                 const framework::PodInfo& pod,
+                                 const framework::NodeInfo& node) const {
+  if (timings_ == nullptr || !metrics::PluginTimings::SampleCall()) {
+    return score_[k].plugin->Score(state, pod, node);
+  }
+  const auto start = SteadyClock::now();
+  const int64_t score = score_[k].plugin->Score(state, pod, node);
+  timings_->Observe(Slot(ExtensionPoint::kScore, k), Code::kSuccess, NanosecondsSince(start));
+  return score;
+}
+
+void Framework::RunNormalizeScore(size_t k, const framework::CycleState& state,
+                                  const framework::PodInfo& pod, absl::Span<int64_t> scores) const {
+  const framework::ScoreNormalizer* normalizer = score_[k].plugin->normalizer();
+  if (normalizer == nullptr) return;
+  TimePlugin(timings_, Slot(ExtensionPoint::kScoreExtensionNormalize, k), state,
+             [&] { normalizer->NormalizeScore(state, pod, scores); });
+}
+
+}  // namespace kubesched::runtime

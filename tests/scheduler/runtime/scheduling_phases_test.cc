@@ -1,0 +1,69 @@
+// The scheduling cycle's extension points as the framework runs them.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "scheduler/runtime/framework.h"
+#include "tests/testing/builders.h"
+
+namespace kubesched::runtime {
+namespace {
+
+config::Profile DefaultProfile() { return config::DefaultConfiguration().profiles.at(0); }
+
+// The Filter phase reuses its slots from pod to pod: what a slot held must never show through.
+TEST_CASE("RunFilterInto overwrites whatever the slot held with RunFilter's verdict", "[runtime]") {
+  auto fw = Framework::Create(DefaultProfile(), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder(&snapshot);
+  testing::NodeBuilder small("small");
+  small.Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "110"}});
+  testing::NodeBuilder tainted("tainted");
+  tainted.Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}})
+      .Taint("gpu", "true", api::TaintEffect::kNoSchedule);
+  testing::NodeBuilder roomy("roomy");
+  roomy.Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
+  int64_t generation = 0;
+  for (auto* node : {&small, &tainted, &roomy}) {
+    builder.Upsert(node->Ptr()->meta.name)->SetNode(node->Ptr(), ++generation);
+  }
+  builder.RebuildLists();
+  const auto pod = framework::MakePodInfo(
+      testing::PodBuilder("p").Container({{"cpu", "2"}, {"memory", "2Gi"}}).Ptr(), 0);
+  framework::CycleState state;
+  const auto pre = (*fw)->RunPreFilter(state, *pod, snapshot);
+  REQUIRE(pre.status.IsSuccess());
+
+  std::vector<std::string> verdicts;
+  for (const auto* node : snapshot.nodes()) {
+    framework::Status slot = framework::Status::Unresolvable("stale");
+    slot.AddReason("older");
+    slot.set_plugin("Stale");
+    (*fw)->RunFilterInto(state, *pod, *node, pre.skip_filter, slot);
+    const framework::Status direct = (*fw)->RunFilter(state, *pod, *node, pre.skip_filter);
+    CHECK(slot.code() == direct.code());
+    CHECK(slot.plugin() == direct.plugin());
+    CHECK(slot.Message() == direct.Message());
+    verdicts.push_back(node->name() + ": " + std::string(slot.plugin()) + " " + slot.Message());
+  }
+  std::sort(verdicts.begin(), verdicts.end());
+  CHECK(verdicts == std::vector<std::string>{
+                        "roomy:  ",
+                        "small: NodeResourcesFit Insufficient cpu, Insufficient memory",
+                        "tainted: TaintToleration node(s) had untolerated taint(s)",
+                    });
+
+  // No filter runs: the slot is a success, not what it held.
+  const std::vector<bool> skip_all(pre.skip_filter.size(), true);
+  framework::Status slot = framework::Status::Unschedulable("stale");
+  (*fw)->RunFilterInto(state, *pod, *snapshot.nodes().front(), skip_all, slot);
+  CHECK(slot.IsSuccess());
+  CHECK(slot.reasons().empty());
+}
+
+}  // namespace
+}  // namespace kubesched::runtime
