@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "scheduler/util/log.h"
+#include "scheduler/util/sleep.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -40,11 +41,8 @@ void LedgerSync::Run(const std::stop_token& stop, const std::atomic<bool>& leadi
     imported_ = true;
   }
   imported_cv_.notify_all();
-  std::mutex mu;
-  std::condition_variable_any cv;
-  std::unique_lock<std::mutex> lock(mu);
-  while (!cv.wait_for(lock, stop, absl::ToChronoNanoseconds(interval_), [] { return false; })) {
-    if (stop.stop_requested() || !leading.load(std::memory_order_acquire)) return;
+  while (util::SleepFor(stop, interval_)) {
+    if (!leading.load(std::memory_order_acquire)) return;
     Write();
   }
 }

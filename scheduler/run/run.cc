@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -36,6 +35,7 @@
 #include "scheduler/util/clock.h"
 #include "scheduler/util/exit_codes.h"
 #include "scheduler/util/log.h"
+#include "scheduler/util/sleep.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::scheduler {
@@ -107,12 +107,9 @@ absl::Status CheckServer(client::HttpTransport& transport, const std::string& se
     status = absl::Status(status.code(), absl::StrCat(server, ": ", status.message()));
     if (IsPermanent(status)) return status;
     LogWarning(absl::StrCat("API server not ready (attempt ", attempt, "): ", status.message()));
-    std::mutex mu;
-    std::condition_variable_any cv;
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, stop, absl::ToChronoNanoseconds(wait), [] { return false; });
-    if (stop.stop_requested())
+    if (!util::SleepFor(stop, wait)) {
       return absl::CancelledError("stopped before the API server answered");
+    }
     wait = std::min(wait * 2, absl::Seconds(10));
   }
 }
@@ -390,12 +387,7 @@ class Runner {
     return ledger_->Imported();
   }
 
-  void WaitForStop() {
-    std::mutex mu;
-    std::condition_variable_any cv;
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, stop_.get_token(), [] { return false; });
-  }
+  void WaitForStop() { util::SleepFor(stop_.get_token(), absl::InfiniteDuration()); }
 
   int Shutdown() {
     stop_.request_stop();
