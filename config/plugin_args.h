@@ -1,7 +1,9 @@
 #pragma once
 
 // Plugin arguments as plain structs, one per plugin that takes args, with upstream's v1 field
-// names in the comments. Parsed and validated in config/plugin_args.cc; plugins never see YAML.
+// names in the comments. Parsed and validated in config/ (plugin_args.cc picks the decoder of the
+// plugin's family: resource_args.cc, affinity_spread_args.cc, preemption_args.cc); plugins never
+// see YAML.
 
 #include <cstdint>
 #include <optional>

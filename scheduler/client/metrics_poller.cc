@@ -8,6 +8,7 @@
 #include "rapidjson/error/en.h"
 #include "scheduler/api/decode_value.h"
 #include "scheduler/util/log.h"
+#include "scheduler/util/sleep.h"
 
 namespace kubesched::client {
 
@@ -25,17 +26,14 @@ void MetricsPoller::Start() {
 
 void MetricsPoller::Stop() {
   if (!thread_.joinable()) return;
-  thread_.request_stop();
-  wait_cv_.notify_all();
+  thread_.request_stop();  // ends Run's sleep at once
   thread_.join();
 }
 
 void MetricsPoller::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     PollOnce().IgnoreError();  // logged; the next interval retries
-    std::unique_lock<std::mutex> lock(wait_mu_);
-    // Woken early only by Stop(): the predicate is the stop request itself.
-    wait_cv_.wait_for(lock, stop, absl::ToChronoNanoseconds(interval_), [] { return false; });
+    util::SleepFor(stop, interval_);
   }
 }
 

@@ -9,7 +9,6 @@
 // metrics-server, or the API not registered) is logged once at info; MostAvailable then keeps
 // scoring on requests until samples arrive.
 
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <stop_token>
@@ -70,8 +69,6 @@ class MetricsPoller {
   mutable std::mutex stats_mu_;  // guards stats_
   MetricsPollerStats stats_;
 
-  std::mutex wait_mu_;  // for the interval wait only
-  std::condition_variable_any wait_cv_;
   std::jthread thread_;
   bool started_ = false;  // owning thread only
 };

@@ -10,6 +10,7 @@
 #include "rapidjson/document.h"
 #include "scheduler/api/decode_value.h"
 #include "scheduler/util/log.h"
+#include "scheduler/util/sleep.h"
 #include "scheduler/util/status_macros.h"
 #include "scheduler/util/strings.h"
 
@@ -212,7 +213,7 @@ void Reflector::Run(std::stop_token stop) {
       if (stop.stop_requested()) return;
       if (!listed.ok()) {
         LogDistinct(util::Std(listed.message()));
-        SleepFor(NextBackoff(), stop);
+        util::SleepFor(stop, NextBackoff());
         continue;
       }
       need_list = false;
@@ -236,7 +237,7 @@ void Reflector::Run(std::stop_token stop) {
       last_logged_failure_.clear();
     }
     // Even after a healthy watch: a short pause keeps a misbehaving server from causing a loop.
-    SleepFor(NextBackoff(), stop);
+    util::SleepFor(stop, NextBackoff());
   }
 }
 
@@ -567,12 +568,6 @@ absl::Duration Reflector::NextBackoff() {
   const absl::Duration wait = std::min(current_backoff_ * stretch, max);
   current_backoff_ = std::min(current_backoff_ * 2, max);
   return wait;
-}
-
-bool Reflector::SleepFor(absl::Duration duration, std::stop_token stop) {
-  std::unique_lock<std::mutex> lock(sleep_mu_);
-  sleep_cv_.wait_for(lock, stop, absl::ToChronoNanoseconds(duration), [] { return false; });
-  return !stop.stop_requested();
 }
 
 }  // namespace kubesched::client

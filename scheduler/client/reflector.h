@@ -24,7 +24,6 @@
 // version of it, if any, is kept, because a decoder gap is no evidence that the object is gone.
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -158,7 +157,6 @@ class Reflector {
   void LogDistinct(std::string_view message);
   absl::Duration InitialBackoff() const;
   absl::Duration NextBackoff();
-  bool SleepFor(absl::Duration duration, std::stop_token stop);
 
   const ResourceKind kind_;
   HttpTransport* const transport_;
@@ -177,9 +175,6 @@ class Reflector {
   std::atomic<bool> synced_{false};
   mutable std::mutex stats_mu_;
   ReflectorStats stats_;  // guarded by stats_mu_
-
-  std::mutex sleep_mu_;
-  std::condition_variable_any sleep_cv_;  // never notified: only the stop token wakes sleepers
 };
 
 }  // namespace kubesched::client

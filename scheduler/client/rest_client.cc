@@ -3,11 +3,9 @@
 // <utility> before Asio: Boost 1.74's asio headers use std::exchange without including it.
 #include <openssl/ssl.h>
 #include <openssl/x509_vfy.h>
-#include <poll.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
@@ -26,10 +24,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "scheduler/client/rate_limiter.h"
+#include "scheduler/client/rest_connection.h"
+#include "scheduler/client/server_url.h"
 #include "scheduler/util/strings.h"
 
 #ifndef KUBESCHED_VERSION
@@ -66,104 +65,7 @@ absl::Duration Remaining(SteadyTime deadline) {
   return absl::FromChrono(std::max(deadline - SteadyClock::now(), SteadyClock::duration::zero()));
 }
 
-struct ServerUrl {
-  bool tls = false;
-  std::string host;  // without IPv6 brackets
-  std::string port;
-  std::string host_header;  // authority as written
-  std::string path_prefix;  // "" or "/prefix" (no trailing slash)
-};
-
-absl::StatusOr<ServerUrl> ParseServerUrl(const std::string& url) {
-  ServerUrl out;
-  absl::string_view rest(url);
-  if (absl::ConsumePrefix(&rest, "https://")) {
-    out.tls = true;
-  } else if (!absl::ConsumePrefix(&rest, "http://")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("server URL \"", url, "\": must start with https:// or http://"));
-  }
-  const size_t slash = rest.find('/');
-  absl::string_view authority = rest.substr(0, slash);
-  if (slash != absl::string_view::npos) {
-    absl::string_view path = rest.substr(slash);
-    while (absl::ConsumeSuffix(&path, "/")) {
-    }
-    out.path_prefix = std::string(path);
-  }
-  if (authority.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("server URL \"", url, "\": no host"));
-  }
-  out.host_header = std::string(authority);
-  absl::string_view port;
-  if (absl::ConsumePrefix(&authority, "[")) {  // [IPv6]:port
-    const size_t close = authority.find(']');
-    if (close == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("server URL \"", url, "\": unclosed '['"));
-    }
-    out.host = std::string(authority.substr(0, close));
-    absl::string_view after = authority.substr(close + 1);
-    if (absl::ConsumePrefix(&after, ":")) port = after;
-  } else {
-    const size_t colon = authority.rfind(':');
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != absl::string_view::npos) port = authority.substr(colon + 1);
-  }
-  int port_number = 0;
-  if (!port.empty() &&
-      (!absl::SimpleAtoi(port, &port_number) || port_number <= 0 || port_number > 65535)) {
-    return absl::InvalidArgumentError(absl::StrCat("server URL \"", url, "\": bad port"));
-  }
-  out.port = port.empty() ? (out.tls ? "443" : "80") : std::string(port);
-  return out;
-}
-
-bool IsIpAddress(const std::string& host) {
-  boost::system::error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
-// One HTTP connection with its own io_context: the calling thread drives the I/O (async
-// operations with beast::tcp_stream's timeouts, run to completion by ioc.run()), so a connection
-// is only ever used by the one call that holds it. `ioc` is declared first so it outlives the
-// streams bound to it.
-struct Connection {
-  asio::io_context ioc{1};
-  std::optional<beast::tcp_stream> tcp;                     // plain http, or
-  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;  // https
-  beast::flat_buffer buffer;
-  SteadyTime idle_since;
-
-  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *tcp; }
-
-  // Calls f(stream) with whichever stream this connection has.
-  template <typename F>
-  auto WithStream(F&& f) {
-    if (tls) return f(*tls);
-    return f(*tcp);
-  }
-
-  // Runs the async operation `start(handler)` to completion on this thread.
-  template <typename Start>
-  beast::error_code RunSync(Start&& start) {
-    beast::error_code result = asio::error::would_block;
-    start([&result](beast::error_code ec, auto&&...) { result = ec; });
-    ioc.restart();
-    ioc.run();
-    return result;
-  }
-
-  // True when the idle connection has nothing to read and no hangup pending: a server that
-  // closed it (keep-alive timeout) makes it readable (EOF), and so would unsolicited bytes.
-  bool LooksReusable() {
-    if (buffer.size() != 0) return false;
-    pollfd descriptor{};
-    descriptor.fd = lowest().socket().native_handle();
-    descriptor.events = POLLIN;
-    return ::poll(&descriptor, 1, 0) == 0;
-  }
-};
+using rest_internal::Connection;
 
 // Why an exchange failed, with whether trying again could help.
 struct Failure {

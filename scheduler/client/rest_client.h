@@ -2,7 +2,8 @@
 
 // The real HttpTransport: HTTP/1.1 (Boost.Beast) over TCP or TLS to the API server, with a pool
 // of keep-alive connections, a client-side token bucket, bearer tokens and retries. Beast and
-// Asio stay inside rest_client.cc (they are very slow to compile).
+// Asio stay inside rest_client.cc and rest_connection.h, which only it includes (they are very
+// slow to compile); server_url.cc uses Asio's address parser alone.
 
 #include <functional>
 #include <memory>

@@ -7,6 +7,10 @@
 //
 // Threads: one mutex guards all state; every public call takes it briefly. Never called from the
 // per-node loop.
+//
+// Implemented by concern: quota_tracker.cc (inputs and rebuilds), quota_tracker_placement.cc,
+// quota_tracker_admission.cc, quota_tracker_usage.cc (charges and reports),
+// quota_tracker_budgets.cc (budgets and the ledger), quota_preemption.cc.
 
 #include <functional>
 #include <optional>
@@ -22,6 +26,7 @@
 #include "scheduler/api/objects.h"
 #include "scheduler/framework/pod_info.h"
 #include "scheduler/quota/queue_tree.h"
+#include "scheduler/quota/wait_keys.h"
 #include "scheduler/util/clock.h"
 
 namespace kubesched::quota {
@@ -86,10 +91,6 @@ struct Ledger {
   absl::Time written_at;
   std::vector<LedgerEntry> entries;
 };
-
-// Wait keys: a pod blocked by quota waits under the keys of what blocks it; a change that may
-// help announces the matching keys. kWakeAll stands for every key.
-inline constexpr char kWakeAll[] = "*";
 
 // Quota-aware preemption for a pod held back by queue quota: which running pods it may preempt
 // (lower priority is the plugin's business; here: counted in the subtree of the queue that

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -17,6 +15,7 @@
 #include "rapidjson/writer.h"
 #include "scheduler/client/json_encode.h"
 #include "scheduler/util/log.h"
+#include "scheduler/util/sleep.h"
 #include "scheduler/util/status_macros.h"
 #include "scheduler/util/strings.h"
 
@@ -355,11 +354,7 @@ absl::Status LeaderElector::CacheLeaseObject(const std::string& body) {
 bool LeaderElector::Wait(absl::Duration duration, const std::stop_token& stop) const {
   if (stop.stop_requested()) return false;
   if (wait_) return wait_(duration, stop);
-  std::mutex mu;
-  std::condition_variable_any stopped;
-  std::unique_lock<std::mutex> lock(mu);
-  stopped.wait_for(lock, stop, absl::ToChronoNanoseconds(duration), [] { return false; });
-  return !stop.stop_requested();
+  return util::SleepFor(stop, duration);
 }
 
 absl::Duration LeaderElector::JitteredRetryPeriod() const {

@@ -1,11 +1,7 @@
 #include "scheduler/run/run.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -17,7 +13,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "config/config.h"
 #include "scheduler/client/api_binder.h"
 #include "scheduler/client/api_pod_deleter.h"
@@ -25,19 +20,22 @@
 #include "scheduler/client/event_recorder.h"
 #include "scheduler/client/informers.h"
 #include "scheduler/client/kubeconfig.h"
-#include "scheduler/client/ledger_store.h"
 #include "scheduler/client/metrics_poller.h"
 #include "scheduler/client/pod_status_writer.h"
 #include "scheduler/client/rest_client.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/instrumentation/instrumentation.h"
 #include "scheduler/metrics/metrics_server.h"
+#include "scheduler/run/api_reporter.h"
 #include "scheduler/run/bind_pool.h"
 #include "scheduler/run/health_server.h"
 #include "scheduler/run/leader_election.h"
+#include "scheduler/run/ledger_sync.h"
+#include "scheduler/run/stop_on_signal.h"
 #include "scheduler/util/clock.h"
 #include "scheduler/util/exit_codes.h"
 #include "scheduler/util/log.h"
+#include "scheduler/util/sleep.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::scheduler {
@@ -45,121 +43,6 @@ namespace {
 
 using util::LogInfo;
 using util::LogWarning;
-
-// The budget ledger's ConfigMap when queues.ledger does not name one (in the lease's namespace).
-constexpr std::string_view kDefaultLedgerName = "kubesched-queue-ledger";
-
-// SIGTERM and SIGINT become a stop request. The signals are blocked in every thread (the mask is
-// set before any thread starts and inherited), and one thread takes them with sigtimedwait, so no
-// code runs in a signal handler.
-class StopOnSignal {
- public:
-  explicit StopOnSignal(std::stop_source stop) : stop_(std::move(stop)) {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGTERM);
-    sigaddset(&signals_, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
-    thread_ = std::jthread([this](std::stop_token own) { Wait(own); });
-  }
-
- private:
-  void Wait(const std::stop_token& own) {
-    const timespec poll{0, 200'000'000};
-    while (!own.stop_requested()) {
-      const int signal = sigtimedwait(&signals_, nullptr, &poll);
-      if (signal == SIGTERM || signal == SIGINT) {
-        LogInfo(
-            absl::StrCat("received ", signal == SIGTERM ? "SIGTERM" : "SIGINT", ", shutting down"));
-        stop_.request_stop();
-      }
-    }
-  }
-
-  std::stop_source stop_;
-  sigset_t signals_;
-  std::jthread thread_;  // last: stopped and joined before the rest goes away
-};
-
-// Reports scheduling outcomes to the API server: FailedScheduling / Scheduled events and the
-// PodScheduled condition. Called on the scheduling thread and bind workers; it only queues work
-// (the recorder and the writer send from their own threads), so nobody waits on the network.
-class ApiReporter : public SchedulingObserver {
- public:
-  ApiReporter(client::EventRecorder* events, client::PodStatusWriter* status,
-              client::AsyncWriter* status_queue, const util::Clock* clock)
-      : events_(events), status_(status), status_queue_(status_queue), clock_(clock) {}
-
-  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
-                       int attempts) override {
-    util::LogV(2,
-               absl::StrCat("pod ", pod.key, " unschedulable (attempt ", attempts, "): ", message));
-    events_->FailedScheduling(pod.get(), message);
-    std::shared_ptr<const api::Pod> object = pod.pod;
-    status_queue_->Enqueue([this, object, message] {
-      const absl::Status status = status_->SetUnschedulable(*object, message, clock_->Now());
-      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
-    });
-  }
-
-  void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override {
-    events_->FailedScheduling(pod.get(), message);
-  }
-
-  void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
-    util::LogV(2,
-               absl::StrCat("pod ", pod.key, " bound to node ", node, " (attempt ", attempts, ")"));
-    events_->Scheduled(pod.get(), node);
-  }
-
-  void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
-                    const std::string& message) override {
-    events_->Record(pod.get(), nullptr, client::EventKind::kWarning, "FailedScheduling",
-                    "Scheduling", absl::StrCat("Binding rejected: ", message));
-  }
-
-  void OnPreempted(const framework::PodInfo& pod, const std::string& node,
-                   const std::vector<std::string>& victims) override {
-    util::LogV(1, absl::StrCat("pod ", pod.key, " preempts ", absl::StrJoin(victims, ", "),
-                               " on node ", node));
-    std::shared_ptr<const api::Pod> object = pod.pod;
-    status_queue_->Enqueue([this, object, node] {
-      const absl::Status status = status_->SetNominatedNodeName(*object, node);
-      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
-    });
-  }
-
-  // On the bind worker that deletes the victim, so the condition is written first (upstream).
-  void OnEvicting(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
-                  const std::string& node) override {
-    const absl::Status status = status_->AddDisruptionTarget(
-        victim.get(),
-        absl::StrCat(preemptor.get().spec.scheduler_name,
-                     ": preempting to accommodate a higher priority pod"),
-        clock_->Now());
-    if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
-  }
-
-  void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
-                 const std::string& node) override {
-    events_->Record(victim.get(), &preemptor.get(), client::EventKind::kNormal, "Preempted",
-                    "Preempting",
-                    absl::StrCat("Preempted by pod ", preemptor.get().meta.uid, " on node ", node));
-  }
-
-  void OnNominationCleared(const framework::PodInfo& pod) override {
-    std::shared_ptr<const api::Pod> object = pod.pod;
-    status_queue_->Enqueue([this, object] {
-      const absl::Status status = status_->SetNominatedNodeName(*object, "");
-      if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
-    });
-  }
-
- private:
-  client::EventRecorder* events_;
-  client::PodStatusWriter* status_;
-  client::AsyncWriter* status_queue_;
-  const util::Clock* clock_;
-};
 
 // The configuration with the flags' overrides applied; exit code 2 on error (already printed).
 std::optional<config::Configuration> LoadRunConfiguration(const RunOptions& options,
@@ -224,12 +107,9 @@ absl::Status CheckServer(client::HttpTransport& transport, const std::string& se
     status = absl::Status(status.code(), absl::StrCat(server, ": ", status.message()));
     if (IsPermanent(status)) return status;
     LogWarning(absl::StrCat("API server not ready (attempt ", attempt, "): ", status.message()));
-    std::mutex mu;
-    std::condition_variable_any cv;
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait_for(lock, stop, absl::ToChronoNanoseconds(wait), [] { return false; });
-    if (stop.stop_requested())
+    if (!util::SleepFor(stop, wait)) {
       return absl::CancelledError("stopped before the API server answered");
+    }
     wait = std::min(wait * 2, absl::Seconds(10));
   }
 }
@@ -364,11 +244,9 @@ class Runner {
                                            : !policies_map.empty()
                                                ? policies_map.namespace_name
                                                : config_.leader_election.resource_namespace;
-    ledger_ref_ = config_.queues.ledger;
-    if (ledger_ref_.empty()) {
-      ledger_ref_ = {config_.leader_election.resource_namespace, std::string(kDefaultLedgerName)};
-    }
-    ledger_store_ = std::make_unique<client::LedgerStore>(rest_.get());
+    ledger_ =
+        std::make_unique<LedgerSync>(rest_.get(), &scheduler_->quota(), LedgerConfigMap(config_),
+                                     config_.queues.ledger_interval);
     informers_ =
         std::make_unique<client::Informers>(rest_.get(), scheduler_.get(), informer_options);
     instrumentation_->state().AttachInformers(informers_.get());
@@ -448,85 +326,17 @@ class Runner {
 
   // Called on the main thread, or on the election thread when it wins the lease; never after
   // Shutdown has taken the thread. Neither waits here for the network: the ledger thread reads
-  // the budget ledger, and the scheduling thread waits for that before its first cycle.
+  // the budget ledger (then writes it every queues.ledgerInterval; Shutdown writes it once more),
+  // and the scheduling thread waits for that before its first cycle.
   void StartScheduling() {
     std::lock_guard<std::mutex> lock(scheduling_mu_);
     if (stop_.stop_requested()) return;
     leading_.store(true, std::memory_order_release);
-    ledger_thread_ = std::jthread([this] { LedgerLoop(stop_.get_token()); });
+    ledger_thread_ = std::jthread([this] { ledger_->Run(stop_.get_token(), leading_); });
     scheduling_thread_ = std::jthread([this] {
-      if (!WaitForLedger(stop_.get_token())) return;
+      if (!ledger_->WaitForImport(stop_.get_token())) return;
       SchedulingLoop(*scheduler_, leading_, stop_.get_token());
     });
-  }
-
-  // The budget ledger, on its own thread while we lead: read once (then scheduling may start),
-  // then written every queues.ledgerInterval. Shutdown writes it once more.
-  void LedgerLoop(const std::stop_token& stop) {
-    ImportLedger();
-    {
-      std::lock_guard<std::mutex> lock(ledger_mu_);
-      ledger_imported_ = true;
-    }
-    ledger_cv_.notify_all();
-    std::mutex mu;
-    std::condition_variable_any cv;
-    std::unique_lock<std::mutex> lock(mu);
-    while (!cv.wait_for(lock, stop, absl::ToChronoNanoseconds(config_.queues.ledger_interval),
-                        [] { return false; })) {
-      if (stop.stop_requested() || !leading_.load(std::memory_order_acquire)) return;
-      WriteLedger();
-    }
-  }
-
-  // A read error other than "not found" is logged and the ledger starts empty: budgets must not
-  // stop scheduling.
-  void ImportLedger() {
-    const std::string where = absl::StrCat(ledger_ref_.namespace_name, "/", ledger_ref_.name);
-    absl::StatusOr<std::optional<quota::Ledger>> ledger =
-        ledger_store_->Read(ledger_ref_.namespace_name, ledger_ref_.name);
-    if (!ledger.ok()) {
-      LogWarning(absl::StrCat("queue budget ledger: ", ledger.status().message(),
-                              "; starting with an empty ledger"));
-      return;
-    }
-    if (!ledger->has_value()) {
-      LogInfo(absl::StrCat("queue budget ledger: ConfigMap ", where,
-                           " does not exist yet; starting with an empty ledger"));
-      return;
-    }
-    ledger_exists_ = true;
-    scheduler_->quota().ImportLedger(**ledger);
-    LogInfo(absl::StrCat(
-        "queue budget ledger: read ConfigMap ", where, " (", (*ledger)->entries.size(),
-        " entries, written ",
-        absl::FormatTime(absl::RFC3339_sec, (*ledger)->written_at, absl::UTCTimeZone()), ")"));
-  }
-
-  // Writes the ledger. Nothing is created while no queue has a budget (clusters that use none get
-  // no ConfigMap); once it exists it is kept current, also when budgets are removed. Called on
-  // the ledger thread, and by Shutdown after that thread has ended.
-  void WriteLedger() {
-    const quota::Ledger ledger = scheduler_->quota().ExportLedger();
-    if (ledger.entries.empty() && !ledger_exists_) return;
-    absl::Status status =
-        ledger_store_->Write(ledger_ref_.namespace_name, ledger_ref_.name, ledger);
-    if (!status.ok()) {
-      LogWarning(absl::StrCat("queue budget ledger: ", status.message()));
-      return;
-    }
-    ledger_exists_ = true;
-  }
-
-  // Until the ledger thread has imported the ledger; false when stopped first.
-  bool WaitForLedger(const std::stop_token& stop) {
-    std::unique_lock<std::mutex> lock(ledger_mu_);
-    return ledger_cv_.wait(lock, stop, [this] { return ledger_imported_; });
-  }
-
-  bool LedgerImported() {
-    std::lock_guard<std::mutex> lock(ledger_mu_);
-    return ledger_imported_;
   }
 
   void StopScheduling() {
@@ -549,15 +359,10 @@ class Runner {
     }
     if (!thread.joinable()) return false;
     thread.join();
-    return LedgerImported();
+    return ledger_->Imported();
   }
 
-  void WaitForStop() {
-    std::mutex mu;
-    std::condition_variable_any cv;
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, stop_.get_token(), [] { return false; });
-  }
+  void WaitForStop() { util::SleepFor(stop_.get_token(), absl::InfiniteDuration()); }
 
   int Shutdown() {
     stop_.request_stop();
@@ -574,7 +379,7 @@ class Runner {
     // The last ledger write: after the binds, while we still hold the lease (the elector renews
     // it until told to stop below). Not when the ledger was never read (stopped first): that
     // would overwrite it with less than it holds; not when the lease was lost meanwhile.
-    if (StopLedger() && (elector_ == nullptr || elector_->IsLeader())) WriteLedger();
+    if (StopLedger() && (elector_ == nullptr || elector_->IsLeader())) ledger_->Write();
     election_stop_.request_stop();
     if (election_thread_.joinable()) election_thread_.join();  // releases the lease
     if (status_queue_ != nullptr) status_queue_->Stop(absl::Seconds(2));
@@ -613,15 +418,9 @@ class Runner {
   std::unique_ptr<HealthServer> health_;
   std::unique_ptr<LeaderElector> elector_;
   std::jthread election_thread_;
-  // The budget ledger's ConfigMap (queues.ledger, else kubesched-queue-ledger in the lease's
-  // namespace) and its store. Only the leader reads and writes it.
-  config::ObjectRef ledger_ref_;
-  std::unique_ptr<client::LedgerStore> ledger_store_;
-  // Whether the ConfigMap exists (read or written): only the ledger thread, then Shutdown, use it.
-  bool ledger_exists_ = false;
-  std::mutex ledger_mu_;
-  std::condition_variable_any ledger_cv_;
-  bool ledger_imported_ = false;  // guarded by ledger_mu_
+  // The budget ledger's ConfigMap kept in step with the quota tracker. Only the leader reads and
+  // writes it, on ledger_thread_.
+  std::unique_ptr<LedgerSync> ledger_;
   std::mutex scheduling_mu_;
   std::jthread ledger_thread_;      // guarded by scheduling_mu_
   std::jthread scheduling_thread_;  // guarded by scheduling_mu_

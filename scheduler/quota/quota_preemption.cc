@@ -1,0 +1,60 @@
+// Quota-aware preemption: QuotaPreemption's check and the view QuotaTracker::PreemptionView takes
+// of the tracker's numbers.
+
+#include "scheduler/quota/quota_tracker.h"
+#include "scheduler/quota/quota_tracker_internal.h"
+
+namespace kubesched::quota {
+namespace {
+
+using internal::BaseAmounts;
+using internal::LabelText;
+
+// "root.a.b" is in the subtree of "root.a" (and of itself), not of "root.ab".
+bool InSubtree(std::string_view queue, std::string_view top) {
+  return queue == top ||
+         (queue.size() > top.size() && queue.starts_with(top) && queue[top.size()] == '.');
+}
+
+}  // namespace
+
+bool QuotaPreemption::FitsWithout(const std::vector<std::string>& victims) const {
+  for (const Level& level : path_) {
+    api::ResourceList used = level.used;
+    for (const auto& key : victims) {
+      auto it = charges_.find(key);
+      if (it != charges_.end() && InSubtree(it->second.queue, level.path)) {
+        used.Subtract(it->second.amounts);
+      }
+    }
+    for (api::ResourceId id : level.limited) {
+      const int64_t wanted = request_.Get(id);
+      if (wanted > 0 && used.Get(id) + wanted > level.max.Get(id)) return false;
+    }
+  }
+  return true;
+}
+
+std::optional<QuotaPreemption> QuotaTracker::PreemptionView(const framework::PodInfo& pod) {
+  const absl::Time now = clock_->Now();
+  const api::Pod& p = pod.get();
+  absl::MutexLock lock(&mu_);
+  const Resolution where =
+      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Admission admission = CheckLocked(pod, where, now);
+  if (admission.verdict != Verdict::kOverQuota) return std::nullopt;
+  QuotaPreemption view;
+  view.blocking_queue_ = admission.blocking_queue;
+  view.request_ = BaseAmounts(pod);
+  for (int q = where.queue; q >= 0; q = tree_.node(q).parent) {
+    const QueueNode& node = tree_.node(q);
+    view.path_.push_back({node.path, node.limited, node.max, used_[q]});
+  }
+  for (const auto& [key, charge] : charges_) {
+    const std::string& queue = tree_.node(charge.queue).path;
+    if (InSubtree(queue, view.blocking_queue_)) view.charges_[key] = {queue, charge.amounts};
+  }
+  return view;
+}
+
+}  // namespace kubesched::quota

@@ -1,0 +1,42 @@
+#pragma once
+
+// Small helpers shared by QuotaTracker's implementation files (quota_tracker*.cc and
+// quota_preemption.cc). Internal to scheduler/quota/.
+
+#include <string>
+#include <string_view>
+
+#include "absl/strings/str_format.h"
+#include "scheduler/api/labels.h"
+#include "scheduler/api/resource.h"
+#include "scheduler/api/symbol.h"
+#include "scheduler/framework/pod_info.h"
+
+namespace kubesched::quota::internal {
+
+// Canonical units per whole unit: cpu is counted in milli-cores.
+inline double UnitScale(api::ResourceId id) { return api::CountsInMilli(id) ? 1000.0 : 1.0; }
+
+// A budget amount (canonical units x seconds) in whole-unit hours, as budgets are configured.
+inline double Hours(api::ResourceId id, double unit_seconds) {
+  return unit_seconds / 3600.0 / UnitScale(id);
+}
+
+inline std::string FormatHours(double hours) { return absl::StrFormat("%.6gh", hours); }
+
+// The pod's request as quota counts it: its effective requests plus one `pods`.
+inline api::ResourceList BaseAmounts(const framework::PodInfo& pod) {
+  api::ResourceList amounts = pod.requests;
+  amounts.Add(api::kPods, 1);
+  return amounts;
+}
+
+// The value of label `key`; "" when absent.
+inline std::string LabelText(const api::LabelSet& labels, std::string_view key) {
+  const api::Symbol symbol = api::FindSymbol(key);
+  if (symbol == api::kNoSuchSymbol) return "";
+  auto value = labels.Get(symbol);
+  return value.has_value() ? std::string(api::SymbolText(*value)) : std::string();
+}
+
+}  // namespace kubesched::quota::internal

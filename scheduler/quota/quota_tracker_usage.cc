@@ -1,0 +1,179 @@
+// QuotaTracker: usage accounting, what each queue's subtree uses. Pods are charged when reserved
+// or seen bound and refunded when released; Usage and PathUsage report it.
+
+#include <algorithm>
+
+#include "scheduler/quota/quota_tracker.h"
+#include "scheduler/quota/quota_tracker_internal.h"
+#include "scheduler/quota/wait_keys.h"
+
+namespace kubesched::quota {
+namespace {
+
+using internal::BaseAmounts;
+using internal::Hours;
+using internal::LabelText;
+
+}  // namespace
+
+api::ResourceList QuotaTracker::TypedAmounts(const api::ResourceList& base,
+                                             const std::string& node) const {
+  api::ResourceList amounts = base;
+  auto it = node_models_.find(node);
+  if (it == node_models_.end()) return amounts;
+  for (const auto& [generic, typed] : it->second) {
+    if (base.Get(generic) > 0) amounts.Add(typed, base.Get(generic));
+  }
+  return amounts;
+}
+
+void QuotaTracker::ApplyLocked(const PodCharge& charge, int sign, absl::Time now) {
+  for (int q = charge.queue; q >= 0; q = tree_.node(q).parent) {
+    if (sign > 0) {
+      used_[q].Add(charge.amounts);
+    } else {
+      used_[q].Subtract(charge.amounts);
+    }
+    const QueueNode& node = tree_.node(q);
+    for (size_t b = 0; b < node.budget.size(); ++b) {
+      SpentLocked(q, b, now);  // folds what accrued at the old rate
+      budgets_[q][b].rate +=
+          sign * static_cast<double>(charge.amounts.Get(node.budget[b].resource));
+    }
+  }
+}
+
+absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_view node) {
+  const absl::Time now = clock_->Now();
+  const api::Pod& p = pod.get();
+  absl::MutexLock lock(&mu_);
+  PodCharge charge;
+  charge.namespace_name = p.meta.namespace_name;
+  charge.label_queue = LabelText(p.meta.labels, kQueueLabel);
+  charge.node = std::string(node);
+  const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
+  const Admission admission = CheckLocked(pod, where, now);
+  if (admission.verdict != Verdict::kFits) return absl::ResourceExhaustedError(admission.message);
+  if (auto labels = node_labels_.find(charge.node); labels != node_labels_.end()) {
+    for (const auto& blocked : admission.blocked_models) {
+      if (labels->second.Get(blocked.label_key) == blocked.label_value) {
+        return absl::ResourceExhaustedError(blocked.message);
+      }
+    }
+  }
+  if (auto old = charges_.find(pod.key); old != charges_.end()) {
+    ApplyLocked(old->second, -1, now);
+    charges_.erase(old);
+  }
+  charge.base = BaseAmounts(pod);
+  charge.amounts = TypedAmounts(charge.base, charge.node);
+  charge.queue = where.queue;
+  ApplyLocked(charge, +1, now);
+  charges_.emplace(pod.key, std::move(charge));
+  return absl::OkStatus();
+}
+
+void QuotaTracker::ChargeBound(const framework::PodInfo& pod) {
+  const absl::Time now = clock_->Now();
+  const api::Pod& p = pod.get();
+  absl::MutexLock lock(&mu_);
+  if (auto it = charges_.find(pod.key); it != charges_.end()) {
+    if (it->second.node == p.spec.node_name) {
+      it->second.assumed = false;
+      return;
+    }
+    ApplyLocked(it->second, -1, now);
+    charges_.erase(it);
+  }
+  PodCharge charge;
+  charge.namespace_name = p.meta.namespace_name;
+  charge.label_queue = LabelText(p.meta.labels, kQueueLabel);
+  charge.node = p.spec.node_name;
+  charge.assumed = false;
+  const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
+  charge.queue = where.queue >= 0 ? where.queue : where.account;
+  charge.base = BaseAmounts(pod);
+  charge.amounts = TypedAmounts(charge.base, charge.node);
+  ApplyLocked(charge, +1, now);
+  // Running since before this process saw it: what it spent since the ledger was written (or
+  // since it started, if later) counts too.
+  if (ledger_written_at_.has_value() && p.status.start_time.has_value()) {
+    const absl::Time since = std::max(*ledger_written_at_, *p.status.start_time);
+    const double seconds = absl::ToDoubleSeconds(now - since);
+    if (seconds > 0) {
+      for (int q = charge.queue; q >= 0; q = tree_.node(q).parent) {
+        const QueueNode& node = tree_.node(q);
+        for (size_t b = 0; b < node.budget.size(); ++b) {
+          budgets_[q][b].spent +=
+              static_cast<double>(charge.amounts.Get(node.budget[b].resource)) * seconds;
+        }
+      }
+    }
+  }
+  charges_.emplace(pod.key, std::move(charge));
+}
+
+std::vector<std::string> QuotaTracker::Release(const std::string& pod_key, bool assumed_only) {
+  const absl::Time now = clock_->Now();
+  std::vector<std::string> keys;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = charges_.find(pod_key);
+    if (it == charges_.end() || (assumed_only && !it->second.assumed)) return {};
+    ApplyLocked(it->second, -1, now);
+    for (int q = it->second.queue; q >= 0; q = tree_.node(q).parent) {
+      keys.push_back(QuotaKey(tree_.node(q).path));
+    }
+    charges_.erase(it);
+  }
+  Wake(keys);
+  return keys;
+}
+
+QueueUsage QuotaTracker::UsageOfLocked(int q, absl::Time now) {
+  const QueueNode& node = tree_.node(q);
+  QueueUsage usage;
+  usage.path = node.path;
+  usage.leaf = !node.has_children;
+  usage.auto_created = node.auto_created;
+  usage.max = node.max;
+  usage.limited = node.limited;
+  for (const auto& typed : node.typed_limited) usage.limited.push_back(typed.typed);
+  usage.used = used_[q];
+  for (size_t b = 0; b < node.budget.size(); ++b) {
+    const auto& limit = node.budget[b];
+    BudgetUsage budget;
+    budget.resource = limit.resource;
+    budget.limit = limit.text;
+    budget.limit_hours = Hours(limit.resource, limit.unit_seconds);
+    budget.used_hours = Hours(limit.resource, SpentLocked(q, b, now));
+    budget.period = node.period;
+    if (node.period.has_value()) budget.period_start = budgets_[q][b].period_start;
+    usage.budgets.push_back(std::move(budget));
+  }
+  return usage;
+}
+
+std::vector<QueueUsage> QuotaTracker::Usage() {
+  const absl::Time now = clock_->Now();
+  absl::MutexLock lock(&mu_);
+  std::vector<QueueUsage> all;
+  for (size_t q = 0; q < tree_.size(); ++q) all.push_back(UsageOfLocked(static_cast<int>(q), now));
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return all;
+}
+
+std::vector<QueueUsage> QuotaTracker::PathUsage(const framework::PodInfo& pod) {
+  const absl::Time now = clock_->Now();
+  const api::Pod& p = pod.get();
+  absl::MutexLock lock(&mu_);
+  const Resolution where =
+      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  std::vector<QueueUsage> path;
+  for (int q = where.queue >= 0 ? where.queue : where.account; q >= 0; q = tree_.node(q).parent) {
+    path.push_back(UsageOfLocked(q, now));
+  }
+  return path;
+}
+
+}  // namespace kubesched::quota
