@@ -328,7 +328,7 @@ TEST_CASE("a continue token that expires mid-list restarts the list in one reque
   CHECK(stats.relists == 0);
 }
 
-TEST_CASE("objects that do not decode are counted and skipped; a stored one is kept",
+TEST_CASE("objects that do not decode are counted and skipped, a stored one is kept",
           "[reflector]") {
   CapturedLog captured;
   ScriptedApiServer server;

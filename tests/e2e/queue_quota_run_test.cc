@@ -195,7 +195,7 @@ void SetQueuesYaml(Api& api, const std::string& yaml) {
   REQUIRE(response.status == 200);
 }
 
-TEST_CASE("run: a quota ConfigMap update applies without a restart; a bad one leaves the old",
+TEST_CASE("run: a quota ConfigMap update applies without a restart, a bad one leaves the old",
           "[run][e2e][queue_quota]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());

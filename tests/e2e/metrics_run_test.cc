@@ -13,9 +13,9 @@
 #include "rapidjson/document.h"
 #include "scheduler/client/rest_client.h"
 #include "scheduler/metrics/scheduler_metrics.h"
-#include "tests/scheduler/metrics/scrape.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/scrape.h"
 #include "tests/testing/test_api_client.h"
 
 namespace kubesched::metrics {

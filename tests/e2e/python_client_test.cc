@@ -28,8 +28,7 @@ TEST_CASE("the Python Kubernetes client works against kubesched-testapi", "[test
   auto server = TestApiProcess::Start({"--history", "5"});
   REQUIRE(server.ok());
   auto result = testing::RunCommand(
-      {.argv = {kPython,
-                std::string(KUBESCHED_SOURCE_DIR) + "/tests/testapi/python_client_check.py",
+      {.argv = {kPython, std::string(KUBESCHED_SOURCE_DIR) + "/tests/e2e/python_client_check.py",
                 (*server)->url(), TestApiProcess::kToken, (*server)->ca_file()}},
       absl::Seconds(60));
   REQUIRE(result.ok());

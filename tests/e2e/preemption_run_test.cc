@@ -217,7 +217,7 @@ std::vector<PodWrite> PodJournal(const TestApiProcess& server) {
   return writes;
 }
 
-TEST_CASE("run: victims are marked, then deleted; the preemptor binds to its nominated node",
+TEST_CASE("run: victims are marked, then deleted, and the preemptor binds to its nominated node",
           "[run][e2e][preemption]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());

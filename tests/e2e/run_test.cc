@@ -418,7 +418,7 @@ std::string LeaseHolder(Api& api) {
              : "";
 }
 
-TEST_CASE("run: with leader election only the leader binds; a killed leader is replaced",
+TEST_CASE("run: with leader election only the leader binds, and a killed leader is replaced",
           "[run][e2e]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
