@@ -20,10 +20,9 @@ bool PythonClientAvailable() {
 
 TEST_CASE("the Python Kubernetes client works against kubesched-testapi", "[testapi][e2e]") {
   if (!PythonClientAvailable()) {
-    WARN(
-        "/usr/bin/python3 cannot import kubernetes (apt-get install python3-kubernetes); "
-        "skipping the Python client fidelity test");
-    return;
+    FAIL(
+        "/usr/bin/python3 cannot import kubernetes (scripts/install-deps.sh --test installs "
+        "python3-kubernetes)");
   }
   auto server = TestApiProcess::Start({"--history", "5"});
   REQUIRE(server.ok());
