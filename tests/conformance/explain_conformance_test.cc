@@ -1,35 +1,38 @@
-// Upstream kube-scheduler's own plugin test vectors (../shared/conformance/), run through explain:
-// each case's plugin is the only plugin at the extension point under test, its args come from
-// the case, and the plugin's filter verdict or final score on every node must match.
+// Upstream kube-scheduler's own plugin test vectors (tests/conformance/vectors/), run through
+// explain: each case's plugin is the only plugin at the extension point under test, its args come
+// from the case, and the plugin's filter verdict or final score on every node must match.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "config/config.h"
 #include "rapidjson/document.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
 #include "scheduler/api/decode.h"
 #include "scheduler/simulate/simulation.h"
+#include "tests/conformance/vectors.h"
 
 namespace kubesched {
 namespace {
 
-namespace fs = std::filesystem;
 using rapidjson::Value;
+using testing::ToJson;
 
-fs::path ConformanceDir() {
-  return fs::path(KUBESCHED_SOURCE_DIR) / ".." / "shared" / "conformance";
-}
-
-std::string ToJson(const Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
+// Every vector file explain runs; each must be there.
+constexpr const char* kVectorFiles[] = {
+    "balanced_allocation.json",
+    "fit.json",
+    "interpod_affinity_filter.json",
+    "interpod_affinity_score.json",
+    "least_allocated.json",
+    "most_allocated.json",
+    "node_affinity.json",
+    "requested_to_capacity_ratio.json",
+    "taint_toleration.json",
+};
 
 std::vector<api::Object> DecodeAll(const Value& array, const std::string& source) {
   std::vector<api::Object> objects;
@@ -185,29 +188,16 @@ void RunCase(const std::string& plugin, const Value& c) {
 }
 
 TEST_CASE("upstream conformance vectors pass through explain", "[conformance]") {
-  const auto dir = ConformanceDir();
-  if (!fs::exists(dir)) {
-    WARN("conformance vectors not found at " << dir.string());
-    return;
-  }
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() == ".json") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  REQUIRE_FALSE(files.empty());
+  // All loaded before the first section, so a bad file fails the test once, not in every pass.
+  std::vector<std::pair<std::string, std::unique_ptr<rapidjson::Document>>> docs;
+  for (const char* file : kVectorFiles)
+    docs.emplace_back(file, testing::LoadConformanceVectors(file));
   int cases = 0;
-  for (const auto& file : files) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    rapidjson::Document doc;
-    doc.Parse(text.str().c_str());
-    REQUIRE_FALSE(doc.HasParseError());
-    const std::string plugin = doc["plugin"].GetString();
-    for (const auto& c : doc["cases"].GetArray()) {
-      DYNAMIC_SECTION(file.filename().string()
-                      << " " << c["id"].GetString() << " \"" << c["name"].GetString() << "\"") {
+  for (const auto& [file, doc] : docs) {
+    const std::string plugin = (*doc)["plugin"].GetString();
+    for (const auto& c : (*doc)["cases"].GetArray()) {
+      DYNAMIC_SECTION(file << " " << c["id"].GetString() << " \"" << c["name"].GetString()
+                           << "\"") {
         RunCase(plugin, c);
       }
       ++cases;

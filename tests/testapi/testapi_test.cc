@@ -203,7 +203,7 @@ TEST_CASE("binding sets nodeName and PodScheduled once", "[testapi]") {
   CHECK(absl::StrContains(f.api.StatsJson(), "\"binds\":1,\"bindConflicts\":1"));
 }
 
-TEST_CASE("update checks resourceVersion; status and main resource keep each other's half",
+TEST_CASE("update checks resourceVersion, status and main resource keep each other's half",
           "[testapi]") {
   Fixture f;
   auto pod = Json(f.CreatePod("web").body);

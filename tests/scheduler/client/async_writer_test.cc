@@ -82,7 +82,7 @@ TEST_CASE("AsyncWriter Stop drops what is left at the deadline", "[writer]") {
   CHECK(writer.dropped() == 6);
 }
 
-TEST_CASE("AsyncWriter runs tasks queued before Start; unstarted Stop drops them", "[writer]") {
+TEST_CASE("AsyncWriter runs tasks queued before Start, an unstarted Stop drops them", "[writer]") {
   {
     AsyncWriter writer(4);
     std::atomic<int> ran{0};

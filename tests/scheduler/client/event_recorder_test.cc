@@ -191,7 +191,7 @@ TEST_CASE("events are rate-limited per pod with a token bucket", "[writer]") {
   CHECK(h.Flush().size() == 5);
 }
 
-TEST_CASE("rate limiter memory is bounded; idle objects are forgotten first", "[writer]") {
+TEST_CASE("rate limiter memory is bounded, idle objects are forgotten first", "[writer]") {
   EventRecorderOptions options = Options();
   options.max_tracked_objects = 4;
   Harness h(options);

@@ -12,12 +12,12 @@
 #include "absl/time/clock.h"
 #include "scheduler/util/log.h"
 #include "tests/scheduler/client/scripted_api_server.h"
+#include "tests/testing/wait.h"
 
 namespace kubesched::client {
 namespace {
 
 using test::ClusterObjectJson;
-using test::Eventually;
 using test::ListBody;
 using test::NamespacedObjectJson;
 using test::Ok;
@@ -26,6 +26,7 @@ using test::PriorityClassJson;
 using test::ScriptedApiServer;
 using test::WatchLine;
 using test::WatchScript;
+using testing::WaitUntil;
 
 constexpr char kPods[] = "/api/v1/pods";
 constexpr char kNodes[] = "/api/v1/nodes";
@@ -124,8 +125,8 @@ TEST_CASE("informers sync only when every kind has listed, and pods list after t
   Informers informers(server.transport(), &handler, options);
   informers.Start();
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kNamespaces).size() == 1; }));
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPriorityClasses).size() == 1; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kNamespaces).size() == 1; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPriorityClasses).size() == 1; }));
   CHECK_FALSE(informers.HasSynced());
   CHECK_FALSE(informers.WaitForSync(absl::Milliseconds(20)));
   CHECK(server.ListTargets(kPods).empty());  // waits for the node list
@@ -173,7 +174,7 @@ TEST_CASE("the pod list starts anyway when a basic kind cannot sync in time", "[
   Informers informers(server.transport(), &handler, options);
   informers.Start();
 
-  REQUIRE(Eventually([&] { return handler.Count("Pod") == 1; }));
+  REQUIRE(WaitUntil([&] { return handler.Count("Pod") == 1; }));
   CHECK_FALSE(informers.HasSynced());
   informers.Stop();
   util::SetLogSinkForTesting(nullptr);
@@ -211,7 +212,7 @@ TEST_CASE("handler calls from all reflectors never overlap", "[reflector]") {
   informers.Start();
 
   const int expected = static_cast<int>(kinds.size()) * 2 * kObjectsPerKind;
-  REQUIRE(Eventually([&] { return handler.Total() == expected; }));
+  REQUIRE(WaitUntil([&] { return handler.Total() == expected; }));
   CHECK(handler.max_concurrent_calls() == 1);
   int64_t delivered = 0;
   for (const ReflectorStats& entry : informers.Stats()) delivered += entry.events;
@@ -228,7 +229,7 @@ TEST_CASE("Stop returns promptly while every watch is open", "[reflector]") {
   Informers informers(server.transport(), &handler, options);
   informers.Start();
   REQUIRE(informers.WaitForSync(absl::Seconds(10)));
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 1; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 1; }));
 
   const absl::Time before = absl::Now();
   informers.Stop();
@@ -247,7 +248,7 @@ TEST_CASE("WaitForSync returns when the informers stop", "[reflector]") {
   options.reflector.backoff_max = absl::Minutes(5);
   Informers informers(server.transport(), &handler, options);
   informers.Start();
-  REQUIRE(Eventually([&] { return server.ListTargets(kPods).size() == 1; }));
+  REQUIRE(WaitUntil([&] { return server.ListTargets(kPods).size() == 1; }));
 
   std::thread stopper([&] {
     absl::SleepFor(absl::Milliseconds(20));
@@ -265,7 +266,7 @@ TEST_CASE("the pod field selector is URL-encoded in list and watch requests", "[
   CountingHandler handler;
   Informers informers(server.transport(), &handler, FastOptions());
   informers.Start();
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 1; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 1; }));
   const std::string encoded =
       "fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed";
   CHECK(server.ListTargets(kPods)[0] == std::string(kPods) + "?" + encoded + "&limit=500");

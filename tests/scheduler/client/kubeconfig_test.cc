@@ -421,7 +421,7 @@ TEST_CASE("ResolveConnection: flag, config, $KUBECONFIG, in-cluster, then ~/.kub
   CHECK(ServerOf(ResolveConnection(options)) == "https://home:443");
 }
 
-TEST_CASE("ResolveConnection: explicit files must exist; nothing found lists what was tried",
+TEST_CASE("ResolveConnection: explicit files must exist, nothing found lists what was tried",
           "[client]") {
   Fixture f;
   ConnectionOptions options = f.Options({});

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "scheduler/util/log.h"
 #include "tests/testing/fake_transport.h"
+#include "tests/testing/wait.h"
 
 namespace kubesched::client {
 namespace {
@@ -156,8 +157,7 @@ TEST_CASE("metrics poller polls on its own thread until stopped", "[client][most
   });
   MetricsPoller poller(&transport, &recorder, absl::Milliseconds(10));
   poller.Start();
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (calls.load() < 3 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  testing::WaitUntil([&calls] { return calls.load() >= 3; });
   const absl::Time stop_at = absl::Now();
   poller.Stop();
   CHECK(absl::Now() - stop_at < absl::Seconds(2));

@@ -11,13 +11,13 @@
 #include "absl/time/time.h"
 #include "scheduler/util/log.h"
 #include "tests/scheduler/client/scripted_api_server.h"
+#include "tests/testing/wait.h"
 
 namespace kubesched::client {
 namespace {
 
 using test::BadPodJson;
 using test::BookmarkLine;
-using test::Eventually;
 using test::Gone;
 using test::ListBody;
 using test::Ok;
@@ -26,6 +26,7 @@ using test::ScriptedApiServer;
 using test::StatusJson;
 using test::WatchLine;
 using test::WatchScript;
+using testing::WaitUntil;
 
 constexpr char kPods[] = "/api/v1/pods";
 constexpr char kEncodedPodSelector[] =
@@ -164,7 +165,7 @@ TEST_CASE("a list of three pages is delivered as ADDED in order, then watched fr
   server.QueueList(kPods, Ok(ListBody("100", {PodJson("e", "5")})));
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 1; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 1; }));
   CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "1"), Added(Pod("b"), "2"),
                                                     Added(Pod("c"), "3"), Added(Pod("d"), "4"),
                                                     Added(Pod("e"), "5")});
@@ -204,7 +205,7 @@ TEST_CASE("watch events are applied and a bookmark sets the next watch's resourc
                                  WatchLine("DELETED", PodJson("b", "13")), BookmarkLine("20")}});
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 2; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
   CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "10"), Added(Pod("b"), "11"),
                                                     Modified(Pod("a"), "10", "12"),
                                                     Deleted(Pod("b"), "13")});
@@ -229,7 +230,7 @@ TEST_CASE("after a normal end or a connection error the watch resumes from the l
       WatchScript{{}, HttpResponse{500, StatusJson(500, "InternalError", "etcd unavailable")}});
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 4; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 4; }));
   const std::vector<std::string> watches = server.WatchTargets(kPods);
   CHECK(Contains(watches[0], "resourceVersion=10&"));
   CHECK(Contains(watches[1], "resourceVersion=15&"));
@@ -250,7 +251,7 @@ TEST_CASE("HTTP 410 on a watch relists and delivers exactly the difference", "[r
                    Ok(ListBody("9", {PodJson("a", "1"), PodJson("b", "7"), PodJson("d", "8")})));
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 2; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
   CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "1"), Added(Pod("b"), "1"),
                                                     Added(Pod("c"), "1"),
                                                     Modified(Pod("b"), "1", "7"),
@@ -277,7 +278,7 @@ TEST_CASE("an ERROR event with a 410 Status relists, and the rest of that stream
   server.QueueList(kPods, Ok(ListBody("10", {PodJson("a", "6"), PodJson("c", "8")})));
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 2; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
   CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "4"), Added(Pod("b"), "5"),
                                                     Modified(Pod("a"), "4", "6"),
                                                     Added(Pod("c"), "8"), Deleted(Pod("b"), "5")});
@@ -297,7 +298,7 @@ TEST_CASE("an ERROR event other than 410 re-watches from the last version withou
                                  WatchLine("ADDED", PodJson("z", "7"))}});
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 2; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
   CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "6")});
   CHECK(Contains(server.WatchTargets(kPods)[1], "resourceVersion=6&"));
   const ReflectorStats stats = running.reflector().Stats();
@@ -315,7 +316,7 @@ TEST_CASE("a continue token that expires mid-list restarts the list in one reque
                    Ok(ListBody("30", {PodJson("a", "1"), PodJson("b", "2"), PodJson("c", "3")})));
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 1; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 1; }));
   CHECK(running.log().events() ==
         std::vector<Seen>{Added(Pod("a"), "1"), Added(Pod("b"), "2"), Added(Pod("c"), "3")});
   const std::vector<std::string> lists = server.ListTargets(kPods);
@@ -328,7 +329,7 @@ TEST_CASE("a continue token that expires mid-list restarts the list in one reque
   CHECK(stats.relists == 0);
 }
 
-TEST_CASE("objects that do not decode are counted and skipped; a stored one is kept",
+TEST_CASE("objects that do not decode are counted and skipped, a stored one is kept",
           "[reflector]") {
   CapturedLog captured;
   ScriptedApiServer server;
@@ -344,7 +345,7 @@ TEST_CASE("objects that do not decode are counted and skipped; a stored one is k
                    Ok(ListBody("4", {BadPodJson("a", "3"), PodJson("c", "1"), PodJson("d", "2")})));
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 2; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
   CHECK(running.log().events() ==
         std::vector<Seen>{Added(Pod("a"), "1"), Added(Pod("c"), "1"), Added(Pod("d"), "2")});
   const ReflectorStats stats = running.reflector().Stats();
@@ -364,7 +365,7 @@ TEST_CASE("a DELETED event whose object does not decode still deletes the stored
   server.QueueWatch(kPods, WatchScript{{WatchLine("DELETED", BadPodJson("a", "2"))}});
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 2; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
   CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "1"), Deleted(Pod("a"), "1")});
   CHECK(running.reflector().Stats().decode_errors == 1);
 }
@@ -379,7 +380,7 @@ TEST_CASE("events replayed after a re-watch are applied idempotently", "[reflect
                                         WatchLine("DELETED", PodJson("z", "5"))}});  // unknown
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 3; }));
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 3; }));
   CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "2"),
                                                     Modified(Pod("a"), "2", "3"),
                                                     Added(Pod("b"), "4")});
@@ -400,7 +401,7 @@ TEST_CASE("a failing initial list is retried, and each distinct failure is logge
   server.QueueList(kPods, Ok(ListBody("7", {PodJson("a", "1")})));
   RunningReflector running(server);
 
-  REQUIRE(Eventually([&] { return running.reflector().HasSynced(); }));
+  REQUIRE(WaitUntil([&] { return running.reflector().HasSynced(); }));
   CHECK(server.ListTargets(kPods).size() == 6);
   const std::vector<std::string> failures = captured.LinesContaining("Pod reflector: list");
   REQUIRE(failures.size() == 2);
@@ -421,7 +422,7 @@ TEST_CASE("a reflector stops promptly while its watch is open or while it backs 
 
   SECTION("watching") {
     auto running = std::make_unique<RunningReflector>(server, slow);
-    REQUIRE(Eventually([&] { return server.WatchTargets(kPods).size() == 1; }));
+    REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 1; }));
     const absl::Time before = absl::Now();
     running.reset();
     CHECK(absl::Now() - before < absl::Seconds(1));
@@ -430,7 +431,7 @@ TEST_CASE("a reflector stops promptly while its watch is open or while it backs 
     server.QueueList(kPods, HttpResponse{500, ""});
     CapturedLog quiet;
     auto running = std::make_unique<RunningReflector>(server, slow);
-    REQUIRE(Eventually([&] { return server.ListTargets(kPods).size() == 1; }));
+    REQUIRE(WaitUntil([&] { return server.ListTargets(kPods).size() == 1; }));
     const absl::Time before = absl::Now();
     running.reset();
     CHECK(absl::Now() - before < absl::Seconds(1));

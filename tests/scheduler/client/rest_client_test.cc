@@ -344,19 +344,19 @@ TEST_CASE("RestClient retries 429 honouring a capped Retry-After", "[client]") {
     if (calls++ > 0) return Ok("done");
     ServerReply reply;
     reply.status = 429;
-    reply.headers = {{"Retry-After", "1"}};
+    // An hour: beyond the request's 5 s timeout, so a client that did not cap it would give up
+    // and return this 429 instead of retrying.
+    reply.headers = {{"Retry-After", "3600"}};
     return reply;
   });
   auto client = MakeClient(FastConfig(server.url()));  // max_retry_after 50 ms
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<HttpResponse> response = client->Do(Get("/api/v1/nodes"));
-  const double elapsed = SecondsSince(start);
   REQUIRE(response.ok());
   CHECK(response->status == 200);
   CHECK(response->body == "done");
   CHECK(calls.load() == 2);
-  CHECK(elapsed >= 0.045);
-  CHECK(elapsed < 0.9);
+  CHECK(SecondsSince(start) >= 0.045);  // it did wait the capped 50 ms, not the 1 ms backoff
 }
 
 TEST_CASE("RestClient gives up after max_retries and returns the last 5xx", "[client]") {
@@ -459,9 +459,9 @@ TEST_CASE("RestClient enforces the request timeout", "[client]") {
   auto client = MakeClient(FastConfig(server.url()));
   HttpRequest request = Get("/slow");
   request.timeout = absl::Milliseconds(80);
-  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<HttpResponse> response = client->Do(request);
-  CHECK(SecondsSince(start) < 0.2);
+  // Within the client's 5 s timeout the 250 ms answer would have come: the request's own one cut
+  // it short.
   REQUIRE_FALSE(response.ok());
   CHECK(response.status().code() == absl::StatusCode::kDeadlineExceeded);
 }
@@ -505,9 +505,7 @@ TEST_CASE("RestClient speaks TLS and verifies the server", "[client]") {
     RestConfig config = FastConfig(server.url());
     config.ca_pem = certs.other_ca_cert_pem;
     auto client = MakeClient(config);
-    const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<HttpResponse> response = client->Do(Get("/version"));
-    CHECK(SecondsSince(start) < 1.0);
     REQUIRE_FALSE(response.ok());
     CHECK(response.status().code() == absl::StatusCode::kUnavailable);
     CHECK(absl::StrContains(response.status().message(), "certificate verify failed"));

@@ -19,7 +19,6 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "scheduler/client/http_transport.h"
 #include "tests/testing/fake_transport.h"
@@ -188,16 +187,5 @@ class ScriptedApiServer {
   std::map<std::string, std::deque<ListHandler>> lists_;
   std::map<std::string, std::deque<WatchScript>> watches_;
 };
-
-// Polls `condition` every millisecond until it holds or `timeout` passes.
-template <typename Condition>
-bool Eventually(Condition condition, absl::Duration timeout = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!condition()) {
-    if (absl::Now() >= deadline) return false;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return true;
-}
 
 }  // namespace kubesched::client::test

@@ -44,7 +44,7 @@ AffinityTerm Term(const char* topology, std::vector<const char*> values) {
   return term;
 }
 
-TEST_CASE("term ids: equal content shares an id; selector, key or namespaces tell apart",
+TEST_CASE("term ids: equal content shares an id, selector, key or namespaces tell apart",
           "[core]") {
   const TermId base = InternTerm(Term("kubernetes.io/hostname", {"web"}));
   CHECK(InternTerm(Term("kubernetes.io/hostname", {"web"})) == base);

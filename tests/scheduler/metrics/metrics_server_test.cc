@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "scheduler/client/rest_client.h"
 #include "scheduler/metrics/scheduler_metrics.h"
-#include "tests/scheduler/metrics/scrape.h"
+#include "tests/testing/scrape.h"
 
 namespace kubesched::metrics {
 namespace {
@@ -54,7 +54,7 @@ TEST_CASE("metrics server: a malformed address is InvalidArgument, naming it", "
   CHECK(absl::IsInvalidArgument(server.status()));
 }
 
-TEST_CASE("metrics server: serves /metrics over HTTP; a port in use is a clear error",
+TEST_CASE("metrics server: serves /metrics over HTTP, a port in use is a clear error",
           "[metrics]") {
   HeldPort held;
   const std::string taken = absl::StrCat("127.0.0.1:", held.port());

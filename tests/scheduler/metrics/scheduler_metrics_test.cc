@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "scheduler/metrics/metrics_server.h"
-#include "tests/scheduler/metrics/scrape.h"
+#include "tests/testing/scrape.h"
 
 namespace kubesched::metrics {
 namespace {

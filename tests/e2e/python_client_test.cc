@@ -20,16 +20,14 @@ bool PythonClientAvailable() {
 
 TEST_CASE("the Python Kubernetes client works against kubesched-testapi", "[testapi][e2e]") {
   if (!PythonClientAvailable()) {
-    WARN(
-        "/usr/bin/python3 cannot import kubernetes (apt-get install python3-kubernetes); "
-        "skipping the Python client fidelity test");
-    return;
+    FAIL(
+        "/usr/bin/python3 cannot import kubernetes (scripts/install-deps.sh --test installs "
+        "python3-kubernetes)");
   }
   auto server = TestApiProcess::Start({"--history", "5"});
   REQUIRE(server.ok());
   auto result = testing::RunCommand(
-      {.argv = {kPython,
-                std::string(KUBESCHED_SOURCE_DIR) + "/tests/testapi/python_client_check.py",
+      {.argv = {kPython, std::string(KUBESCHED_SOURCE_DIR) + "/tests/e2e/python_client_check.py",
                 (*server)->url(), TestApiProcess::kToken, (*server)->ca_file()}},
       absl::Seconds(60));
   REQUIRE(result.ok());

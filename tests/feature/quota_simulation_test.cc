@@ -204,7 +204,7 @@ TEST_CASE("10,000 quota-blocked pods leave the scheduler idle until their queue 
   CHECK(world.scheduler->queue().QuotaWaitingCount() == kBlocked - 1);
 }
 
-TEST_CASE("a queue ConfigMap update applies at once; a bad one keeps the last good tree",
+TEST_CASE("a queue ConfigMap update applies at once, a bad one keeps the last good tree",
           "[quota][simulation]") {
   World world(ConfigWithQueues(R"(queues:
   configMap: {namespace: kube-system, name: kubesched-queues}

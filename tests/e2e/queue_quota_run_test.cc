@@ -2,6 +2,7 @@
 // ConfigMap is watched (an update applies without a restart, a bad one is rejected and the last
 // good tree stays), and the budget ledger is written to a ConfigMap and read back after a restart.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -12,7 +13,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
@@ -22,6 +22,7 @@
 #include "scheduler/quota/ledger_json.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/kubesched_process.h"
 #include "tests/testing/test_api_client.h"
 
 namespace kubesched {
@@ -29,6 +30,8 @@ namespace {
 
 using testapi::TestApiProcess;
 using testing::ChildProcess;
+using testing::RequireEventually;
+using testing::WaitForLog;
 
 using Api = testing::TestApiClient;
 
@@ -71,16 +74,10 @@ int CountBound(const std::map<std::string, std::string>& placements) {
   return bound;
 }
 
-std::map<std::string, std::string> WaitForBound(Api& api, int count, ChildProcess& scheduler,
-                                                absl::Duration timeout = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  std::map<std::string, std::string> placements = Placements(api);
-  while (CountBound(placements) < count && absl::Now() < deadline && scheduler.Running()) {
-    absl::SleepFor(absl::Milliseconds(50));
-    placements = Placements(api);
-  }
-  INFO("kubesched " << scheduler.Describe() << ", log:\n" << scheduler.ReadStderr());
-  REQUIRE(CountBound(placements) >= count);
+std::map<std::string, std::string> WaitForBound(Api& api, int count, ChildProcess& scheduler) {
+  std::map<std::string, std::string> placements;
+  RequireEventually(absl::StrCat(count, " pods are bound"), scheduler,
+                    [&] { return CountBound(placements = Placements(api)) >= count; });
   return placements;
 }
 
@@ -91,82 +88,50 @@ std::string PendingPod(const std::map<std::string, std::string>& placements) {
   return "";
 }
 
-// The notes of FailedScheduling events about `pod` that contain `text`; waits up to `timeout`
-// for one (events are written asynchronously).
-std::string WaitForFailedScheduling(Api& api, const std::string& pod, const std::string& text,
-                                    ChildProcess& scheduler,
-                                    absl::Duration timeout = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + timeout;
+// The FailedScheduling events about `pod`: their notes.
+std::vector<std::string> FailedSchedulingNotes(Api& api, const std::string& pod) {
+  rapidjson::Document events = api.Get("/apis/events.k8s.io/v1/namespaces/default/events");
   std::vector<std::string> notes;
-  while (absl::Now() < deadline) {
-    notes.clear();
-    rapidjson::Document events = api.Get("/apis/events.k8s.io/v1/namespaces/default/events");
-    for (const rapidjson::Value& event : events["items"].GetArray()) {
-      if (Str(event["regarding"]["name"]) != pod || Str(event["reason"]) != "FailedScheduling") {
-        continue;
-      }
+  for (const rapidjson::Value& event : events["items"].GetArray()) {
+    if (Str(event["regarding"]["name"]) == pod && Str(event["reason"]) == "FailedScheduling") {
       notes.push_back(Str(event["note"]));
-      if (absl::StrContains(notes.back(), absl::string_view(text.data(), text.size())))
-        return notes.back();
     }
-    absl::SleepFor(absl::Milliseconds(50));
   }
-  INFO("pod " << pod << ": FailedScheduling notes:\n  " << absl::StrJoin(notes, "\n  "));
-  INFO("kubesched " << scheduler.Describe() << ", log:\n" << scheduler.ReadStderr());
-  FAIL("no FailedScheduling event containing \"" << text << "\"");
-  return "";
+  return notes;
 }
 
-// The PodScheduled condition's message of `pod` (written asynchronously: waits for `text`).
-std::string WaitForConditionMessage(Api& api, const std::string& pod, const std::string& text) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+// Waits for a FailedScheduling event about `pod` whose note contains `text` (events are written
+// asynchronously).
+void WaitForFailedScheduling(Api& api, const std::string& pod, const std::string& text,
+                             ChildProcess& scheduler) {
+  std::vector<std::string> notes;
+  RequireEventually(
+      absl::StrCat("a FailedScheduling event of ", pod, " says \"", text, "\""), scheduler, [&] {
+        notes = FailedSchedulingNotes(api, pod);
+        return std::any_of(notes.begin(), notes.end(),
+                           [&](const std::string& note) { return absl::StrContains(note, text); });
+      });
+}
+
+// The PodScheduled condition's message of `pod` ("" without one).
+std::string ConditionMessage(Api& api, const std::string& pod) {
+  rapidjson::Document object = api.Get(absl::StrCat("/api/v1/namespaces/default/pods/", pod));
+  const auto status = object.FindMember("status");
   std::string message;
-  while (absl::Now() < deadline) {
-    rapidjson::Document object = api.Get(absl::StrCat("/api/v1/namespaces/default/pods/", pod));
-    const auto status = object.FindMember("status");
-    if (status != object.MemberEnd() && status->value.HasMember("conditions")) {
-      for (const rapidjson::Value& condition : status->value["conditions"].GetArray()) {
-        if (Str(condition["type"]) == "PodScheduled") message = Str(condition["message"]);
-      }
+  if (status != object.MemberEnd() && status->value.HasMember("conditions")) {
+    for (const rapidjson::Value& condition : status->value["conditions"].GetArray()) {
+      if (Str(condition["type"]) == "PodScheduled") message = Str(condition["message"]);
     }
-    if (absl::StrContains(message, absl::string_view(text.data(), text.size()))) return message;
-    absl::SleepFor(absl::Milliseconds(50));
   }
-  INFO("PodScheduled message of " << pod << ": " << message);
-  FAIL("no PodScheduled condition containing \"" << text << "\"");
-  return "";
+  return message;
 }
 
 std::unique_ptr<ChildProcess> StartScheduler(const TestApiProcess& server,
                                              const std::string& config_path,
                                              bool leader_elect = false) {
-  auto process =
-      ChildProcess::Start({.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", server.kubeconfig(),
-                                    "--config", config_path, "--health-bind-address", "127.0.0.1:0",
-                                    "--metrics-bind-address", "127.0.0.1:0", "--leader-elect",
-                                    leader_elect ? "true" : "false", "--shutdown-grace", "5s"}});
-  REQUIRE(process.ok());
-  return *std::move(process);
-}
-
-// Waits until kubesched's stderr contains `text` `count` times.
-void WaitForLog(ChildProcess& process, std::string_view text, int count = 1,
-                absl::Duration timeout = absl::Seconds(10)) {
-  auto occurrences = [&process, text] {
-    const std::string log = process.ReadStderr();
-    int found = 0;
-    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) {
-      ++found;
-    }
-    return found;
-  };
-  const absl::Time deadline = absl::Now() + timeout;
-  while (occurrences() < count && absl::Now() < deadline && process.Running()) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  INFO("waiting for \"" << text << "\" x" << count << "; " << process.Describe() << "; log:\n"
-                        << process.ReadStderr());
-  REQUIRE(occurrences() >= count);
+  return testing::StartKubeschedRun({.kubeconfig = server.kubeconfig(),
+                                     .config_path = config_path,
+                                     .leader_elect = leader_elect});
 }
 
 std::string WriteConfig(const TestApiProcess& server, const std::string& name,
@@ -195,7 +160,7 @@ void SetQueuesYaml(Api& api, const std::string& yaml) {
   REQUIRE(response.status == 200);
 }
 
-TEST_CASE("run: a quota ConfigMap update applies without a restart; a bad one leaves the old",
+TEST_CASE("run: a quota ConfigMap update applies without a restart, a bad one leaves the old",
           "[run][e2e][queue_quota]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
@@ -223,7 +188,8 @@ TEST_CASE("run: a quota ConfigMap update applies without a restart; a bad one le
   constexpr char kFull2[] =
       "queue root.team: insufficient quota for cpu (used 2, max 2, requested 1)";
   WaitForFailedScheduling(api, pending, kFull2, *scheduler);
-  WaitForConditionMessage(api, pending, kFull2);
+  RequireEventually("the PodScheduled condition gives the quota", *scheduler,
+                    [&] { return absl::StrContains(ConditionMessage(api, pending), kFull2); });
   CHECK(CountBound(Placements(api)) == 2);
 
   // max 3: the waiting pod binds, with kubesched still the same process.
@@ -303,12 +269,13 @@ TEST_CASE("run: a spent budget stays spent across a restart (the ledger ConfigMa
   WaitForLog(*scheduler, "became the leader");
   CreateQueuePod(api, "a", "root.gpu", "10");
   WaitForBound(api, 1, *scheduler);
-  // 10 cores spend the budget in 0.36 s; the ledger is written every second while we lead.
-  absl::SleepFor(absl::Seconds(2));
-  std::optional<quota::Ledger> periodic = ReadLedger(api);
-  INFO(scheduler->ReadStderr());
-  REQUIRE(periodic.has_value());
-  CHECK(UsedCpu(*periodic, "root.gpu") >= kBudget);
+  // 10 cores spend the budget in 0.36 s; the ledger is written every second while we lead, so a
+  // written ledger comes to show it spent.
+  std::optional<quota::Ledger> periodic;
+  RequireEventually("the ledger ConfigMap shows the budget spent", *scheduler, [&] {
+    periodic = ReadLedger(api);
+    return periodic.has_value() && UsedCpu(*periodic, "root.gpu") >= kBudget;
+  });
 
   const absl::Time stopped_at = absl::Now();
   REQUIRE(scheduler->Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);

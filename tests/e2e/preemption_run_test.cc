@@ -24,8 +24,10 @@
 #include "rapidjson/document.h"
 #include "scheduler/client/kubeconfig.h"
 #include "scheduler/client/rest_client.h"
+#include "scheduler/metrics/scheduler_metrics.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/kubesched_process.h"
 #include "tests/testing/test_api_client.h"
 
 namespace kubesched {
@@ -33,6 +35,7 @@ namespace {
 
 using testapi::TestApiProcess;
 using testing::ChildProcess;
+using testing::RequireEventually;
 
 constexpr char kNode[] = "node-0";
 constexpr char kPods[] = "/api/v1/namespaces/default/pods";
@@ -118,26 +121,9 @@ void CreatePod(Api& api, const std::string& name, const std::string& priority_cl
                                  R"("}}}]}})"));
 }
 
+// With -v 2: a log line per scheduling outcome, "pod default/high unschedulable (attempt N)".
 std::unique_ptr<ChildProcess> StartScheduler(const TestApiProcess& server) {
-  auto process = ChildProcess::Start(
-      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", server.kubeconfig(),
-                "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0",
-                "--leader-elect", "false", "--shutdown-grace", "5s"}});
-  REQUIRE(process.ok());
-  return *std::move(process);
-}
-
-// Polls `done` every 50 ms for up to 10 s; fails with kubesched's log if it never holds.
-void WaitUntil(const std::string& what, ChildProcess& scheduler, const std::function<bool()>& done,
-               absl::Duration timeout = absl::Seconds(10)) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() >= deadline || !scheduler.Running()) {
-      INFO("kubesched " << scheduler.Describe() << ", log:\n" << scheduler.ReadStderr());
-      FAIL("timed out waiting until " << what);
-    }
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  return testing::StartKubeschedRun({.kubeconfig = server.kubeconfig(), .verbosity = 2});
 }
 
 int CountOnNode(const std::map<std::string, PodView>& pods, const std::string& prefix,
@@ -172,7 +158,7 @@ void CheckPreemptedEvents(Api& api, ChildProcess& scheduler, const std::set<std:
                           const std::string& preemptor, const std::string& preemptor_uid,
                           const std::string& node) {
   std::map<std::string, std::vector<PreemptedEvent>> events;
-  WaitUntil("each victim has a Preempted event", scheduler, [&] {
+  RequireEventually("each victim has a Preempted event", scheduler, [&] {
     events = PreemptedEvents(api);
     for (const std::string& victim : victims) {
       if (!events.contains(victim)) return false;
@@ -217,7 +203,7 @@ std::vector<PodWrite> PodJournal(const TestApiProcess& server) {
   return writes;
 }
 
-TEST_CASE("run: victims are marked, then deleted; the preemptor binds to its nominated node",
+TEST_CASE("run: victims are marked, then deleted, and the preemptor binds to its nominated node",
           "[run][e2e][preemption]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
@@ -229,13 +215,13 @@ TEST_CASE("run: victims are marked, then deleted; the preemptor binds to its nom
   auto scheduler = StartScheduler(apiserver);
 
   for (int i = 0; i < 4; ++i) CreatePod(api, absl::StrCat("low-", i), "low", "1");
-  WaitUntil("kubesched bound the 4 low pods", *scheduler,
-            [&] { return CountOnNode(Pods(api), "low-", kNode) == 4; });
+  RequireEventually("kubesched bound the 4 low pods", *scheduler,
+                    [&] { return CountOnNode(Pods(api), "low-", kNode) == 4; });
 
   // Two low pods must go to make room for 2 CPUs.
   CreatePod(api, "high", "high", "2");
   std::map<std::string, PodView> pods;
-  WaitUntil("the preemptor is bound", *scheduler, [&] {
+  RequireEventually("the preemptor is bound", *scheduler, [&] {
     pods = Pods(api);
     return !pods.at("high").node.empty();
   });
@@ -302,8 +288,8 @@ TEST_CASE("run: while its victims terminate the preemptor waits, nominated, and 
 
   // The finalizer keeps a deleted pod, terminating, until it is removed.
   for (int i = 0; i < 4; ++i) CreatePod(api, absl::StrCat("low-", i), "low", "1", true);
-  WaitUntil("kubesched bound the 4 low pods", *scheduler,
-            [&] { return CountOnNode(Pods(api), "low-", kNode) == 4; });
+  RequireEventually("kubesched bound the 4 low pods", *scheduler,
+                    [&] { return CountOnNode(Pods(api), "low-", kNode) == 4; });
 
   CreatePod(api, "high", "high", "2");
   std::map<std::string, PodView> pods;
@@ -314,7 +300,7 @@ TEST_CASE("run: while its victims terminate the preemptor waits, nominated, and 
     }
     return names;
   };
-  WaitUntil("two victims are terminating and the preemptor is nominated", *scheduler, [&] {
+  RequireEventually("two victims are terminating and the preemptor is nominated", *scheduler, [&] {
     pods = Pods(api);
     return terminating().size() == 2 && pods.at("high").nominated == kNode;
   });
@@ -326,14 +312,23 @@ TEST_CASE("run: while its victims terminate the preemptor waits, nominated, and 
   }
   CheckPreemptedEvents(api, *scheduler, victims, "high", pods.at("high").uid, kNode);
 
-  // The victims still hold their CPUs: the preemptor waits for them and takes nobody else.
-  absl::SleepFor(absl::Seconds(2));
+  // The victims still hold their CPUs: the preemptor waits for them and takes nobody else. A node
+  // too small for it (1 CPU of the 2 it asks) sends it back to the active queue; once kubesched
+  // has tried it again, it must still be waiting, and nobody else preempted.
+  CreateNode(api, "small", "1");
+  RequireEventually("kubesched tried the preemptor again", *scheduler, [&] {
+    return testing::CountInLog(*scheduler, "pod default/high unschedulable (attempt ") >= 2;
+  });
   pods = Pods(api);
   INFO("kubesched log:\n" << scheduler->ReadStderr());
   CHECK(pods.at("high").node.empty());
   CHECK(pods.at("high").nominated == kNode);
   CHECK(terminating() == victims);
   CHECK(PreemptedEvents(api).size() == 2);
+  // The retry's PostFilter came before its log line: still the one preemption, of two victims.
+  const testing::Scrape scrape = testing::ScrapeMetrics(*scheduler);
+  CHECK(scrape.Value(std::string(metrics::kPreemptionVictims) + "_count") == 1);
+  CHECK(scrape.Value(std::string(metrics::kPreemptionVictims) + "_sum") == 2);
 
   // The victims go; the preemptor binds to the node it was nominated to.
   for (const std::string& victim : victims) {
@@ -343,7 +338,7 @@ TEST_CASE("run: while its victims terminate the preemptor waits, nominated, and 
     INFO(response.body);
     REQUIRE(response.status == 200);
   }
-  WaitUntil("the preemptor is bound", *scheduler, [&] {
+  RequireEventually("the preemptor is bound", *scheduler, [&] {
     pods = Pods(api);
     return !pods.at("high").node.empty();
   });

@@ -12,12 +12,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "rapidjson/document.h"
 #include "scheduler/client/kubeconfig.h"
 #include "scheduler/client/rest_client.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/kubesched_process.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched {
@@ -152,18 +152,13 @@ spec:
     REQUIRE(json.IsObject());
     return json;
   };
-  // Wait for the bind, the status patch and both events.
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  auto done = [&stats] {
+  testing::RequireEventually("the bind, the status patch and both events", **scheduler, [&stats] {
     rapidjson::Document json = stats();
     const rapidjson::Value& requests = json["requests"];
     return json["podsBound"].GetInt64() == 1 && requests.HasMember("patch pods/status") &&
            requests.HasMember("create events.events.k8s.io") &&
            requests["create events.events.k8s.io"].GetInt64() >= 2;
-  };
-  while (!done() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
-  INFO((*scheduler)->ReadStderr());
-  REQUIRE(done());
+  });
   REQUIRE((*scheduler)->Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
 
   const std::vector<YAML::Node> rbac = LoadAll("deploy/rbac.yaml");

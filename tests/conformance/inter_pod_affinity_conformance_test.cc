@@ -1,18 +1,13 @@
-// Runs the upstream-derived conformance vectors (shared/conformance/interpod_affinity_*.json)
-// through the InterPodAffinity plugin directly: PreFilter + Filter on every node, and PreScore +
-// Score + NormalizeScore over all nodes, compared with each case's `expect`.
+// Runs the upstream-derived conformance vectors
+// (tests/conformance/vectors/interpod_affinity_*.json) through the InterPodAffinity plugin
+// directly: PreFilter + Filter on every node, and PreScore + Score + NormalizeScore over all nodes,
+// compared with each case's `expect`.
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +15,7 @@
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "scheduler/api/decode.h"
 #include "scheduler/framework/snapshot.h"
+#include "tests/conformance/vectors.h"
 
 namespace kubesched {
 namespace {
@@ -28,15 +24,7 @@ using framework::Code;
 using framework::CycleState;
 using framework::PodInfo;
 using framework::Snapshot;
-
-const std::string kConformanceDir = KUBESCHED_SOURCE_DIR "/../shared/conformance";
-
-std::string ToJson(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return buffer.GetString();
-}
+using testing::ToJson;
 
 // Decodes a JSON array of v1 objects (absent = none) as one `kind: List`.
 std::vector<api::Object> DecodeArray(const rapidjson::Value& test_case, const char* field) {
@@ -168,27 +156,9 @@ void CheckScore(const rapidjson::Value& test_case) {
   }
 }
 
-// Loads a vector file; null (with a warning) when the shared directory is not there.
-std::unique_ptr<rapidjson::Document> LoadVectors(const std::string& file) {
-  const std::string path = kConformanceDir + "/" + file;
-  if (!std::filesystem::exists(path)) {
-    WARN("conformance vectors not found at " << path << "; skipped");
-    return nullptr;
-  }
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto document = std::make_unique<rapidjson::Document>();
-  document->Parse(text.str().c_str());
-  REQUIRE_FALSE(document->HasParseError());
-  REQUIRE(document->HasMember("cases"));
-  return document;
-}
-
 template <typename Check>
 void RunAll(const std::string& file, Check check) {
-  const auto document = LoadVectors(file);
-  if (document == nullptr) return;
+  const auto document = testing::LoadConformanceVectors(file);
   for (const auto& test_case : (*document)["cases"].GetArray()) {
     const std::string id = test_case["id"].GetString();
     DYNAMIC_SECTION(id) {

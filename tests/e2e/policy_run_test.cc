@@ -9,10 +9,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "rapidjson/document.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/kubesched_process.h"
 #include "tests/testing/test_api_client.h"
 
 namespace kubesched {
@@ -24,16 +24,8 @@ using Api = testing::TestApiClient;
 
 constexpr auto* Str = &testing::StringOf;
 
-// Polls the pod until `done(pod object)` holds, for up to 10 s; returns whether it did.
-template <typename Done>
-bool WaitForPod(Api& api, const std::string& name, Done done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (absl::Now() < deadline) {
-    rapidjson::Document pod = api.Get(absl::StrCat("/api/v1/namespaces/default/pods/", name));
-    if (done(pod)) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return false;
+rapidjson::Document GetPod(Api& api, const std::string& name) {
+  return api.Get(absl::StrCat("/api/v1/namespaces/default/pods/", name));
 }
 
 std::string PodScheduledMessage(const rapidjson::Document& pod) {
@@ -71,19 +63,14 @@ TEST_CASE("run: a pod waits for its policy and binds once the policy ConfigMap b
       << "apiVersion: kubescheduler.config.k8s.io/v1\n"
          "kind: KubeSchedulerConfiguration\n"
          "policyConfigMap: {namespace: kube-system, name: kubesched-policies}\n";
-  auto started = ChildProcess::Start(
-      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", apiserver.kubeconfig(), "--config",
-                config_path, "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address",
-                "127.0.0.1:0", "--leader-elect", "false", "--shutdown-grace", "5s", "-v", "2"}});
-  REQUIRE(started.ok());
-  ChildProcess& scheduler = **started;
+  auto started = testing::StartKubeschedRun(
+      {.kubeconfig = apiserver.kubeconfig(), .config_path = config_path, .verbosity = 2});
+  ChildProcess& scheduler = *started;
 
   const std::string missing = "policy \"pool\" (annotation kubesched.io/policy) does not exist";
-  const bool reported = WaitForPod(api, "gpu-job", [&](const rapidjson::Document& pod) {
-    return absl::StrContains(PodScheduledMessage(pod), missing);
-  });
-  INFO("kubesched " << scheduler.Describe() << ", log:\n" << scheduler.ReadStderr());
-  REQUIRE(reported);
+  testing::RequireEventually(
+      "the pod's PodScheduled condition says its policy is missing", scheduler,
+      [&] { return absl::StrContains(PodScheduledMessage(GetPod(api, "gpu-job")), missing); });
 
   api.Create("/api/v1/namespaces/kube-system/configmaps",
              R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"kubesched-policies",)"
@@ -92,11 +79,8 @@ TEST_CASE("run: a pod waits for its policy and binds once the policy ConfigMap b
              R"(    nodeSelectorTerms:\n    - matchExpressions:\n)"
              R"(      - {key: pool, operator: In, values: [\"{{.Pool}}\"]}\n"}})");
   std::string node;
-  const bool bound = WaitForPod(api, "gpu-job", [&](const rapidjson::Document& pod) {
-    node = NodeName(pod);
-    return !node.empty();
-  });
-  REQUIRE(bound);
+  testing::RequireEventually("the pod is bound", scheduler,
+                             [&] { return !(node = NodeName(GetPod(api, "gpu-job"))).empty(); });
   CHECK(node == "node-0");
   CHECK(absl::StrContains(scheduler.ReadStderr(), ": 1 policy (generation 1): pool in force"));
   CHECK(scheduler.Running());

@@ -17,8 +17,8 @@
 #include "scheduler/instrumentation/instrumentation.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/simulate/simulation.h"
-#include "tests/scheduler/metrics/scrape.h"
 #include "tests/testing/builders.h"
+#include "tests/testing/scrape.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched::metrics {

@@ -7,15 +7,13 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "rapidjson/document.h"
-#include "scheduler/client/rest_client.h"
 #include "scheduler/metrics/scheduler_metrics.h"
-#include "tests/scheduler/metrics/scrape.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/kubesched_process.h"
+#include "tests/testing/scrape.h"
 #include "tests/testing/test_api_client.h"
 
 namespace kubesched::metrics {
@@ -39,40 +37,6 @@ std::string PodJson(const std::string& name, const std::string& cpu) {
                       R"({"requests":{"cpu":")", cpu, R"("}}}]}})");
 }
 
-// The port kubesched logs ("metrics on port N"), once it has.
-int MetricsPort(ChildProcess& scheduler) {
-  constexpr std::string_view kPrefix = "metrics on port ";
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  std::string log = scheduler.ReadStderr();
-  while (log.find(kPrefix) == std::string::npos && absl::Now() < deadline && scheduler.Running()) {
-    absl::SleepFor(absl::Milliseconds(20));
-    log = scheduler.ReadStderr();
-  }
-  INFO(log);
-  const size_t at = log.find(kPrefix);
-  REQUIRE(at != std::string::npos);
-  const size_t begin = at + kPrefix.size();
-  int port = 0;
-  REQUIRE(absl::SimpleAtoi(log.substr(begin, log.find('\n', begin) - begin), &port));
-  return port;
-}
-
-Scrape GetMetrics(int port) {
-  client::RestConfig config;
-  config.server = absl::StrCat("http://127.0.0.1:", port);
-  auto rest = client::RestClient::Create(config);
-  REQUIRE(rest.ok());
-  client::HttpRequest request;
-  request.target = "/metrics";
-  auto response = (*rest)->Do(request);
-  REQUIRE(response.ok());
-  REQUIRE(response->status == 200);
-  auto scrape = Scrape::Parse(response->body);
-  INFO(response->body);
-  REQUIRE(scrape.ok());
-  return *scrape;
-}
-
 int CountBound(testing::TestApiClient& api) {
   rapidjson::Document pods = api.GetOk("/api/v1/pods");
   int bound = 0;
@@ -94,25 +58,19 @@ TEST_CASE("metrics: run serves /metrics whose names, labels and counts match wha
   }
   api.Create("/api/v1/namespaces/default/pods", PodJson("huge", "64"));
 
-  auto started = ChildProcess::Start(
-      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", (*server)->kubeconfig(),
-                "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0",
-                "--leader-elect", "false", "--shutdown-grace", "5s"}});
-  REQUIRE(started.ok());
-  ChildProcess& scheduler = **started;
-  const int port = MetricsPort(scheduler);
+  auto started = testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig()});
+  ChildProcess& scheduler = *started;
 
   // Wait until the six small pods are bound and the huge one sits in the unschedulable set.
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  Scrape scrape = GetMetrics(port);
-  while ((CountBound(api) < 6 || scrape.Value(kBindsTotal, {{"result", "bound"}}) < 6 ||
-          scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) < 1) &&
-         absl::Now() < deadline) {
-    INFO(scheduler.ReadStderr());
-    REQUIRE(scheduler.Running());
-    absl::SleepFor(absl::Milliseconds(100));
-    scrape = GetMetrics(port);
-  }
+  Scrape scrape;
+  testing::RequireEventually(
+      "six pods are bound and one is unschedulable", scheduler,
+      [&] {
+        scrape = testing::ScrapeMetrics(scheduler);
+        return CountBound(api) >= 6 && scrape.Value(kBindsTotal, {{"result", "bound"}}) >= 6 &&
+               scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) >= 1;
+      },
+      absl::Seconds(60));
   INFO(scheduler.ReadStderr());
   REQUIRE(CountBound(api) == 6);
 
