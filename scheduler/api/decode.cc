@@ -52,6 +52,12 @@ constexpr KindDecoder kDecoders[] = {
     {"PodDisruptionBudget", true,
      &DecodeAs<PodDisruptionBudget, internal::DecodePodDisruptionBudget>},
     {"NodeMetrics", false, &DecodeAs<NodeMetrics, internal::DecodeNodeMetrics>},
+    {"PersistentVolumeClaim", true,
+     &DecodeAs<PersistentVolumeClaim, internal::DecodePersistentVolumeClaim>},
+    {"PersistentVolume", false, &DecodeAs<PersistentVolume, internal::DecodePersistentVolume>},
+    {"StorageClass", false, &DecodeAs<StorageClass, internal::DecodeStorageClass>},
+    {"CSINode", false, &DecodeAs<CsiNode, internal::DecodeCsiNode>},
+    {"VolumeAttachment", false, &DecodeAs<VolumeAttachment, internal::DecodeVolumeAttachment>},
 };
 
 const KindDecoder* FindDecoder(std::string_view kind) {

@@ -14,11 +14,13 @@
 
 #include "absl/status/statusor.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/api/storage.h"
 
 namespace kubesched::api {
 
 using Object =
-    std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget, NodeMetrics>;
+    std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget, NodeMetrics,
+                 PersistentVolumeClaim, PersistentVolume, StorageClass, CsiNode, VolumeAttachment>;
 
 // "Pod ns/name", "Node name", or "item 3" when the object has no usable name.
 std::string DescribeObject(const Object& object);

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/api/storage.h"
 #include "scheduler/util/status_macros.h"
 
 namespace kubesched::api::internal {
@@ -151,6 +152,8 @@ absl::StatusOr<LabelSelector> DecodeLabelSelector(const Json& value, const Path&
 absl::Status ReadOptionalLabelSelector(const Json& object, std::string_view name, const Path& path,
                                        std::optional<LabelSelector>* out);
 absl::StatusOr<NodeSelectorTerm> DecodeNodeSelectorTerm(const Json& value, const Path& path);
+// v1 NodeSelector ({nodeSelectorTerms: [...]}).
+absl::StatusOr<NodeSelector> DecodeNodeSelector(const Json& value, const Path& path);
 absl::StatusOr<NodeAffinity> DecodeNodeAffinityValue(const Json& value, const Path& path);
 absl::StatusOr<Affinity> DecodeAffinity(const Json& value, const Path& path);
 
@@ -168,5 +171,15 @@ absl::StatusOr<PriorityClass> DecodePriorityClass(const Json& object);
 absl::StatusOr<ConfigMap> DecodeConfigMap(const Json& object);
 absl::StatusOr<PodDisruptionBudget> DecodePodDisruptionBudget(const Json& object);
 absl::StatusOr<NodeMetrics> DecodeNodeMetrics(const Json& object);
+
+// --- Volumes (decode_storage.cc) ------------------------------------------------------------
+
+// spec.volumes of a pod.
+absl::Status DecodePodVolumes(const Json& spec, const Path& path, std::vector<Volume>* out);
+absl::StatusOr<PersistentVolumeClaim> DecodePersistentVolumeClaim(const Json& object);
+absl::StatusOr<PersistentVolume> DecodePersistentVolume(const Json& object);
+absl::StatusOr<StorageClass> DecodeStorageClass(const Json& object);
+absl::StatusOr<CsiNode> DecodeCsiNode(const Json& object);
+absl::StatusOr<VolumeAttachment> DecodeVolumeAttachment(const Json& object);
 
 }  // namespace kubesched::api::internal

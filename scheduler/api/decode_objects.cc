@@ -41,11 +41,11 @@ absl::StatusOr<Taint> DecodeTaint(const Json& value, const Path& path) {
   KUBESCHED_RETURN_IF_ERROR(ReadString(value, "key", path, &taint.key));
   KUBESCHED_RETURN_IF_ERROR(ReadString(value, "value", path, &taint.value));
   KUBESCHED_RETURN_IF_ERROR(ReadEnum(value, "effect", path,
-                                  {{"", TaintEffect::kNone},
-                                   {"NoSchedule", TaintEffect::kNoSchedule},
-                                   {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
-                                   {"NoExecute", TaintEffect::kNoExecute}},
-                                  &taint.effect));
+                                     {{"", TaintEffect::kNone},
+                                      {"NoSchedule", TaintEffect::kNoSchedule},
+                                      {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
+                                      {"NoExecute", TaintEffect::kNoExecute}},
+                                     &taint.effect));
   return taint;
 }
 
@@ -77,6 +77,23 @@ absl::Status DecodeNodeSpec(const Json& object, NodeSpec* out) {
   });
 }
 
+absl::StatusOr<ContainerImage> DecodeContainerImage(const Json& value, const Path& path) {
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
+  ContainerImage image;
+  KUBESCHED_RETURN_IF_ERROR(
+      ForEachElement(value, "names", path, [&](const Json& name, const Path& at) {
+        absl::StatusOr<std::string_view> text = AsString(name, at);
+        if (!text.ok()) return text.status();
+        image.names.emplace_back(*text);
+        return absl::OkStatus();
+      }));
+  std::optional<int64_t> size;
+  KUBESCHED_RETURN_IF_ERROR(ReadInt64(value, "sizeBytes", path, &size));
+  if (size.value_or(0) < 0) return path.Field("sizeBytes").Error("must not be negative");
+  image.size_bytes = size.value_or(0);
+  return image;
+}
+
 absl::Status DecodeNodeStatus(const Json& object, NodeStatus* out) {
   absl::StatusOr<const Json*> status = Section(object, "status");
   if (!status.ok() || *status == nullptr) return status.status();
@@ -88,10 +105,17 @@ absl::Status DecodeNodeStatus(const Json& object, NodeStatus* out) {
   } else {
     KUBESCHED_RETURN_IF_ERROR(ReadResources(**status, "allocatable", path, &out->allocatable));
   }
-  return ForEachElement(**status, "conditions", path, [&](const Json& element, const Path& at) {
-    absl::StatusOr<NodeCondition> condition = DecodeNodeCondition(element, at);
-    if (!condition.ok()) return condition.status();
-    out->conditions.push_back(*std::move(condition));
+  KUBESCHED_RETURN_IF_ERROR(
+      ForEachElement(**status, "conditions", path, [&](const Json& element, const Path& at) {
+        absl::StatusOr<NodeCondition> condition = DecodeNodeCondition(element, at);
+        if (!condition.ok()) return condition.status();
+        out->conditions.push_back(*std::move(condition));
+        return absl::OkStatus();
+      }));
+  return ForEachElement(**status, "images", path, [&](const Json& element, const Path& at) {
+    absl::StatusOr<ContainerImage> image = DecodeContainerImage(element, at);
+    if (!image.ok()) return image.status();
+    out->images.push_back(*std::move(image));
     return absl::OkStatus();
   });
 }
@@ -133,7 +157,8 @@ absl::Status DecodePdbSpec(const Json& object, PodDisruptionBudget* out) {
   if (!spec.ok() || *spec == nullptr) return spec.status();
   const Path path("spec");
   KUBESCHED_RETURN_IF_ERROR(ReadIntOrPercent(**spec, "minAvailable", path, &out->min_available));
-  KUBESCHED_RETURN_IF_ERROR(ReadIntOrPercent(**spec, "maxUnavailable", path, &out->max_unavailable));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadIntOrPercent(**spec, "maxUnavailable", path, &out->max_unavailable));
   return ReadOptionalLabelSelector(**spec, "selector", path, &out->selector);
 }
 
@@ -167,7 +192,8 @@ absl::Status DecodeMeta(const Json& object, bool namespaced, ObjectMeta* meta) {
   if (meta->name.empty()) return path.Field("name").Error("missing or empty");
   KUBESCHED_RETURN_IF_ERROR(DecodeNamespaceName(*metadata, namespaced, path, meta));
   KUBESCHED_RETURN_IF_ERROR(ReadString(*metadata, "uid", path, &meta->uid));
-  KUBESCHED_RETURN_IF_ERROR(ReadString(*metadata, "resourceVersion", path, &meta->resource_version));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadString(*metadata, "resourceVersion", path, &meta->resource_version));
   KUBESCHED_RETURN_IF_ERROR(ReadLabelSet(*metadata, "labels", path, &meta->labels));
   KUBESCHED_RETURN_IF_ERROR(ReadStringMap(*metadata, "annotations", path, &meta->annotations));
   KUBESCHED_RETURN_IF_ERROR(
@@ -177,7 +203,8 @@ absl::Status DecodeMeta(const Json& object, bool namespaced, ObjectMeta* meta) {
         meta->owner_references.push_back(*std::move(ref));
         return absl::OkStatus();
       }));
-  KUBESCHED_RETURN_IF_ERROR(ReadTime(*metadata, "creationTimestamp", path, &meta->creation_timestamp));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadTime(*metadata, "creationTimestamp", path, &meta->creation_timestamp));
   return ReadTime(*metadata, "deletionTimestamp", path, &meta->deletion_timestamp);
 }
 

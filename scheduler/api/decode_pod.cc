@@ -48,6 +48,7 @@ absl::StatusOr<Container> DecodeContainer(const Json& value, const Path& path) {
   KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   Container container;
   KUBESCHED_RETURN_IF_ERROR(ReadString(value, "name", path, &container.name));
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "image", path, &container.image));
   KUBESCHED_RETURN_IF_ERROR(DecodeContainerResources(value, path, &container));
   KUBESCHED_RETURN_IF_ERROR(
       ForEachElement(value, "ports", path, [&](const Json& element, const Path& at) {
@@ -75,17 +76,17 @@ absl::StatusOr<Toleration> DecodeToleration(const Json& value, const Path& path)
   Toleration t;
   KUBESCHED_RETURN_IF_ERROR(ReadString(value, "key", path, &t.key));
   KUBESCHED_RETURN_IF_ERROR(ReadEnum(value, "operator", path,
-                                  {{"", TolerationOperator::kEqual},
-                                   {"Equal", TolerationOperator::kEqual},
-                                   {"Exists", TolerationOperator::kExists}},
-                                  &t.op));
+                                     {{"", TolerationOperator::kEqual},
+                                      {"Equal", TolerationOperator::kEqual},
+                                      {"Exists", TolerationOperator::kExists}},
+                                     &t.op));
   KUBESCHED_RETURN_IF_ERROR(ReadString(value, "value", path, &t.value));
   KUBESCHED_RETURN_IF_ERROR(ReadEnum(value, "effect", path,
-                                  {{"", TaintEffect::kNone},
-                                   {"NoSchedule", TaintEffect::kNoSchedule},
-                                   {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
-                                   {"NoExecute", TaintEffect::kNoExecute}},
-                                  &t.effect));
+                                     {{"", TaintEffect::kNone},
+                                      {"NoSchedule", TaintEffect::kNoSchedule},
+                                      {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
+                                      {"NoExecute", TaintEffect::kNoExecute}},
+                                     &t.effect));
   KUBESCHED_RETURN_IF_ERROR(ReadInt64(value, "tolerationSeconds", path, &t.toleration_seconds));
   return t;
 }
@@ -136,9 +137,10 @@ absl::Status DecodePlacement(const Json& spec, const Path& path, PodSpec* out) {
     if (!decoded.ok()) return decoded.status();
     out->affinity = *std::move(decoded);
   }
-  KUBESCHED_RETURN_IF_ERROR(ReadArray(spec, "tolerations", path, DecodeToleration, &out->tolerations));
-  KUBESCHED_RETURN_IF_ERROR(ReadArray(spec, "topologySpreadConstraints", path, DecodeSpreadConstraint,
-                                   &out->topology_spread_constraints));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadArray(spec, "tolerations", path, DecodeToleration, &out->tolerations));
+  KUBESCHED_RETURN_IF_ERROR(ReadArray(spec, "topologySpreadConstraints", path,
+                                      DecodeSpreadConstraint, &out->topology_spread_constraints));
   KUBESCHED_RETURN_IF_ERROR(ReadString(spec, "nodeName", path, &out->node_name));
   KUBESCHED_RETURN_IF_ERROR(ReadBool(spec, "hostNetwork", path, &out->host_network));
   return absl::OkStatus();
@@ -158,6 +160,31 @@ absl::Status DecodePriorityFields(const Json& spec, const Path& path, PodSpec* o
   return absl::OkStatus();
 }
 
+absl::StatusOr<PodResourceClaim> DecodePodResourceClaim(const Json& value, const Path& path) {
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
+  PodResourceClaim claim;
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "name", path, &claim.name));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadString(value, "resourceClaimName", path, &claim.resource_claim_name));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadString(value, "resourceClaimTemplateName", path, &claim.resource_claim_template_name));
+  return claim;
+}
+
+// What the pod needs besides room: volumes, resource claims, and the gates that hold it back.
+absl::Status DecodeNeeds(const Json& spec, const Path& path, PodSpec* out) {
+  KUBESCHED_RETURN_IF_ERROR(DecodePodVolumes(spec, path, &out->volumes));
+  KUBESCHED_RETURN_IF_ERROR(
+      ForEachElement(spec, "schedulingGates", path, [&](const Json& element, const Path& at) {
+        KUBESCHED_RETURN_IF_ERROR(ExpectObject(element, at));
+        std::string name;
+        KUBESCHED_RETURN_IF_ERROR(ReadString(element, "name", at, &name));
+        out->scheduling_gates.push_back(std::move(name));
+        return absl::OkStatus();
+      }));
+  return ReadArray(spec, "resourceClaims", path, DecodePodResourceClaim, &out->resource_claims);
+}
+
 absl::Status DecodePodSpec(const Json& pod, PodSpec* out) {
   const Path path("spec");
   const Json* spec = Find(pod, "spec");
@@ -170,6 +197,7 @@ absl::Status DecodePodSpec(const Json& pod, PodSpec* out) {
   KUBESCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "initContainers", path, &out->init_containers));
   KUBESCHED_RETURN_IF_ERROR(ReadResources(*spec, "overhead", path, &out->overhead));
   KUBESCHED_RETURN_IF_ERROR(DecodePlacement(*spec, path, out));
+  KUBESCHED_RETURN_IF_ERROR(DecodeNeeds(*spec, path, out));
   return DecodePriorityFields(*spec, path, out);
 }
 
@@ -189,15 +217,16 @@ absl::Status DecodePodStatus(const Json& pod, PodStatus* out) {
   if (status == nullptr) return absl::OkStatus();
   KUBESCHED_RETURN_IF_ERROR(ExpectObject(*status, path));
   KUBESCHED_RETURN_IF_ERROR(ReadEnum(*status, "phase", path,
-                                  {{"Pending", PodPhase::kPending},
-                                   {"Running", PodPhase::kRunning},
-                                   {"Succeeded", PodPhase::kSucceeded},
-                                   {"Failed", PodPhase::kFailed},
-                                   {"Unknown", PodPhase::kUnknown}},
-                                  &out->phase));
+                                     {{"Pending", PodPhase::kPending},
+                                      {"Running", PodPhase::kRunning},
+                                      {"Succeeded", PodPhase::kSucceeded},
+                                      {"Failed", PodPhase::kFailed},
+                                      {"Unknown", PodPhase::kUnknown}},
+                                     &out->phase));
   KUBESCHED_RETURN_IF_ERROR(
       ReadArray(*status, "conditions", path, DecodePodCondition, &out->conditions));
-  KUBESCHED_RETURN_IF_ERROR(ReadString(*status, "nominatedNodeName", path, &out->nominated_node_name));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadString(*status, "nominatedNodeName", path, &out->nominated_node_name));
   return ReadTime(*status, "startTime", path, &out->start_time);
 }
 

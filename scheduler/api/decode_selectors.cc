@@ -124,7 +124,8 @@ absl::StatusOr<PodAffinityTerm> DecodePodAffinityTerm(const Json& value, const P
   KUBESCHED_RETURN_IF_ERROR(ReadString(value, "topologyKey", path, &topology_key));
   term.topology_key = Intern(topology_key);
   KUBESCHED_RETURN_IF_ERROR(ReadSymbols(value, "matchLabelKeys", path, &term.match_label_keys));
-  KUBESCHED_RETURN_IF_ERROR(ReadSymbols(value, "mismatchLabelKeys", path, &term.mismatch_label_keys));
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadSymbols(value, "mismatchLabelKeys", path, &term.mismatch_label_keys));
   return term;
 }
 
@@ -147,35 +148,22 @@ absl::StatusOr<PodAffinity> DecodePodAffinity(const Json& value, const Path& pat
   KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   PodAffinity affinity;
   KUBESCHED_RETURN_IF_ERROR(ForEachElement(value, "requiredDuringSchedulingIgnoredDuringExecution",
-                                        path, [&](const Json& element, const Path& at) {
-                                          absl::StatusOr<PodAffinityTerm> term =
-                                              DecodePodAffinityTerm(element, at);
-                                          if (!term.ok()) return term.status();
-                                          affinity.required.push_back(*std::move(term));
-                                          return absl::OkStatus();
-                                        }));
+                                           path, [&](const Json& element, const Path& at) {
+                                             absl::StatusOr<PodAffinityTerm> term =
+                                                 DecodePodAffinityTerm(element, at);
+                                             if (!term.ok()) return term.status();
+                                             affinity.required.push_back(*std::move(term));
+                                             return absl::OkStatus();
+                                           }));
   KUBESCHED_RETURN_IF_ERROR(ForEachElement(value, "preferredDuringSchedulingIgnoredDuringExecution",
-                                        path, [&](const Json& element, const Path& at) {
-                                          absl::StatusOr<WeightedPodAffinityTerm> term =
-                                              DecodeWeightedPodAffinityTerm(element, at);
-                                          if (!term.ok()) return term.status();
-                                          affinity.preferred.push_back(*std::move(term));
-                                          return absl::OkStatus();
-                                        }));
+                                           path, [&](const Json& element, const Path& at) {
+                                             absl::StatusOr<WeightedPodAffinityTerm> term =
+                                                 DecodeWeightedPodAffinityTerm(element, at);
+                                             if (!term.ok()) return term.status();
+                                             affinity.preferred.push_back(*std::move(term));
+                                             return absl::OkStatus();
+                                           }));
   return affinity;
-}
-
-absl::StatusOr<NodeSelector> DecodeNodeSelector(const Json& value, const Path& path) {
-  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
-  NodeSelector selector;
-  KUBESCHED_RETURN_IF_ERROR(
-      ForEachElement(value, "nodeSelectorTerms", path, [&](const Json& element, const Path& at) {
-        absl::StatusOr<NodeSelectorTerm> term = DecodeNodeSelectorTerm(element, at);
-        if (!term.ok()) return term.status();
-        selector.terms.push_back(*std::move(term));
-        return absl::OkStatus();
-      }));
-  return selector;
 }
 
 absl::StatusOr<PreferredSchedulingTerm> DecodePreferredSchedulingTerm(const Json& value,
@@ -246,19 +234,32 @@ absl::StatusOr<NodeSelectorTerm> DecodeNodeSelectorTerm(const Json& value, const
   return term;
 }
 
+absl::StatusOr<NodeSelector> DecodeNodeSelector(const Json& value, const Path& path) {
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
+  NodeSelector selector;
+  KUBESCHED_RETURN_IF_ERROR(
+      ForEachElement(value, "nodeSelectorTerms", path, [&](const Json& element, const Path& at) {
+        absl::StatusOr<NodeSelectorTerm> term = DecodeNodeSelectorTerm(element, at);
+        if (!term.ok()) return term.status();
+        selector.terms.push_back(*std::move(term));
+        return absl::OkStatus();
+      }));
+  return selector;
+}
+
 absl::StatusOr<NodeAffinity> DecodeNodeAffinityValue(const Json& value, const Path& path) {
   KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
   NodeAffinity affinity;
-  KUBESCHED_RETURN_IF_ERROR(ReadOptional(value, "requiredDuringSchedulingIgnoredDuringExecution", path,
-                                      DecodeNodeSelector, &affinity.required));
+  KUBESCHED_RETURN_IF_ERROR(ReadOptional(value, "requiredDuringSchedulingIgnoredDuringExecution",
+                                         path, DecodeNodeSelector, &affinity.required));
   KUBESCHED_RETURN_IF_ERROR(ForEachElement(value, "preferredDuringSchedulingIgnoredDuringExecution",
-                                        path, [&](const Json& element, const Path& at) {
-                                          absl::StatusOr<PreferredSchedulingTerm> term =
-                                              DecodePreferredSchedulingTerm(element, at);
-                                          if (!term.ok()) return term.status();
-                                          affinity.preferred.push_back(*std::move(term));
-                                          return absl::OkStatus();
-                                        }));
+                                           path, [&](const Json& element, const Path& at) {
+                                             absl::StatusOr<PreferredSchedulingTerm> term =
+                                                 DecodePreferredSchedulingTerm(element, at);
+                                             if (!term.ok()) return term.status();
+                                             affinity.preferred.push_back(*std::move(term));
+                                             return absl::OkStatus();
+                                           }));
   return affinity;
 }
 

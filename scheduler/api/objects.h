@@ -51,6 +51,7 @@ struct ContainerPort {
 
 struct Container {
   std::string name;
+  std::string image;
   ResourceList requests;
   ResourceList limits;
   // Whether requests lists cpu / memory at all: upstream's non-zero defaults (100m, 200Mi) apply
@@ -130,6 +131,35 @@ struct TopologySpreadConstraint {
   std::vector<Symbol> match_label_keys;
 };
 
+// A pod volume, as far as scheduling reads it: the claim it uses, or the in-tree disk it names
+// (disk conflicts, node volume limits). Other sources (configMap, emptyDir, ...) only have a name.
+struct Volume {
+  std::string name;
+  std::string claim_name;         // persistentVolumeClaim.claimName
+  bool ephemeral = false;         // a generic ephemeral volume: its claim is "<pod>-<volume>"
+  bool read_only = false;         // of whichever source below
+  std::string gce_pd_name;        // gcePersistentDisk.pdName
+  std::string aws_ebs_volume_id;  // awsElasticBlockStore.volumeID
+  std::string iscsi_iqn;          // iscsi.iqn
+  std::vector<std::string> rbd_monitors;  // rbd.monitors
+  std::string rbd_pool;    // rbd.pool ("rbd" when empty, as the API server defaults it)
+  std::string rbd_image;   // rbd.image
+  std::string csi_driver;  // csi.driver (inline CSI volume)
+
+  // The claim this volume uses: claim_name, or "<pod>-<volume>" for an ephemeral volume; ""
+  // for none.
+  std::string ClaimName(const std::string& pod_name) const {
+    return ephemeral ? pod_name + "-" + name : claim_name;
+  }
+};
+
+// spec.resourceClaims[]: a claim the pod needs, by name or from a template.
+struct PodResourceClaim {
+  std::string name;
+  std::string resource_claim_name;
+  std::string resource_claim_template_name;
+};
+
 enum class PreemptionPolicy : uint8_t { kPreemptLowerPriority, kNever };
 enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
@@ -154,6 +184,10 @@ struct PodSpec {
   std::string scheduler_name;  // decoders default "" to "default-scheduler", as the API server
   std::string node_name;
   bool host_network = false;
+  std::vector<Volume> volumes;
+  // spec.schedulingGates[].name: while any is left, the pod must not be scheduled.
+  std::vector<std::string> scheduling_gates;
+  std::vector<PodResourceClaim> resource_claims;
 };
 
 struct PodStatus {
@@ -188,10 +222,17 @@ struct NodeSpec {
   std::vector<Taint> taints;
 };
 
+// status.images[]: an image the node holds, under every name it is known by.
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
 struct NodeStatus {
   ResourceList capacity;
   ResourceList allocatable;  // defaults to capacity when the input has none
   std::vector<NodeCondition> conditions;
+  std::vector<ContainerImage> images;
 };
 
 struct Node {

@@ -5,6 +5,7 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "scheduler/api/storage.h"
 
 namespace kubesched::cache {
 namespace {
@@ -67,6 +68,9 @@ struct Cache::Impl {
   absl::btree_map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs
       ABSL_GUARDED_BY(mu);
   int64_t pdbs_generation ABSL_GUARDED_BY(mu) = 0;
+  // The writer side of the snapshots' StorageState; published when storage_generation moved.
+  framework::StorageState storage ABSL_GUARDED_BY(mu);
+  int64_t storage_generation ABSL_GUARDED_BY(mu) = 0;
   SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
   // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
   ClusterTotals totals ABSL_GUARDED_BY(mu);
@@ -457,6 +461,9 @@ Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
     for (const auto& [key, pdb] : impl_->pdbs) pdbs.push_back(pdb);
     builder.SetPdbs(std::move(pdbs));
   }
+  if (impl_->storage_generation > since) {
+    builder.SetStorage(std::make_shared<const framework::StorageState>(impl_->storage));
+  }
   if (stats.lists_rebuilt) builder.RebuildLists();
   builder.SetClusterTotals(impl_->totals.allocatable, impl_->totals.requested);
   builder.set_generation(impl_->generation);
@@ -489,5 +496,52 @@ size_t Cache::AssumedCount() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->assumed.size();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Volume objects
+namespace {
+
+using framework::StorageState;
+
+auto& MapOf(StorageState& state, const api::PersistentVolumeClaim*) { return state.claims; }
+auto& MapOf(StorageState& state, const api::PersistentVolume*) { return state.volumes; }
+auto& MapOf(StorageState& state, const api::StorageClass*) { return state.classes; }
+auto& MapOf(StorageState& state, const api::CsiNode*) { return state.csi_nodes; }
+auto& MapOf(StorageState& state, const api::VolumeAttachment*) { return state.attachments; }
+
+std::string KeyOf(const api::PersistentVolumeClaim& claim) {
+  return StorageState::ClaimKey(claim.meta.namespace_name, claim.meta.name);
+}
+template <typename T>
+std::string KeyOf(const T& object) {
+  return object.meta.name;
+}
+
+}  // namespace
+
+template <typename T>
+void Cache::SetStorageObject(std::shared_ptr<const T> object) {
+  absl::MutexLock lock(&impl_->mu);
+  const std::string key = KeyOf(*object);
+  MapOf(impl_->storage, static_cast<const T*>(nullptr)).Set(key, std::move(object));
+  impl_->storage_generation = impl_->NextGeneration();
+}
+
+template <typename T>
+void Cache::RemoveStorageObject(const T& object) {
+  absl::MutexLock lock(&impl_->mu);
+  MapOf(impl_->storage, static_cast<const T*>(nullptr)).Remove(KeyOf(object));
+  impl_->storage_generation = impl_->NextGeneration();
+}
+
+#define KUBESCHED_STORAGE_KIND(T)                                     \
+  template void Cache::SetStorageObject<T>(std::shared_ptr<const T>); \
+  template void Cache::RemoveStorageObject<T>(const T&);
+KUBESCHED_STORAGE_KIND(api::PersistentVolumeClaim)
+KUBESCHED_STORAGE_KIND(api::PersistentVolume)
+KUBESCHED_STORAGE_KIND(api::StorageClass)
+KUBESCHED_STORAGE_KIND(api::CsiNode)
+KUBESCHED_STORAGE_KIND(api::VolumeAttachment)
+#undef KUBESCHED_STORAGE_KIND
 
 }  // namespace kubesched::cache

@@ -83,6 +83,12 @@ class Cache {
   // PodDisruptionBudgets by "namespace/name", handed to snapshots when they change.
   void SetPdb(std::shared_ptr<const api::PodDisruptionBudget> pdb);
   void RemovePdb(const std::string& key);
+  // The volume objects, handed to snapshots when they change (framework::StorageState): claims by
+  // "namespace/name", the others by name. T is one of the api volume kinds.
+  template <typename T>
+  void SetStorageObject(std::shared_ptr<const T> object);
+  template <typename T>
+  void RemoveStorageObject(const T& object);
 
   // What an UpdateSnapshot did.
   struct SnapshotUpdateStats {

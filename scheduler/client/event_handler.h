@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "scheduler/api/objects.h"
+#include "scheduler/api/storage.h"
 
 namespace kubesched::client {
 
@@ -31,6 +32,12 @@ class ClusterEventHandler {
   virtual void OnConfigMap(const Event<api::ConfigMap>& /*event*/) {}
   virtual void OnPodDisruptionBudget(const Event<api::PodDisruptionBudget>& /*event*/) {}
   virtual void OnNodeMetrics(const Event<api::NodeMetrics>& /*event*/) {}
+  // The volume objects (volume plugins).
+  virtual void OnPersistentVolumeClaim(const Event<api::PersistentVolumeClaim>& /*event*/) {}
+  virtual void OnPersistentVolume(const Event<api::PersistentVolume>& /*event*/) {}
+  virtual void OnStorageClass(const Event<api::StorageClass>& /*event*/) {}
+  virtual void OnCsiNode(const Event<api::CsiNode>& /*event*/) {}
+  virtual void OnVolumeAttachment(const Event<api::VolumeAttachment>& /*event*/) {}
 };
 
 }  // namespace kubesched::client

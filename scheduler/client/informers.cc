@@ -29,9 +29,15 @@ Event<T> TypedEvent(const ObjectEvent& event) {
 Informers::Informers(HttpTransport* transport, ClusterEventHandler* handler,
                      InformerOptions options)
     : handler_(handler), options_(std::move(options)) {
-  std::vector<ResourceKind> kinds = {NodeResourceKind(), NamespaceResourceKind(),
+  std::vector<ResourceKind> kinds = {NodeResourceKind(),
+                                     NamespaceResourceKind(),
                                      PriorityClassResourceKind(),
-                                     PodDisruptionBudgetResourceKind()};
+                                     PodDisruptionBudgetResourceKind(),
+                                     StorageClassResourceKind(),
+                                     PersistentVolumeResourceKind(),
+                                     PersistentVolumeClaimResourceKind(),
+                                     CsiNodeResourceKind(),
+                                     VolumeAttachmentResourceKind()};
   if (!options_.scheduler_namespace.empty()) {
     kinds.push_back(ConfigMapResourceKind(options_.scheduler_namespace));
   }
@@ -134,6 +140,16 @@ void Informers::DeliverToHandler(const ObjectEvent& event) {
           handler_->OnPodDisruptionBudget(typed);
         } else if constexpr (std::is_same_v<T, api::NodeMetrics>) {
           handler_->OnNodeMetrics(typed);
+        } else if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
+          handler_->OnPersistentVolumeClaim(typed);
+        } else if constexpr (std::is_same_v<T, api::PersistentVolume>) {
+          handler_->OnPersistentVolume(typed);
+        } else if constexpr (std::is_same_v<T, api::StorageClass>) {
+          handler_->OnStorageClass(typed);
+        } else if constexpr (std::is_same_v<T, api::CsiNode>) {
+          handler_->OnCsiNode(typed);
+        } else if constexpr (std::is_same_v<T, api::VolumeAttachment>) {
+          handler_->OnVolumeAttachment(typed);
         }
       },
       *event.object);

@@ -3,8 +3,9 @@
 // The scheduler's informer set: one Reflector per watched kind, all delivering to one
 // ClusterEventHandler.
 //
-// Kinds: Node, Namespace, PriorityClass, PodDisruptionBudget, Pod (non-terminal phases only), and
-// ConfigMap in the scheduler's own namespace when one is given.
+// Kinds: Node, Namespace, PriorityClass, PodDisruptionBudget, the volume kinds (StorageClass,
+// PersistentVolume, PersistentVolumeClaim, CSINode, VolumeAttachment), Pod (non-terminal phases
+// only), and ConfigMap in the scheduler's own namespace when one is given.
 //
 // Start order: the Pod reflector lists only after Node, Namespace and PriorityClass have delivered
 // their first list (or `pod_list_prerequisite_timeout` passed, so that e.g. a missing RBAC rule

@@ -140,6 +140,21 @@ ResourceKind PodResourceKind() {
 }
 ResourceKind NodeResourceKind() { return {"Node", "/api/v1/nodes", "", ""}; }
 ResourceKind NamespaceResourceKind() { return {"Namespace", "/api/v1/namespaces", "", ""}; }
+ResourceKind PersistentVolumeClaimResourceKind() {
+  return {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", "", ""};
+}
+ResourceKind PersistentVolumeResourceKind() {
+  return {"PersistentVolume", "/api/v1/persistentvolumes", "", ""};
+}
+ResourceKind StorageClassResourceKind() {
+  return {"StorageClass", "/apis/storage.k8s.io/v1/storageclasses", "", ""};
+}
+ResourceKind CsiNodeResourceKind() {
+  return {"CSINode", "/apis/storage.k8s.io/v1/csinodes", "", ""};
+}
+ResourceKind VolumeAttachmentResourceKind() {
+  return {"VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", "", ""};
+}
 ResourceKind PriorityClassResourceKind() {
   return {"PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", "", ""};
 }

@@ -58,6 +58,11 @@ struct ResourceKind {
 ResourceKind PodResourceKind();
 ResourceKind NodeResourceKind();
 ResourceKind NamespaceResourceKind();
+ResourceKind PersistentVolumeClaimResourceKind();
+ResourceKind PersistentVolumeResourceKind();
+ResourceKind StorageClassResourceKind();
+ResourceKind CsiNodeResourceKind();
+ResourceKind VolumeAttachmentResourceKind();
 ResourceKind PriorityClassResourceKind();
 ResourceKind PodDisruptionBudgetResourceKind();
 ResourceKind ConfigMapResourceKind(std::string_view namespace_name);

@@ -18,6 +18,10 @@ std::string KeyOf(const api::Node& node) { return node.meta.name; }
 std::string KeyOf(const api::Namespace& ns) { return ns.meta.name; }
 std::string KeyOf(const api::PriorityClass& pc) { return pc.meta.name; }
 std::string KeyOf(const api::NodeMetrics& m) { return m.meta.name; }
+std::string KeyOf(const api::PersistentVolume& v) { return v.meta.name; }
+std::string KeyOf(const api::StorageClass& c) { return c.meta.name; }
+std::string KeyOf(const api::CsiNode& n) { return n.meta.name; }
+std::string KeyOf(const api::VolumeAttachment& a) { return a.meta.name; }
 
 std::string PodKey(const std::string& namespace_name, const std::string& name) {
   return absl::StrCat(namespace_name, "/", name);
@@ -44,6 +48,21 @@ void Dispatch(client::ClusterEventHandler* h, const client::Event<api::PodDisrup
 }
 void Dispatch(client::ClusterEventHandler* h, const client::Event<api::NodeMetrics>& e) {
   h->OnNodeMetrics(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::PersistentVolumeClaim>& e) {
+  h->OnPersistentVolumeClaim(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::PersistentVolume>& e) {
+  h->OnPersistentVolume(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::StorageClass>& e) {
+  h->OnStorageClass(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::CsiNode>& e) {
+  h->OnCsiNode(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::VolumeAttachment>& e) {
+  h->OnVolumeAttachment(e);
 }
 
 }  // namespace
@@ -88,6 +107,19 @@ absl::Status EmbeddedCluster::Create(const api::Object& object) {
         }
         if constexpr (std::is_same_v<T, api::NodeMetrics>) {
           return Insert(node_metrics_, typed, "NodeMetrics");
+        }
+        if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
+          return Insert(claims_, typed, "PersistentVolumeClaim");
+        }
+        if constexpr (std::is_same_v<T, api::PersistentVolume>) {
+          return Insert(volumes_, typed, "PersistentVolume");
+        }
+        if constexpr (std::is_same_v<T, api::StorageClass>) {
+          return Insert(storage_classes_, typed, "StorageClass");
+        }
+        if constexpr (std::is_same_v<T, api::CsiNode>) return Insert(csi_nodes_, typed, "CSINode");
+        if constexpr (std::is_same_v<T, api::VolumeAttachment>) {
+          return Insert(attachments_, typed, "VolumeAttachment");
         }
         return absl::InvalidArgumentError("unsupported kind");
       },
@@ -186,6 +218,11 @@ void EmbeddedCluster::Watch(client::ClusterEventHandler* handler) {
   ReplayStore(pdbs_, handler);
   ReplayStore(nodes_, handler);
   ReplayStore(node_metrics_, handler);
+  ReplayStore(storage_classes_, handler);
+  ReplayStore(volumes_, handler);
+  ReplayStore(claims_, handler);
+  ReplayStore(csi_nodes_, handler);
+  ReplayStore(attachments_, handler);
   // Pods in creation order (resourceVersion), so queue arrival order follows the input files.
   std::vector<std::shared_ptr<const api::Pod>> pods;
   for (const auto& [key, pod] : pods_) pods.push_back(pod);

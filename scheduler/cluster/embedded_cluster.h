@@ -61,7 +61,10 @@ class EmbeddedCluster : public framework::PodBinder, public client::PodDeleter {
   using AnyEvent =
       std::variant<client::Event<api::Pod>, client::Event<api::Node>, client::Event<api::Namespace>,
                    client::Event<api::PriorityClass>, client::Event<api::ConfigMap>,
-                   client::Event<api::PodDisruptionBudget>, client::Event<api::NodeMetrics>>;
+                   client::Event<api::PodDisruptionBudget>, client::Event<api::NodeMetrics>,
+                   client::Event<api::PersistentVolumeClaim>, client::Event<api::PersistentVolume>,
+                   client::Event<api::StorageClass>, client::Event<api::CsiNode>,
+                   client::Event<api::VolumeAttachment>>;
   template <typename T>
   using Store = absl::btree_map<std::string, std::shared_ptr<const T>>;
 
@@ -82,6 +85,11 @@ class EmbeddedCluster : public framework::PodBinder, public client::PodDeleter {
   Store<api::ConfigMap> config_maps_ ABSL_GUARDED_BY(mu_);
   Store<api::PodDisruptionBudget> pdbs_ ABSL_GUARDED_BY(mu_);
   Store<api::NodeMetrics> node_metrics_ ABSL_GUARDED_BY(mu_);
+  Store<api::PersistentVolumeClaim> claims_ ABSL_GUARDED_BY(mu_);
+  Store<api::PersistentVolume> volumes_ ABSL_GUARDED_BY(mu_);
+  Store<api::StorageClass> storage_classes_ ABSL_GUARDED_BY(mu_);
+  Store<api::CsiNode> csi_nodes_ ABSL_GUARDED_BY(mu_);
+  Store<api::VolumeAttachment> attachments_ ABSL_GUARDED_BY(mu_);
   // An event not yet delivered: addressed to one new watcher (its initial replay), or to every
   // watcher registered before the event was written (target == nullptr).
   struct PendingEvent {

@@ -142,6 +142,30 @@ void Scheduler::OnNodeMetrics(const client::Event<api::NodeMetrics>& event) {
   }
 }
 
+template <typename T>
+void Scheduler::OnStorageObject(const client::Event<T>& event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemoveStorageObject(*event.object);
+  } else {
+    cache_->SetStorageObject(event.object);
+  }
+  queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kStorageChanged);
+}
+
+void Scheduler::OnPersistentVolumeClaim(const client::Event<api::PersistentVolumeClaim>& event) {
+  OnStorageObject(event);
+}
+void Scheduler::OnPersistentVolume(const client::Event<api::PersistentVolume>& event) {
+  OnStorageObject(event);
+}
+void Scheduler::OnStorageClass(const client::Event<api::StorageClass>& event) {
+  OnStorageObject(event);
+}
+void Scheduler::OnCsiNode(const client::Event<api::CsiNode>& event) { OnStorageObject(event); }
+void Scheduler::OnVolumeAttachment(const client::Event<api::VolumeAttachment>& event) {
+  OnStorageObject(event);
+}
+
 void Scheduler::OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) {
   if (event.type == EventType::kDeleted) {
     cache_->RemovePdb(

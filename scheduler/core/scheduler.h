@@ -68,6 +68,13 @@ class Scheduler : public client::ClusterEventHandler {
   void OnConfigMap(const client::Event<api::ConfigMap>& event) override;
   // Metrics samples feed the cache (MostAvailable); they never move pods between queues.
   void OnNodeMetrics(const client::Event<api::NodeMetrics>& event) override;
+  // The volume objects feed the cache's snapshots (the volume plugins) and may help pods that a
+  // volume plugin rejected.
+  void OnPersistentVolumeClaim(const client::Event<api::PersistentVolumeClaim>& event) override;
+  void OnPersistentVolume(const client::Event<api::PersistentVolume>& event) override;
+  void OnStorageClass(const client::Event<api::StorageClass>& event) override;
+  void OnCsiNode(const client::Event<api::CsiNode>& event) override;
+  void OnVolumeAttachment(const client::Event<api::VolumeAttachment>& event) override;
   // Budgets feed the cache's snapshots (preemption prefers victims that violate none).
   void OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) override;
 
@@ -113,6 +120,8 @@ class Scheduler : public client::ClusterEventHandler {
   void OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
                     const std::shared_ptr<const api::Pod>& pod);
   void OnPodDeleted(const std::shared_ptr<const api::Pod>& pod);
+  template <typename T>
+  void OnStorageObject(const client::Event<T>& event);
   bool IsPendingForUs(const api::Pod& pod) const;
   framework::PodInfoPtr MakeInfo(std::shared_ptr<const api::Pod> pod) const;
   // What the pod's PriorityClass says about preemption.

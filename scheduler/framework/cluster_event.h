@@ -16,11 +16,14 @@ enum class ClusterEvent : uint8_t {
   kNodeUpdated,
   kPodDeleted,        // an assigned pod was deleted or terminated: frees room
   kAssignedPodAdded,  // a pod was bound or appeared bound: may satisfy pod affinity
+  // A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode or VolumeAttachment was
+  // added, changed or deleted: may satisfy a volume plugin.
+  kStorageChanged,
   // Not a cluster event: the queue's periodic flush of pods left unschedulable for too long,
   // which moves every pod whatever its plugins registered.
   kUnschedulableTimeout,
 };
-inline constexpr size_t kClusterEventCount = 5;
+inline constexpr size_t kClusterEventCount = 6;
 
 // A set of ClusterEvents, one bit each.
 using ClusterEventSet = uint32_t;

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/framework/node_info.h"
+#include "scheduler/framework/storage_state.h"
 
 namespace kubesched::framework {
 
@@ -36,6 +37,8 @@ class Snapshot {
     return namespace_labels_;
   }
   int64_t generation() const { return generation_; }
+  // The volume objects (claims, volumes, classes, CSINodes, attachments), for the volume plugins.
+  const StorageState& storage() const { return *storage_state_; }
   // Every PodDisruptionBudget, for preemption (which prefers victims that violate none).
   const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs() const { return pdbs_; }
 
@@ -61,6 +64,7 @@ class Snapshot {
   std::vector<const NodeInfo*> nodes_with_required_anti_affinity_pods_;
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
+  std::shared_ptr<const StorageState> storage_state_ = std::make_shared<const StorageState>();
   api::ResourceList cluster_allocatable_;
   api::ResourceList cluster_requested_;
   absl::Time time_ = absl::UnixEpoch();
@@ -87,6 +91,9 @@ class SnapshotBuilder {
   void RemoveNamespace(api::Symbol namespace_symbol);
   void SetPdbs(std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs) {
     snapshot_->pdbs_ = std::move(pdbs);
+  }
+  void SetStorage(std::shared_ptr<const StorageState> storage) {
+    snapshot_->storage_state_ = std::move(storage);
   }
   void set_generation(int64_t generation) { snapshot_->generation_ = generation; }
   void set_time(absl::Time time) { snapshot_->time_ = time; }

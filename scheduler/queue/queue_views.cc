@@ -73,6 +73,8 @@ std::string_view IncomingEventName(IncomingEvent event) {
       return "UnschedulableTimeout";
     case IncomingEvent::kQuotaChange:
       return "QuotaChange";
+    case IncomingEvent::kStorageChange:
+      return "StorageChange";
   }
   return "Unknown";
 }

@@ -32,6 +32,8 @@ IncomingEvent IncomingEventOf(framework::ClusterEvent event) {
       return IncomingEvent::kAssignedPodDelete;
     case framework::ClusterEvent::kAssignedPodAdded:
       return IncomingEvent::kAssignedPodAdd;
+    case framework::ClusterEvent::kStorageChanged:
+      return IncomingEvent::kStorageChange;
     case framework::ClusterEvent::kUnschedulableTimeout:
       return IncomingEvent::kUnschedulableTimeout;
   }

@@ -40,7 +40,9 @@ struct QueuedPodInfo {
 
 // Why a pod entered activeQ, backoffQ or the unschedulable set, as upstream's
 // scheduler_queue_incoming_pods_total labels it ("PodAdd", "BackoffComplete", "NodeAdd", ...;
-// kQuotaChange, "QuotaChange", is kubesched's: queue quota freed room or changed).
+// kQuotaChange, "QuotaChange", is kubesched's: queue quota freed room or changed; kStorageChange,
+// "StorageChange", stands for upstream's PersistentVolumeClaim/PersistentVolume/StorageClass/
+// CSINode/VolumeAttachment events).
 enum class IncomingEvent : uint8_t {
   kPodAdd,
   kPodUpdate,
@@ -52,8 +54,9 @@ enum class IncomingEvent : uint8_t {
   kAssignedPodAdd,
   kUnschedulableTimeout,
   kQuotaChange,
+  kStorageChange,
 };
-inline constexpr size_t kIncomingEventCount = 10;
+inline constexpr size_t kIncomingEventCount = 11;
 std::string_view IncomingEventName(IncomingEvent event);
 // Pods that entered each sub-queue by event: [0] activeQ, [1] backoffQ, [2] the unschedulable set
 // (quota waiters included), indexed by IncomingEvent.

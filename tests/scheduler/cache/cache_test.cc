@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/util/clock.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched {
@@ -334,6 +335,38 @@ TEST_CASE("cluster sums follow every pod and node change without a scan", "[core
   CHECK(f.cache.CleanupExpiredAssumedPods().size() == 1);
   CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
   CheckTotals(f);
+}
+
+}  // namespace
+}  // namespace kubesched
+
+namespace kubesched {
+namespace {
+
+TEST_CASE("volume objects reach the next snapshot, and a snapshot keeps what it saw", "[core]") {
+  util::FakeClock clock{absl::UnixEpoch()};
+  cache::Cache cache(&clock);
+  framework::Snapshot first;
+  cache.UpdateSnapshot(&first);
+  CHECK(first.storage().claims.size() == 0);
+
+  auto claim = std::make_shared<api::PersistentVolumeClaim>();
+  claim->meta.namespace_name = "ns";
+  claim->meta.name = "data";
+  cache.SetStorageObject<api::PersistentVolumeClaim>(claim);
+  auto sc = std::make_shared<api::StorageClass>();
+  sc->meta.name = "fast";
+  cache.SetStorageObject<api::StorageClass>(sc);
+  framework::Snapshot second;
+  cache.UpdateSnapshot(&second);
+  CHECK(second.storage().Claim("ns", "data") == claim.get());
+  CHECK(second.storage().classes.Find("fast") == sc.get());
+  CHECK(first.storage().claims.size() == 0);
+
+  cache.RemoveStorageObject(*claim);
+  cache.UpdateSnapshot(&first);
+  CHECK(first.storage().Claim("ns", "data") == nullptr);
+  CHECK(second.storage().Claim("ns", "data") == claim.get());
 }
 
 }  // namespace

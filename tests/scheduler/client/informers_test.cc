@@ -34,6 +34,8 @@ constexpr char kNamespaces[] = "/api/v1/namespaces";
 constexpr char kPriorityClasses[] = "/apis/scheduling.k8s.io/v1/priorityclasses";
 constexpr char kPodDisruptionBudgets[] = "/apis/policy/v1/poddisruptionbudgets";
 constexpr char kConfigMaps[] = "/api/v1/namespaces/kube-system/configmaps";
+constexpr char kClaims[] = "/api/v1/persistentvolumeclaims";
+constexpr char kStorageClasses[] = "/apis/storage.k8s.io/v1/storageclasses";
 
 // Counts events per kind and checks that no two handler calls ever overlap.
 class CountingHandler : public ClusterEventHandler {
@@ -51,6 +53,12 @@ class CountingHandler : public ClusterEventHandler {
   }
   void OnPodDisruptionBudget(const Event<api::PodDisruptionBudget>& event) override {
     Handle("PodDisruptionBudget", event.object != nullptr);
+  }
+  void OnPersistentVolumeClaim(const Event<api::PersistentVolumeClaim>& event) override {
+    Handle("PersistentVolumeClaim", event.object != nullptr);
+  }
+  void OnStorageClass(const Event<api::StorageClass>& event) override {
+    Handle("StorageClass", event.object != nullptr);
   }
 
   int Count(const std::string& kind) const {
@@ -106,6 +114,8 @@ void QueueOneOfEach(ScriptedApiServer& server) {
   server.QueueList(kPriorityClasses, Ok(ListBody("1", {PriorityClassJson("high", "1")})));
   server.QueueList(kPodDisruptionBudgets, Ok(ListBody("1", {NamespacedObjectJson("pdb", "1")})));
   server.QueueList(kConfigMaps, Ok(ListBody("1", {NamespacedObjectJson("cm", "1")})));
+  server.QueueList(kClaims, Ok(ListBody("1", {NamespacedObjectJson("claim", "1")})));
+  server.QueueList(kStorageClasses, Ok(ListBody("1", {ClusterObjectJson("standard", "1")})));
   server.QueueList(kPods, Ok(ListBody("1", {PodJson("p", "1")})));
 }
 
@@ -138,6 +148,8 @@ TEST_CASE("informers sync only when every kind has listed, and pods list after t
   CHECK(handler.Count("PriorityClass") == 1);
   CHECK(handler.Count("PodDisruptionBudget") == 1);
   CHECK(handler.Count("ConfigMap") == 1);
+  CHECK(handler.Count("PersistentVolumeClaim") == 1);
+  CHECK(handler.Count("StorageClass") == 1);
   CHECK(handler.Count("Pod") == 1);
   CHECK(handler.calls_without_object() == 0);
 
@@ -145,7 +157,9 @@ TEST_CASE("informers sync only when every kind has listed, and pods list after t
   std::vector<std::string> kinds;
   for (const ReflectorStats& entry : stats) kinds.push_back(entry.kind);
   CHECK(kinds == std::vector<std::string>{"Node", "Namespace", "PriorityClass",
-                                          "PodDisruptionBudget", "ConfigMap", "Pod"});
+                                          "PodDisruptionBudget", "StorageClass", "PersistentVolume",
+                                          "PersistentVolumeClaim", "CSINode", "VolumeAttachment",
+                                          "ConfigMap", "Pod"});
   for (const ReflectorStats& entry : stats) CHECK(entry.lists == 1);
   informers.Stop();
 }
@@ -156,7 +170,7 @@ TEST_CASE("without a scheduler namespace no ConfigMaps are watched", "[reflector
   Informers informers(server.transport(), &handler, FastOptions());
   informers.Start();
   REQUIRE(informers.WaitForSync(absl::Seconds(10)));
-  CHECK(informers.Stats().size() == 5);
+  CHECK(informers.Stats().size() == 10);
   for (const ReflectorStats& entry : informers.Stats()) CHECK(entry.kind != "ConfigMap");
   informers.Stop();
 }
