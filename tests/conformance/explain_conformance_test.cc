@@ -157,8 +157,10 @@ void RunCase(const std::string& plugin, const Value& c) {
   const std::string id = c["id"].GetString();
   std::vector<api::Object> objects = DecodeAll(c["nodes"], id);
   for (auto& object : DecodeAll(c["existingPods"], id)) objects.push_back(std::move(object));
-  if (c.HasMember("namespaces")) {
-    for (auto& object : DecodeAll(c["namespaces"], id)) objects.push_back(std::move(object));
+  for (const char* key : {"namespaces", "persistentVolumeClaims", "persistentVolumes",
+                          "storageClasses", "csiNodes", "volumeAttachments"}) {
+    if (!c.HasMember(key)) continue;
+    for (auto& object : DecodeAll(c[key], id)) objects.push_back(std::move(object));
   }
   auto pod_objects = api::DecodeObjects(ToJson(c["pod"]), id);
   REQUIRE(pod_objects.ok());
