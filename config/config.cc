@@ -48,12 +48,12 @@ constexpr std::array<std::string_view, 19> kTopLevelFields = {
     "queues",           // kubesched's own
     "policies",         // kubesched's own
     "policyConfigMap",  // kubesched's own
+    "extenders",        // read only to refuse a non-empty list: kubesched calls no extenders
     // Upstream's other fields, accepted and ignored here.
     "healthzBindAddress",
     "metricsBindAddress",
     "enableProfiling",
     "enableContentionProfiling",
-    "extenders",
     "delayCacheUntilActive",
     "featureGates",
 };
@@ -297,6 +297,12 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
   Reader r;
   Configuration config;
   if (!r.Map(root, "", kTopLevelFields)) return r.status();
+  if (const YAML::Node extenders = Get(root, "extenders");
+      HasValue(extenders) && !(extenders.IsSequence() && extenders.size() == 0)) {
+    return absl::InvalidArgumentError(
+        "extenders: kubesched does not call scheduler extenders, so their filters, scores and "
+        "binds would not apply; remove them, or keep the pods that need them on kube-scheduler");
+  }
   CheckTypeMeta(r, root, "", kKind, /*required=*/true);
   DecodeSettings(r, root, &config);
   DecodeClientConnection(r, Get(root, "clientConnection"), &config.client_connection);

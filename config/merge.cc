@@ -35,6 +35,7 @@ Plugins DefaultPlugins() {
       {std::string(names::kInterPodAffinity), 2},
       {std::string(names::kDefaultPreemption), 0},
       {std::string(names::kNodeResourcesBalancedAllocation), 1},
+      {std::string(names::kImageLocality), 1},
       {std::string(names::kDefaultBinder), 0},
   };
   return plugins;

@@ -2,6 +2,7 @@
 
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/most_available/most_available.h"
 #include "plugins/names.h"
@@ -36,6 +37,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kMostAvailable, NewMostAvailable},
       {names::kQueueQuota, NewQueueQuota},
       {names::kDefaultPreemption, NewDefaultPreemption},
+      {names::kImageLocality, NewImageLocality},
   };
   return *registry;
 }

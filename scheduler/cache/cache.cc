@@ -1,5 +1,6 @@
 #include "scheduler/cache/cache.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/btree_map.h"
@@ -45,6 +46,12 @@ bool ListMembershipChanges(const NodeInfo& stale, const NodeInfo& fresh) {
              fresh.pods_with_required_anti_affinity().empty();
 }
 
+bool SameImageNames(const std::vector<framework::NodeImage>& a,
+                    const std::vector<framework::NodeImage>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const auto& x, const auto& y) { return x.name == y.name; });
+}
+
 }  // namespace
 
 struct Cache::Impl {
@@ -68,6 +75,21 @@ struct Cache::Impl {
   absl::btree_map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs
       ABSL_GUARDED_BY(mu);
   int64_t pdbs_generation ABSL_GUARDED_BY(mu) = 0;
+  // Nodes holding each image name, kept as nodes come, change and go; published when
+  // images_generation moved.
+  absl::flat_hash_map<api::Symbol, int32_t> image_node_counts ABSL_GUARDED_BY(mu);
+  int64_t images_generation ABSL_GUARDED_BY(mu) = 0;
+  // Adds `delta` for every image name of a node (its images before or after a change).
+  void CountImages(const std::vector<framework::NodeImage>& images, int32_t delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (images.empty()) return;
+    for (const framework::NodeImage& image : images) {
+      int32_t& count = image_node_counts[image.name];
+      count += delta;
+      if (count == 0) image_node_counts.erase(image.name);
+    }
+    images_generation = NextGeneration();
+  }
   // The writer side of the snapshots' StorageState; published when storage_generation moved.
   framework::StorageState storage ABSL_GUARDED_BY(mu);
   int64_t storage_generation ABSL_GUARDED_BY(mu) = 0;
@@ -215,8 +237,14 @@ void Cache::AddNode(std::shared_ptr<const api::Node> node) {
   absl::MutexLock lock(&impl_->mu);
   NodeItem* item = impl_->GetOrCreateNode(node->meta.name);
   if (item->info.node() == nullptr) ++impl_->node_objects;
+  // Status updates rarely change the images: count them again only when they did.
+  const std::vector<framework::NodeImage> before = item->info.images();
   const int64_t stamp = impl_->NextGeneration();
   impl_->ChangeNode(item, [&](NodeInfo& info) { info.SetNode(std::move(node), stamp); });
+  if (!SameImageNames(before, item->info.images())) {
+    impl_->CountImages(before, -1);
+    impl_->CountImages(item->info.images(), +1);
+  }
 }
 
 void Cache::UpdateNode(std::shared_ptr<const api::Node> node) { AddNode(std::move(node)); }
@@ -229,6 +257,7 @@ void Cache::RemoveNode(const std::string& name) {
   --impl_->node_objects;
   impl_->metrics.erase(name);  // a node that comes back waits for its next sample
   // Pods still bound to the node keep a placeholder until the informer removes them (upstream).
+  impl_->CountImages(item->info.images(), -1);
   const int64_t stamp = impl_->NextGeneration();
   impl_->ChangeNode(item, [&](NodeInfo& info) { info.ClearNode(stamp); });
   impl_->DropNodeIfEmpty(name);
@@ -460,6 +489,10 @@ Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
     pdbs.reserve(impl_->pdbs.size());
     for (const auto& [key, pdb] : impl_->pdbs) pdbs.push_back(pdb);
     builder.SetPdbs(std::move(pdbs));
+  }
+  if (impl_->images_generation > since) {
+    builder.SetImageNodeCounts(std::make_shared<const absl::flat_hash_map<api::Symbol, int32_t>>(
+        impl_->image_node_counts));
   }
   if (impl_->storage_generation > since) {
     builder.SetStorage(std::make_shared<const framework::StorageState>(impl_->storage));

@@ -89,6 +89,25 @@ bool HostPorts::Conflicts(std::string_view ip, api::Protocol protocol, int32_t p
   return false;
 }
 
+namespace {
+
+// status.images by name, sorted by symbol for lookups without allocation; null when there are
+// none, so that nodes without images cost no allocation.
+std::shared_ptr<const std::vector<NodeImage>> ImagesOf(const api::Node& node) {
+  if (node.status.images.empty()) return nullptr;
+  auto images = std::make_shared<std::vector<NodeImage>>();
+  for (const api::ContainerImage& image : node.status.images) {
+    for (const std::string& name : image.names) {
+      images->push_back({api::Intern(name), image.size_bytes});
+    }
+  }
+  std::sort(images->begin(), images->end(),
+            [](const NodeImage& a, const NodeImage& b) { return a.name < b.name; });
+  return images;
+}
+
+}  // namespace
+
 void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation) {
   name_ = node->meta.name;
   allocatable_ = node->status.allocatable;
@@ -98,13 +117,20 @@ void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation
         return taint.effect == api::TaintEffect::kNoSchedule ||
                taint.effect == api::TaintEffect::kNoExecute;
       });
+  images_ = ImagesOf(*node);
   node_ = std::move(node);
   generation_ = generation;
+}
+
+const std::vector<NodeImage>& NodeInfo::images() const {
+  static const std::vector<NodeImage>* const kNone = new std::vector<NodeImage>();
+  return images_ == nullptr ? *kNone : *images_;
 }
 
 void NodeInfo::ClearNode(int64_t generation) {
   // The name stays: the pods still on this node keep naming it.
   node_.reset();
+  images_.reset();
   unschedulable_ = false;
   hard_taints_ = false;
   // Copy-assigned from a named empty list: move-assigning a temporary InlinedVector trips a

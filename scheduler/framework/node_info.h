@@ -82,6 +82,12 @@ class SnapshotPosition {
 // The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
 // the sums derived from them. Owned by the cache; snapshots hold copies that are updated in place
 // when the generation moves on.
+// An image the node holds (status.images), under one of its names.
+struct NodeImage {
+  api::Symbol name = api::kEmptySymbol;
+  int64_t size_bytes = 0;
+};
+
 class NodeInfo {
  public:
   NodeInfo() = default;
@@ -111,6 +117,9 @@ class NodeInfo {
   // Sum with the non-zero defaults for cpu and memory (for scoring).
   const api::ResourceList& non_zero_requested() const { return non_zero_requested_; }
   const HostPorts& used_ports() const { return used_ports_; }
+  // Every name of every image the node holds, sorted by name (ImageLocality). Built once per node
+  // object and shared by the snapshot's copies.
+  const std::vector<NodeImage>& images() const;
 
   // Load awareness (MostAvailable): the node's latest metrics sample, if any, and the sum of the
   // VirtualRequests of the pods placed on the node after that sample's timestamp, which the
@@ -167,6 +176,7 @@ class NodeInfo {
   HostPorts used_ports_;
   std::optional<MetricsSample> metrics_{};
   api::ResourceList virtual_requested_since_sample_{};
+  std::shared_ptr<const std::vector<NodeImage>> images_;  // null: none
 };
 
 }  // namespace kubesched::framework

@@ -82,6 +82,10 @@ class PreFilterPlugin : public virtual Plugin {
   // the other plugins' verdicts, with this plugin left out. False (the default): the rejection
   // stands for every node, and preemption cannot help.
   virtual bool PreemptionMayLiftRejection() const { return false; }
+  // True for a plugin that allocates the pod's resource claims (spec.resourceClaims, Dynamic
+  // Resource Allocation). Without one in the profile, a pod with claims is not scheduled at all:
+  // binding it would leave its claims unallocated and the kubelet unable to start it.
+  virtual bool AllocatesResourceClaims() const { return false; }
 };
 
 // A plugin whose rejection only a change it can name can lift (queue quota: a pod of the blocking

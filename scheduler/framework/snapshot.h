@@ -37,6 +37,11 @@ class Snapshot {
     return namespace_labels_;
   }
   int64_t generation() const { return generation_; }
+  // How many nodes hold each image name (ImageLocality's spread); empty when no node reports
+  // images.
+  const absl::flat_hash_map<api::Symbol, int32_t>& image_node_counts() const {
+    return *image_node_counts_;
+  }
   // The volume objects (claims, volumes, classes, CSINodes, attachments), for the volume plugins.
   const StorageState& storage() const { return *storage_state_; }
   // Every PodDisruptionBudget, for preemption (which prefers victims that violate none).
@@ -65,6 +70,8 @@ class Snapshot {
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
   std::shared_ptr<const StorageState> storage_state_ = std::make_shared<const StorageState>();
+  std::shared_ptr<const absl::flat_hash_map<api::Symbol, int32_t>> image_node_counts_ =
+      std::make_shared<const absl::flat_hash_map<api::Symbol, int32_t>>();
   api::ResourceList cluster_allocatable_;
   api::ResourceList cluster_requested_;
   absl::Time time_ = absl::UnixEpoch();
@@ -91,6 +98,9 @@ class SnapshotBuilder {
   void RemoveNamespace(api::Symbol namespace_symbol);
   void SetPdbs(std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs) {
     snapshot_->pdbs_ = std::move(pdbs);
+  }
+  void SetImageNodeCounts(std::shared_ptr<const absl::flat_hash_map<api::Symbol, int32_t>> counts) {
+    snapshot_->image_node_counts_ = std::move(counts);
   }
   void SetStorage(std::shared_ptr<const StorageState> storage) {
     snapshot_->storage_state_ = std::move(storage);

@@ -17,6 +17,9 @@ void Framework::CollectDeclarations() {
     filter_screens_basic_.push_back(requests != nullptr &&
                                     requests->RejectsShortOfBasicResources());
   }
+  for (const framework::PreFilterPlugin* plugin : pre_filter_) {
+    allocates_claims_ = allocates_claims_ || plugin->AllocatesResourceClaims();
+  }
   for (const WeightedScorePlugin& weighted : score_) {
     if (auto* reporter = dynamic_cast<framework::WatermarkReporter*>(weighted.plugin)) {
       watermark_reporter_ = reporter;

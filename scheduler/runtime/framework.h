@@ -27,6 +27,13 @@ class SchedulerMetrics;
 
 namespace kubesched::runtime {
 
+// The verdict on a pod with resource claims in a profile where no plugin allocates them, under the
+// name of upstream's plugin that would.
+inline constexpr std::string_view kDynamicResources = "DynamicResources";
+inline constexpr std::string_view kClaimsWithoutAllocator =
+    "pod has resource claims (spec.resourceClaims), but no plugin of its profile allocates them "
+    "(the DynamicResources plugin is not enabled)";
+
 struct WeightedScorePlugin {
   framework::ScorePlugin* plugin = nullptr;
   int64_t weight = 1;
@@ -265,6 +272,8 @@ class Framework {
   // Per filter plugin: whether it rejects pods short of basic resources.
   std::vector<bool> filter_screens_basic_;
   framework::WatermarkReporter* watermark_reporter_ = nullptr;
+  // Whether a PreFilter plugin allocates resource claims (else pods with claims are refused).
+  bool allocates_claims_ = false;
 
   // Metrics (all null without): the profile's series, the per-plugin timings, and per extension
   // point the timing slot of each plugin in that point's list (Unreserve: the reserve list;

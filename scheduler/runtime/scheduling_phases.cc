@@ -59,6 +59,11 @@ PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
                                                 const framework::Snapshot& snapshot,
                                                 std::string_view except) const {
   PreFilterSummary summary;
+  if (!pod.get().spec.resource_claims.empty() && !allocates_claims_) {
+    summary.status = framework::Status::Unresolvable(kClaimsWithoutAllocator);
+    summary.status.set_plugin(kDynamicResources);
+    return summary;
+  }
   std::vector<bool> skipped_pre_filter(pre_filter_.size(), false);
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
     if (!except.empty() && pre_filter_[i]->Name() == except) {

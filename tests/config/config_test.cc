@@ -87,7 +87,7 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
   CHECK(Dump(config->profiles[1].plugins.multi_point) ==
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
-        "NodeResourcesBalancedAllocation:1, DefaultBinder, -NodePorts");
+        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, -NodePorts");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,7 +183,7 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
         "NodeResourcesFit:5, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
-        "NodeResourcesBalancedAllocation:1, DefaultBinder");
+        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }
 
 TEST_CASE("a plugin disabled at filter but enabled at multiPoint is representable", "[config]") {
@@ -216,11 +216,11 @@ TEST_CASE("an upstream plugin kubesched lacks may be disabled", "[config]") {
   const absl::StatusOr<Configuration> config = ParseConfiguration(
       Doc("profiles:\n"
           "- plugins:\n"
-          "    multiPoint: {disabled: [{name: VolumeBinding}, {name: ImageLocality}]}\n"
+          "    multiPoint: {disabled: [{name: DynamicResources}, {name: EBSLimits}]}\n"
           "    preEnqueue: {disabled: [{name: SchedulingGates}]}\n"));
   REQUIRE(config.ok());
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
-        Dump(DefaultPlugins().multi_point) + ", -VolumeBinding, -ImageLocality");
+        Dump(DefaultPlugins().multi_point) + ", -DynamicResources, -EBSLimits");
 }
 
 TEST_CASE("pluginConfig args are parsed into the plugin's struct", "[config]") {
@@ -553,6 +553,24 @@ TEST_CASE("the GPU bin-packing example parses", "[config]") {
   CHECK(Dump(configs[0].args) ==
         "fit ignored=[] groups=[] type=1 resources=[nvidia.com/gpu:5, cpu:1, memory:1] shape=[]");
   CHECK(Dump(configs[1].args) == "balanced resources=[nvidia.com/gpu:3, cpu:1, memory:1]");
+}
+
+}  // namespace
+}  // namespace kubesched::config
+
+namespace kubesched::config {
+namespace {
+
+TEST_CASE("extenders are refused at start-up, never silently ignored", "[config]") {
+  const auto refused = ParseConfiguration(
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "extenders:\n- urlPrefix: http://extender:8888\n  filterVerb: filter\n");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(std::string(refused.status().message())
+            .starts_with("extenders: kubesched does not call scheduler extenders"));
+  CHECK(ParseConfiguration("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                           "kind: KubeSchedulerConfiguration\nextenders: []\n")
+            .ok());
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
         "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
-        "NodeResourcesBalancedAllocation:1, DefaultBinder");
+        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }
 
 TEST_CASE("the default plugins are all given through multiPoint", "[config]") {

@@ -32,6 +32,7 @@ constexpr const char* kVectorFiles[] = {
     "node_affinity.json",
     "requested_to_capacity_ratio.json",
     "taint_toleration.json",
+    "more/image_locality.json",
 };
 
 std::vector<api::Object> DecodeAll(const Value& array, const std::string& source) {

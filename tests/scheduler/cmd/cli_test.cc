@@ -91,6 +91,19 @@ profiles:
   CHECK(r.err.find("weight") != std::string::npos);
 }
 
+TEST_CASE("a configuration with extenders exits with code 2 and says why", "[cli]") {
+  TempFile config(R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+extenders:
+- urlPrefix: http://extender.example:8888
+  filterVerb: filter
+)");
+  const auto r = Cli({"simulate", "--cluster", kCluster, "--config", config.path()});
+  CHECK(r.code == kExitUsage);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("kubesched does not call scheduler extenders"));
+}
+
 TEST_CASE("a bad queue tree exits with code 2 naming the queue and field", "[cli][quota]") {
   TempFile config(R"(apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

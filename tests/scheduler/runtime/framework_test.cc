@@ -39,7 +39,8 @@ TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstr
                                                      {"NodeResourcesFit", 1},
                                                      {"PodTopologySpread", 2},
                                                      {"InterPodAffinity", 2},
-                                                     {"NodeResourcesBalancedAllocation", 1}});
+                                                     {"NodeResourcesBalancedAllocation", 1},
+                                                     {"ImageLocality", 1}});
   CHECK(Names((*fw)->post_filter_plugins()) == std::vector<std::string>{"DefaultPreemption"});
   CHECK(std::string((*fw)->queue_sort()->Name()) == "PrioritySort");
 }
