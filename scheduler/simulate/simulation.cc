@@ -250,6 +250,7 @@ struct Simulation {
   util::FakeClock clock{absl::Now()};
   DeferredBindExecutor binds;
   std::unique_ptr<Scheduler> scheduler;
+  const plugins::RegistryMap* registry = nullptr;  // null: the binary's own plugins
 
   // Builds the scheduler and delivers the initial list of objects to it, recording metrics into
   // `instrumentation` when given.
@@ -258,6 +259,7 @@ struct Simulation {
                      metrics::Instrumentation* instrumentation = nullptr) {
     SchedulerDeps deps{&clock, &cluster, &binds, observer, seed, threads};
     deps.deleter = &cluster;
+    deps.registry = registry;
     if (instrumentation != nullptr) instrumentation->Instrument(deps);
     auto created = Scheduler::Create(config, deps);
     if (!created.ok()) return created.status();
@@ -334,8 +336,10 @@ ExplainedNode ToExplainedNode(const NodeExplanation& explained) {
 
 absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& cluster_objects,
                                              const api::Pod& pod,
-                                             const config::Configuration& config, uint64_t seed) {
+                                             const config::Configuration& config, uint64_t seed,
+                                             const plugins::RegistryMap* registry) {
   Simulation sim;
+  sim.registry = registry;
   LoadedInput loaded;
   CreateAll(cluster_objects, "cluster", false, &sim.cluster, &loaded);
   if (auto s = sim.Start(config, nullptr, seed, 1); !s.ok()) return s;

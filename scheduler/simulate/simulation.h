@@ -143,10 +143,11 @@ absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
                                          const config::Configuration& config);
 
 // The same on objects already decoded: `cluster_objects` are created in dependency order
-// (duplicates become problems), then `pod` is explained.
+// (duplicates become problems), then `pod` is explained. `registry` (optional) replaces the
+// binary's plugins (tests add their own).
 absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& cluster_objects,
                                              const api::Pod& pod,
-                                             const config::Configuration& config,
-                                             uint64_t seed = 1);
+                                             const config::Configuration& config, uint64_t seed = 1,
+                                             const plugins::RegistryMap* registry = nullptr);
 
 }  // namespace kubesched::scheduler

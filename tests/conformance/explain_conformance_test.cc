@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "config/config.h"
+#include "plugins/registry/registry.h"
 #include "rapidjson/document.h"
 #include "scheduler/api/decode.h"
 #include "scheduler/simulate/simulation.h"
@@ -33,6 +35,11 @@ constexpr const char* kVectorFiles[] = {
     "requested_to_capacity_ratio.json",
     "taint_toleration.json",
     "more/image_locality.json",
+    "more/node_name.json",
+    "more/node_ports.json",
+    "more/node_unschedulable.json",
+    "more/pod_topology_spread_filter.json",
+    "more/pod_topology_spread_score.json",
 };
 
 std::vector<api::Object> DecodeAll(const Value& array, const std::string& source) {
@@ -46,6 +53,36 @@ std::vector<api::Object> DecodeAll(const Value& array, const std::string& source
     for (auto& object : decoded->objects) objects.push_back(std::move(object));
   }
   return objects;
+}
+
+// Stands for the Filter phase of a score case with `candidateNodes`: only those nodes passed it,
+// while every node is in the cluster (upstream scores the filtered nodes over all nodes' counts).
+class CandidateNodes final : public framework::FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "ConformanceCandidateNodes";
+  explicit CandidateNodes(absl::flat_hash_set<std::string> names) : names_(std::move(names)) {}
+  std::string_view Name() const override { return kName; }
+  framework::Status Filter(const framework::CycleState&, const framework::PodInfo&,
+                           const framework::NodeInfo& node) const override {
+    return names_.contains(node.name()) ? framework::Status::Success()
+                                        : framework::Status::Unresolvable("not a candidate");
+  }
+
+ private:
+  absl::flat_hash_set<std::string> names_;
+};
+
+// The binary's plugins plus CandidateNodes over `names`.
+plugins::RegistryMap RegistryWithCandidates(const Value& names) {
+  absl::flat_hash_set<std::string> set;
+  for (const auto& name : names.GetArray()) set.insert(name.GetString());
+  plugins::RegistryMap registry = plugins::Registry();
+  registry[CandidateNodes::kName] =
+      [set](const config::PluginArgs&,
+            const plugins::PluginHandle&) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+    return std::make_unique<CandidateNodes>(set);
+  };
+  return registry;
 }
 
 enum class Phase { kFilter, kScore };
@@ -183,8 +220,15 @@ void RunCase(const std::string& plugin, const Value& c) {
     CheckFilters(expect, *report, plugin);
   }
   if (expect.HasMember("scores") || expect.HasMember("preScoreStatus")) {
-    auto report =
-        scheduler::ExplainObjects(objects, pod, SinglePluginConfig(plugin, args, Phase::kScore));
+    config::Configuration score_config = SinglePluginConfig(plugin, args, Phase::kScore);
+    std::optional<plugins::RegistryMap> registry;
+    if (c.HasMember("candidateNodes")) {
+      registry = RegistryWithCandidates(c["candidateNodes"]);
+      score_config.profiles[0].plugins.filter.enabled.push_back(
+          {std::string(CandidateNodes::kName), 0});
+    }
+    auto report = scheduler::ExplainObjects(objects, pod, score_config, /*seed=*/1,
+                                            registry.has_value() ? &*registry : nullptr);
     REQUIRE(report.ok());
     CheckScores(expect, *report, plugin);
   }
