@@ -14,6 +14,7 @@
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/queue_quota/queue_quota.h"
+#include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 
 namespace kubesched::plugins {
@@ -36,6 +37,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kMostAvailable, NewMostAvailable},
       {names::kQueueQuota, NewQueueQuota},
       {names::kDefaultPreemption, NewDefaultPreemption},
+      {names::kSchedulingGates, NewSchedulingGates},
   };
   return *registry;
 }
