@@ -61,12 +61,12 @@ constexpr std::array<std::string_view, 19> kTopLevelFields = {
 constexpr std::array<std::string_view, 4> kProfileFields = {
     "schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"};
 
-// kExtensionPointFields plus preEnqueue, which Plugins has no field for: kubesched has no
-// PreEnqueue plugin, so the only useful content there is a disabled list.
-constexpr std::string_view kPreEnqueue = "preEnqueue";
-constexpr std::array<std::string_view, 13> kPluginsFields = {
-    "multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-    "score",      "reserve",    "permit",    "preBind",   "bind",   "postBind"};
+// The fields of profiles[i].plugins: one per extension point.
+constexpr auto kPluginsFields = [] {
+  std::array<std::string_view, kExtensionPointFields.size()> names{};
+  for (size_t i = 0; i < names.size(); ++i) names[i] = kExtensionPointFields[i].name;
+  return names;
+}();
 
 std::string Quote(std::string_view text) { return absl::StrCat("\"", Absl(text), "\""); }
 
@@ -134,13 +134,6 @@ PluginSet DecodePluginSet(Reader& r, const YAML::Node& node, std::string_view pa
 Plugins DecodePlugins(Reader& r, const YAML::Node& node, std::string_view path) {
   Plugins plugins;
   if (!r.Map(node, path, kPluginsFields)) return plugins;
-  const std::string pre_enqueue_path = Field(path, kPreEnqueue);
-  const PluginSet pre_enqueue = DecodePluginSet(r, Get(node, kPreEnqueue), pre_enqueue_path);
-  if (r.ok() && !pre_enqueue.enabled.empty()) {
-    r.Fail(Index(Field(pre_enqueue_path, "enabled"), 0),
-           absl::StrCat("plugin ", Quote(pre_enqueue.enabled[0].name),
-                        " has no preEnqueue extension point"));
-  }
   for (const ExtensionPointField& point : kExtensionPointFields) {
     plugins.*point.set = DecodePluginSet(r, Get(node, point.name), Field(path, point.name));
   }

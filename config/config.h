@@ -38,6 +38,7 @@ struct PluginSet {
 // profiles[].plugins, per extension point.
 struct Plugins {
   PluginSet multi_point;
+  PluginSet pre_enqueue;
   PluginSet queue_sort;
   PluginSet pre_filter;
   PluginSet filter;

@@ -22,6 +22,8 @@ Plugins DefaultPlugins() {
   // cheap node-level checks come first, as upstream.
   Plugins plugins;
   plugins.multi_point.enabled = {
+      // PreEnqueue only: keeps gated pods out of the queue, first as upstream has it.
+      {std::string(names::kSchedulingGates), 0},
       {std::string(names::kPrioritySort), 0},
       // kubesched's: first, so a pod its queue cannot take costs no other plugin's PreFilter.
       {std::string(names::kQueueQuota), 0},

@@ -18,8 +18,9 @@ struct ExtensionPointField {
 };
 
 // Every extension point of Plugins, multiPoint first, then in upstream's field order.
-inline constexpr std::array<ExtensionPointField, 12> kExtensionPointFields = {{
+inline constexpr std::array<ExtensionPointField, 13> kExtensionPointFields = {{
     {"multiPoint", &Plugins::multi_point},
+    {"preEnqueue", &Plugins::pre_enqueue},
     {"queueSort", &Plugins::queue_sort},
     {"preFilter", &Plugins::pre_filter},
     {"filter", &Plugins::filter},

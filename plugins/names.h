@@ -21,6 +21,7 @@ inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
+inline constexpr std::string_view kSchedulingGates = "SchedulingGates";
 // kubesched extension (not upstream): load-aware scoring, opt-in.
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
 // kubesched extension: hierarchical queue quota and budgets, on by default.
@@ -31,13 +32,12 @@ inline constexpr std::array kAll = {
     kNodeName,          kNodeUnschedulable, kNodeAffinity,
     kTaintToleration,   kNodePorts,         kInterPodAffinity,
     kPodTopologySpread, kDefaultBinder,     kMostAvailable,
-    kQueueQuota,        kDefaultPreemption, kImageLocality,
+    kQueueQuota,        kDefaultPreemption, kImageLocality, kSchedulingGates,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler
 // configs are read unchanged); enabling one is an error.
 inline constexpr std::array kUpstreamOnly = {
-    std::string_view("SchedulingGates"),
     std::string_view("VolumeRestrictions"),
     std::string_view("NodeVolumeLimits"),
     std::string_view("VolumeBinding"),

@@ -15,6 +15,7 @@
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/queue_quota/queue_quota.h"
+#include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 
 namespace kubesched::plugins {
@@ -38,6 +39,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kQueueQuota, NewQueueQuota},
       {names::kDefaultPreemption, NewDefaultPreemption},
       {names::kImageLocality, NewImageLocality},
+      {names::kSchedulingGates, NewSchedulingGates},
   };
   return *registry;
 }

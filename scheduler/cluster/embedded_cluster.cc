@@ -13,6 +13,9 @@ std::string KeyOf(const T& object) {
   if (object.meta.namespace_name.empty()) return object.meta.name;
   return absl::StrCat(object.meta.namespace_name, "/", object.meta.name);
 }
+// Pods as Pod::Key() and PodKey() name them, also in the empty namespace (as some conformance
+// vectors have it), so that GetPod, UpdatePod and Bind find every pod Create stored.
+std::string KeyOf(const api::Pod& pod) { return pod.Key(); }
 // Cluster-scoped kinds are keyed by name even if the input carried a namespace.
 std::string KeyOf(const api::Node& node) { return node.meta.name; }
 std::string KeyOf(const api::Namespace& ns) { return ns.meta.name; }
@@ -187,6 +190,12 @@ absl::Status EmbeddedCluster::Bind(const std::string& namespace_name, const std:
     return absl::AbortedError(absl::StrCat("Operation cannot be fulfilled on pods/binding \"", name,
                                            "\": pod ", name, " is already assigned to node \"",
                                            current.spec.node_name, "\""));
+  }
+  if (!current.spec.scheduling_gates.empty()) {
+    // As the real API server: a pod that is not ready for scheduling cannot be bound.
+    return absl::AbortedError(absl::StrCat("Operation cannot be fulfilled on pods/binding \"", name,
+                                           "\": pod ", name,
+                                           " has non-empty .spec.schedulingGates"));
   }
   api::Pod bound = current;
   bound.spec.node_name = node_name;

@@ -18,9 +18,11 @@ bool IsAssigned(const api::Pod& pod) { return !pod.spec.node_name.empty(); }
 
 }  // namespace
 
-bool Scheduler::IsPendingForUs(const api::Pod& pod) const {
-  return !IsAssigned(pod) && !pod.IsTerminal() && !pod.meta.deletion_timestamp.has_value() &&
-         Responsible(pod);
+const runtime::Framework* Scheduler::PendingFrameworkFor(const api::Pod& pod) const {
+  if (IsAssigned(pod) || pod.IsTerminal() || pod.meta.deletion_timestamp.has_value()) {
+    return nullptr;
+  }
+  return FrameworkFor(pod);
 }
 
 void Scheduler::OnPod(const client::Event<api::Pod>& event) {
@@ -46,7 +48,10 @@ void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
     queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
     return;
   }
-  if (IsPendingForUs(*pod)) queue_->Add(MakeInfo(pod));
+  if (const runtime::Framework* fw = PendingFrameworkFor(*pod)) {
+    auto info = MakeInfo(pod);
+    queue_->Add(info, fw->RunPreEnqueue(*info));
+  }
 }
 
 void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
@@ -75,10 +80,12 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
     (void)cache_->UpdatePod(MakeInfo(pod));
     return;
   }
-  if (IsPendingForUs(*pod)) {
+  if (const runtime::Framework* fw = PendingFrameworkFor(*pod)) {
     auto info = MakeInfo(pod);
-    queue_->Update(info);
-    queue_->Add(info);
+    // Run again on every update: removing a pod's last scheduling gate is an update.
+    const framework::Status pre_enqueue = fw->RunPreEnqueue(*info);
+    queue_->Update(info, pre_enqueue);
+    queue_->Add(info, pre_enqueue);
   } else {
     queue_->Delete(key);
   }

@@ -11,6 +11,13 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   auto info = MakeInfo(std::make_shared<const api::Pod>(pod));
   const runtime::Framework* fw = FrameworkFor(pod);
   if (fw == nullptr) fw = frameworks_.front().get();
+  if (const framework::Status gate = fw->RunPreEnqueue(*info); !gate.IsSuccess()) {
+    // A gated pod is never tried: no node has a verdict, and the reason is the gate's, as
+    // simulate reports it.
+    Explanation gated;
+    gated.message = gate.Message();
+    return gated;
+  }
   const std::shared_ptr<const policy::PolicyRuntime> policies = this->policies();
   const policy::PolicyChoice choice = policy::PolicyChooser().Choose(pod, policies);
   if (!choice.error.ok()) {

@@ -122,7 +122,9 @@ class Scheduler : public client::ClusterEventHandler {
   void OnPodDeleted(const std::shared_ptr<const api::Pod>& pod);
   template <typename T>
   void OnStorageObject(const client::Event<T>& event);
-  bool IsPendingForUs(const api::Pod& pod) const;
+  // The profile that schedules `pod` when it is pending for us (not bound, not terminal, not
+  // being deleted, its schedulerName ours); null otherwise.
+  const runtime::Framework* PendingFrameworkFor(const api::Pod& pod) const;
   framework::PodInfoPtr MakeInfo(std::shared_ptr<const api::Pod> pod) const;
   // What the pod's PriorityClass says about preemption.
   framework::PriorityClassTraits ClassTraits(const api::Pod& pod) const;

@@ -37,6 +37,18 @@ class Plugin {
   virtual ClusterEventSet EventsToRegister() const { return kDefaultEvents; }
 };
 
+// Decides whether a pending pod may enter activeQ at all (upstream's PreEnqueue). Success lets it
+// in; any other status keeps it out, "gated": in no sub-queue, never tried, and pending with the
+// status's message as the reason. The core runs the plugins of the pod's profile (its
+// schedulerName) when the pod is added or updated, on the informer's thread, before queueing it,
+// so PreEnqueue must be quick (no external calls: it holds up every pod behind it) and safe to
+// call from any thread. Unlike upstream, kubesched does not run it again when the pod moves
+// between sub-queues, only when the pod changes: the verdict must depend on the pod alone.
+class PreEnqueuePlugin : public virtual Plugin {
+ public:
+  virtual Status PreEnqueue(const PodInfo& pod) const = 0;
+};
+
 // Orders the active queue. Exactly one per profile.
 class QueueSortPlugin : public virtual Plugin {
  public:

@@ -105,10 +105,11 @@ void StateCollector::CollectQueue(scheduler::Scheduler& scheduler,
   Add(pending, {{"queue", "active"}}, static_cast<double>(queue.ActiveCount()));
   Add(pending, {{"queue", "backoff"}}, static_cast<double>(queue.BackoffCount()));
   Add(pending, {{"queue", "unschedulable"}}, static_cast<double>(queue.UnschedulableCount()));
-  Add(pending, {{"queue", "gated"}}, 0);
+  Add(pending, {{"queue", "gated"}}, static_cast<double>(queue.GatedCount()));
   out->push_back(std::move(pending));
 
-  // A pod counts once for every plugin that rejected it, as upstream's gauge does.
+  // A pod counts once for every plugin that rejected it, as upstream's gauge does (a gated pod:
+  // for the PreEnqueue plugin that holds it).
   std::map<std::pair<std::string, std::string>, int64_t> by_plugin;
   queue.ForEachUnschedulable([&by_plugin](const queue::QueuedPodInfo& pod) {
     const std::string profile(ProfileLabel(*pod.pod_info));

@@ -99,7 +99,8 @@ bool Eq(const api::PodSpec& a, const api::PodSpec& b) {
          std::tie(a.priority, a.priority_class_name, a.preemption_policy, a.scheduler_name,
                   a.node_name, a.host_network) == std::tie(b.priority, b.priority_class_name,
                                                            b.preemption_policy, b.scheduler_name,
-                                                           b.node_name, b.host_network);
+                                                           b.node_name, b.host_network) &&
+         a.scheduling_gates == b.scheduling_gates;
 }
 
 template <typename T>

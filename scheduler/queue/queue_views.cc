@@ -34,6 +34,11 @@ size_t SchedulingQueue::QuotaWaitingCount() const {
   return impl_->quota_waiting_count;
 }
 
+size_t SchedulingQueue::GatedCount() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->gated.size();
+}
+
 IncomingCounts SchedulingQueue::Incoming() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->incoming;
@@ -43,6 +48,7 @@ void SchedulingQueue::ForEachUnschedulable(
     const std::function<void(const QueuedPodInfo&)>& visit) const {
   absl::MutexLock lock(&impl_->mu);
   for (const Item* item : impl_->unschedulable) visit(item->info);
+  for (const Item* item : impl_->gated) visit(item->info);
   absl::flat_hash_set<const Item*> seen;  // a quota waiter is listed under each of its keys
   for (const auto& [key, items] : impl_->quota_waiting) {
     for (const Item* item : items) {

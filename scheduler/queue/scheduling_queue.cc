@@ -56,7 +56,7 @@ SchedulingQueue::SchedulingQueue(const util::Clock* clock, QueueOptions options,
 
 SchedulingQueue::~SchedulingQueue() = default;
 
-void SchedulingQueue::Add(framework::PodInfoPtr pod) {
+void SchedulingQueue::Add(framework::PodInfoPtr pod, const framework::Status& pre_enqueue) {
   absl::MutexLock lock(&impl_->mu);
   const std::string& key = pod->key;
   if (impl_->items.contains(key)) return;
@@ -69,16 +69,16 @@ void SchedulingQueue::Add(framework::PodInfoPtr pod) {
   info.timestamp = impl_->clock->Now();
   info.pod_info = std::move(pod);
   Item* item = impl_->NewItem(std::move(info));
-  impl_->PushActive(item);
-  impl_->CountIncoming(IncomingEvent::kPodAdd, item);
+  impl_->Enqueue(item, pre_enqueue, IncomingEvent::kPodAdd);
 }
 
-void SchedulingQueue::Update(framework::PodInfoPtr pod) {
+void SchedulingQueue::Update(framework::PodInfoPtr pod, const framework::Status& pre_enqueue) {
   absl::MutexLock lock(&impl_->mu);
   impl_->UpdateNomination(pod);
   auto flight = impl_->in_flight.find(pod->key);
   if (flight != impl_->in_flight.end() && !flight->second.deleted) {
     flight->second.updated = std::move(pod);
+    flight->second.pre_enqueue = pre_enqueue;
     return;
   }
   auto it = impl_->items.find(pod->key);
@@ -87,13 +87,18 @@ void SchedulingQueue::Update(framework::PodInfoPtr pod) {
     QueuedPodInfo info;
     info.timestamp = impl_->clock->Now();
     info.pod_info = std::move(pod);
-    Item* item = impl_->NewItem(std::move(info));
-    impl_->PushActive(item);
-    impl_->CountIncoming(IncomingEvent::kPodUpdate, item);
+    impl_->Enqueue(impl_->NewItem(std::move(info)), pre_enqueue, IncomingEvent::kPodUpdate);
     return;
   }
   Item* item = it->second.get();
   const PodInfoPtr old = std::exchange(item->info.pod_info, std::move(pod));
+  if (!pre_enqueue.IsSuccess()) [[unlikely]] {
+    const bool newly_gated = item->where != Where::kGated;
+    impl_->Detach(item);
+    impl_->PushGated(item, pre_enqueue);  // an already gated pod takes the new reason
+    if (newly_gated) impl_->CountIncoming(IncomingEvent::kPodUpdate, item);
+    return;
+  }
   switch (item->where) {
     case Where::kActive:
       impl_->active.Fix(item);  // the priority may have changed
@@ -102,11 +107,13 @@ void SchedulingQueue::Update(framework::PodInfoPtr pod) {
       break;  // the expiry does not depend on the object
     case Where::kUnschedulable:
     case Where::kQuotaWaiting:
-      if (PodChangedBeyondStatus(old->get(), item->info.pod_info->get())) {
-        impl_->Detach(item);
-        impl_->PushActive(item);
-        impl_->CountIncoming(IncomingEvent::kPodUpdate, item);
-      }
+      if (!PodChangedBeyondStatus(old->get(), item->info.pod_info->get())) break;
+      [[fallthrough]];
+    case Where::kGated:
+      // No backoff for a pod whose gate was lifted: it was kept from trying, it did not fail.
+      impl_->Detach(item);
+      impl_->PushActive(item);
+      impl_->CountIncoming(IncomingEvent::kPodUpdate, item);
       break;
   }
 }
@@ -148,17 +155,26 @@ std::optional<QueuedPodInfo> SchedulingQueue::PopWait(absl::Duration timeout) {
 void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
                                       bool unschedulable_verdict) {
   const std::string key = pod.pod_info->key;
+  framework::Status pre_enqueue;  // of an update that came while the pod was out
   if (auto flight = in_flight.find(key); flight != in_flight.end()) {
     const InFlight state = std::move(flight->second);
     in_flight.erase(flight);
     if (state.deleted) return;  // deleted while being scheduled: do not resurrect it
     if (state.updated != nullptr) {
       pod.pod_info = state.updated;
+      pre_enqueue = state.pre_enqueue;
       to_backoff = true;  // it changed: worth retrying without waiting for an event
     }
   }
   if (items.contains(key)) return;
   pod.timestamp = clock->Now();
+  if (!pre_enqueue.IsSuccess()) {
+    // The update failed PreEnqueue: the pod waits gated, whatever this attempt said.
+    Item* item = NewItem(std::move(pod));
+    PushGated(item, pre_enqueue);
+    CountIncoming(IncomingEvent::kPodUpdate, item);
+    return;
+  }
   const bool quota_wait = !pod.quota_wait_keys.empty();
   if (unschedulable_verdict && !to_backoff) {
     // A quota release while the pod was out may have been the one it waits for.

@@ -36,6 +36,12 @@ struct QueuedPodInfo {
   // Set when only queue quota stood in the way: the pod waits for one of these keys
   // (quota::QuotaTracker's wait keys) instead of for cluster events.
   std::vector<std::string> quota_wait_keys;
+  // Set while a PreEnqueue plugin keeps the pod out of activeQ (upstream's Gated): the pod is in
+  // no other sub-queue, has never been tried since, and is pending for `gated_message` (the
+  // plugin's status message, e.g. "waiting for scheduling gates: [example.com/foo]"); the plugin
+  // is unschedulable_plugins' one entry.
+  bool gated = false;
+  std::string gated_message;
 };
 
 // Why a pod entered activeQ, backoffQ or the unschedulable set, as upstream's
@@ -73,7 +79,9 @@ struct QueueOptions {
 // max), and the unschedulable set (moved back by cluster events, flushed after
 // max_in_unschedulable). Pods held back only by queue quota wait in a separate set, keyed by
 // what blocks them, and leave it when MoveQuotaWaiters names one of their keys (or the leftover
-// flush). Also tracks nominated pods per node.
+// flush). Pods that PreEnqueue rejected (gated) are kept apart from all of these: no event or
+// flush moves them; only an Update whose PreEnqueue verdict is Success does, to activeQ at once.
+// Also tracks nominated pods per node.
 //
 // In flight: a popped pod stays known until AddUnschedulable / AddBackoff / Done / Delete. Add of
 // it is ignored; an Update is kept and applied when it comes back (then via backoffQ); a Delete
@@ -97,11 +105,15 @@ class SchedulingQueue {
                   const framework::QueueSortPlugin* less = nullptr);
   ~SchedulingQueue();  // defined in the .cc, where Impl is complete
 
-  // A new pending pod. Ignored if a pod with the same key is already queued.
-  void Add(framework::PodInfoPtr pod);
-  // A pending pod changed: replaces the queued copy wherever it is; an unschedulable pod whose
-  // spec changed is moved to activeQ.
-  void Update(framework::PodInfoPtr pod);
+  // A new pending pod, with the verdict of its profile's PreEnqueue plugins (runtime::Framework::
+  // RunPreEnqueue): Success queues it in activeQ, anything else keeps it gated with that status's
+  // plugin and message. Ignored if a pod with the same key is already queued.
+  void Add(framework::PodInfoPtr pod, const framework::Status& pre_enqueue = {});
+  // A pending pod changed, with the new object's PreEnqueue verdict: replaces the queued copy
+  // wherever it is. A rejection gates it (from any sub-queue); Success moves a gated pod to
+  // activeQ at once, as upstream moves a pod whose last scheduling gate is removed, and an
+  // unschedulable pod whose spec changed too.
+  void Update(framework::PodInfoPtr pod, const framework::Status& pre_enqueue = {});
   // The pod is gone or no longer pending for us.
   void Delete(const std::string& pod_key);
 
@@ -146,15 +158,17 @@ class SchedulingQueue {
 
   size_t ActiveCount() const;
   size_t BackoffCount() const;
-  // Includes the quota-waiting pods.
+  // Includes the quota-waiting pods, not the gated ones.
   size_t UnschedulableCount() const;
   size_t QuotaWaitingCount() const;
+  size_t GatedCount() const;
   // Every pod known to the queue (any sub-queue), for reporting.
   std::vector<QueuedPodInfo> PendingPods() const;
   // How many pods entered each sub-queue, by event, since the queue was made (for metrics).
   IncomingCounts Incoming() const;
-  // Calls `visit` for each pod in the unschedulable set, quota waiters included, under the queue's
-  // lock (for metrics, when scraped): `visit` must be quick and must not call the queue.
+  // Calls `visit` for each pod in the unschedulable set, quota waiters and gated pods included,
+  // under the queue's lock (for metrics, when scraped): `visit` must be quick and must not call
+  // the queue.
   void ForEachUnschedulable(const std::function<void(const QueuedPodInfo&)>& visit) const;
 
  private:

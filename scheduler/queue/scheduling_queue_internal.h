@@ -30,7 +30,7 @@ namespace kubesched::queue {
 namespace internal {
 
 // Which sub-queue holds an item.
-enum class Where : uint8_t { kActive, kBackoff, kUnschedulable, kQuotaWaiting };
+enum class Where : uint8_t { kActive, kBackoff, kUnschedulable, kQuotaWaiting, kGated };
 
 // A queued pod and its place in the queue. Owned by Impl::items; the heaps and the unschedulable
 // set hold raw pointers to it.
@@ -78,6 +78,7 @@ inline bool HelpedBy(const QueuedPodInfo& info, framework::ClusterEvent event) {
 // it comes back (AddUnschedulable / AddBackoff), so they are neither lost nor double-queued.
 struct InFlight {
   framework::PodInfoPtr updated;  // newer object seen by Update, if any
+  framework::Status pre_enqueue;  // that object's PreEnqueue verdict
   bool deleted = false;
 };
 
@@ -115,6 +116,9 @@ struct SchedulingQueue::Impl {
   // Pods held back only by queue quota, by wait key (a pod is under each of its keys).
   absl::flat_hash_map<std::string, absl::flat_hash_set<Item*>> quota_waiting ABSL_GUARDED_BY(mu);
   size_t quota_waiting_count ABSL_GUARDED_BY(mu) = 0;
+  // Pods that PreEnqueue keeps out of activeQ (QueuedPodInfo::gated). A set rather than a count
+  // so that a scrape can list them by plugin.
+  absl::flat_hash_set<Item*> gated ABSL_GUARDED_BY(mu);
   uint64_t next_sequence ABSL_GUARDED_BY(mu) = 0;
 
   // Upstream's schedulingCycle / moveRequestCycle: a pod popped in cycle c that fails after a
@@ -152,7 +156,8 @@ struct SchedulingQueue::Impl {
 
   bool HasActive() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return !active.empty(); }
 
-  // Pods that entered each sub-queue, by why (scheduler_queue_incoming_pods_total).
+  // Pods that entered each sub-queue, by why (scheduler_queue_incoming_pods_total). Quota waiters
+  // and gated pods count as entering the unschedulable set, as upstream labels gated pods.
   IncomingCounts incoming ABSL_GUARDED_BY(mu) = {};
   void CountIncoming(IncomingEvent event, const Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     const size_t queue = item->where == Where::kActive ? 0 : item->where == Where::kBackoff ? 1 : 2;
@@ -200,6 +205,30 @@ struct SchedulingQueue::Impl {
     }
   }
 
+  // Keeps the item out of activeQ for `pre_enqueue`, a PreEnqueue rejection (upstream's gated pod:
+  // its gating plugin counts as the plugin that made it unschedulable).
+  void PushGated(Item* item, const framework::Status& pre_enqueue)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    item->where = Where::kGated;
+    item->sequence = next_sequence++;
+    item->info.gated = true;
+    item->info.gated_message = pre_enqueue.Message();
+    item->info.unschedulable_plugins.assign(1, std::string(pre_enqueue.plugin()));
+    gated.insert(item);
+  }
+
+  // A pod entering the queue anew (added, or updated while not queued): activeQ when PreEnqueue
+  // let it in, else gated; counted as entering by `event`.
+  void Enqueue(Item* item, const framework::Status& pre_enqueue, IncomingEvent event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (pre_enqueue.IsSuccess()) [[likely]] {
+      PushActive(item);
+    } else {
+      PushGated(item, pre_enqueue);
+    }
+    CountIncoming(event, item);
+  }
+
   void PushQuotaWaiting(Item* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     item->where = Where::kQuotaWaiting;
     item->sequence = next_sequence++;
@@ -228,6 +257,12 @@ struct SchedulingQueue::Impl {
           if (it->second.empty()) quota_waiting.erase(it);
         }
         --quota_waiting_count;
+        break;
+      case Where::kGated:
+        gated.erase(item);
+        item->info.gated = false;
+        item->info.gated_message.clear();
+        item->info.unschedulable_plugins.clear();
         break;
     }
   }

@@ -151,6 +151,7 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
     if (!expanded.ok()) return wrap(expanded.status());               \
     field = Plain(*expanded);                                         \
   }
+  KUBESCHED_EXPAND(pre_enqueue_, framework::PreEnqueuePlugin, pre_enqueue, "preEnqueue");
   KUBESCHED_EXPAND(pre_filter_, framework::PreFilterPlugin, pre_filter, "preFilter");
   KUBESCHED_EXPAND(filter_, framework::FilterPlugin, filter, "filter");
   KUBESCHED_EXPAND(post_filter_, framework::PostFilterPlugin, post_filter, "postFilter");

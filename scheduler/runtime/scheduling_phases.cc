@@ -1,7 +1,7 @@
-// The scheduling cycle's extension points: PreFilter and its AddPod/RemovePod extensions, Filter
-// (on a node, on a node's request sums, timed when sampled), PostFilter, PreScore, Score and
-// NormalizeScore. Filter and Score run once per node, so their untimed paths read no clock and
-// copy no Status.
+// The extension points before and in the scheduling cycle: PreEnqueue (whether a pod may be
+// queued), PreFilter and its AddPod/RemovePod extensions, Filter (on a node, on a node's request
+// sums, timed when sampled), PostFilter, PreScore, Score and NormalizeScore. Filter and Score run
+// once per node, so their untimed paths read no clock and copy no Status.
 
 #include <new>
 
@@ -32,6 +32,14 @@ ScorePhaseTimer::~ScorePhaseTimer() {
   if (metrics_ != nullptr) {
     metrics_->ObserveExtensionPoint(ExtensionPoint::kScore, Code::kSuccess, SecondsSince(start_));
   }
+}
+
+Status Framework::RunPreEnqueue(const framework::PodInfo& pod) const {
+  for (const framework::PreEnqueuePlugin* plugin : pre_enqueue_) {
+    Status status = plugin->PreEnqueue(pod);
+    if (!status.IsSuccess()) return Stamp(std::move(status), plugin->Name());
+  }
+  return Status::Success();
 }
 
 framework::Status ExcludedByPreFilter(const PreFilterSummary& summary) {

@@ -182,9 +182,20 @@ std::optional<WatermarkReport> FirstWatermark(Scheduler& scheduler,
   return std::nullopt;
 }
 
+// The pods PreEnqueue keeps out of the queue, by key, with the reason each is pending for.
+absl::flat_hash_map<std::string, std::string> GatedMessages(Scheduler& scheduler) {
+  absl::flat_hash_map<std::string, std::string> gated;
+  if (scheduler.queue().GatedCount() == 0) return gated;
+  for (auto& queued : scheduler.queue().PendingPods()) {
+    if (queued.gated) gated[queued.pod_info->key] = std::move(queued.gated_message);
+  }
+  return gated;
+}
+
 void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& cluster,
                     Scheduler& scheduler, const SimulationObserver& observer,
                     SimulationReport* report) {
+  const absl::flat_hash_map<std::string, std::string> gated = GatedMessages(scheduler);
   for (const auto& key : loaded.pending_pod_keys) {
     const auto pod = cluster.GetPod(key);
     if (pod == nullptr) continue;
@@ -204,6 +215,8 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
       result.message = outcome->message;
       if (!result.node.has_value()) result.nominated_node = outcome->nominated_node;
       if (!pod->spec.node_name.empty()) result.node = pod->spec.node_name;
+    } else if (auto gate = gated.find(key); gate != gated.end()) {
+      result.message = gate->second;  // never tried: pending for its gate
     }
     if (!result.skipped) result.policy = PolicyOf(*pod);
     if (!result.skipped) {

@@ -85,6 +85,7 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
   REQUIRE(config->profiles.size() == 2);
   CHECK(Dump(config->profiles[0].plugins.multi_point) == Dump(DefaultPlugins().multi_point));
   CHECK(Dump(config->profiles[1].plugins.multi_point) ==
+        "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, -NodePorts");
@@ -180,6 +181,7 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
                              "      enabled: [{name: NodeResourcesFit, weight: 5}]\n"));
   REQUIRE(config.ok());
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
+        "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
         "NodeResourcesFit:5, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
@@ -217,7 +219,7 @@ TEST_CASE("an upstream plugin kubesched lacks may be disabled", "[config]") {
       Doc("profiles:\n"
           "- plugins:\n"
           "    multiPoint: {disabled: [{name: DynamicResources}, {name: EBSLimits}]}\n"
-          "    preEnqueue: {disabled: [{name: SchedulingGates}]}\n"));
+          "    preEnqueue: {disabled: [{name: DynamicResources}]}\n"));
   REQUIRE(config.ok());
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
         Dump(DefaultPlugins().multi_point) + ", -DynamicResources, -EBSLimits");
@@ -383,9 +385,10 @@ TEST_CASE("every configuration error names its field", "[config]") {
        "profiles[0].plugins.multiPoint.enabled[0]: unknown plugin \"Foo\""},
       {"unknown plugin disabled", Doc(p + "filter: {disabled: [{name: Foo}]}\n"),
        "profiles[0].plugins.filter.disabled[0]: unknown plugin \"Foo\""},
-      {"plugin enabled at preEnqueue", Doc(p + "preEnqueue: {enabled: [{name: NodeName}]}\n"),
-       "profiles[0].plugins.preEnqueue.enabled[0]: plugin \"NodeName\" has no preEnqueue "
-       "extension point"},
+      {"upstream-only plugin enabled at preEnqueue",
+       Doc(p + "preEnqueue: {enabled: [{name: DynamicResources}]}\n"),
+       "profiles[0].plugins.preEnqueue.enabled[0]: plugin \"DynamicResources\" is not supported "
+       "by kubesched"},
       {"pluginConfig without a name", Doc("profiles: [{pluginConfig: [{args: {}}]}]\n"),
        "profiles[0].pluginConfig[0].name: required"},
       {"pluginConfig for an unknown plugin", Doc("profiles: [{pluginConfig: [{name: Foo}]}]\n"),

@@ -20,6 +20,7 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
           "[config]") {
   const Plugins plugins = DefaultPlugins();
   CHECK(Dump(plugins.multi_point) ==
+        "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
         "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "

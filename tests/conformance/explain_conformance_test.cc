@@ -1,6 +1,7 @@
 // Upstream kube-scheduler's own plugin test vectors (tests/conformance/vectors/), run through
 // explain: each case's plugin is the only plugin at the extension point under test, its args come
 // from the case, and the plugin's filter verdict or final score on every node must match.
+// PreEnqueue cases run through simulate instead, which reports what keeps a pod out of the queue.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -16,6 +17,7 @@
 #include "scheduler/api/decode.h"
 #include "scheduler/simulate/simulation.h"
 #include "tests/conformance/vectors.h"
+#include "tests/testing/temp_file.h"
 
 namespace kubesched {
 namespace {
@@ -40,6 +42,7 @@ constexpr const char* kVectorFiles[] = {
     "more/node_unschedulable.json",
     "more/pod_topology_spread_filter.json",
     "more/pod_topology_spread_score.json",
+    "more/scheduling_gates.json",
 };
 
 std::vector<api::Object> DecodeAll(const Value& array, const std::string& source) {
@@ -191,6 +194,46 @@ void CheckScores(const Value& expect, const scheduler::ExplainReport& report,
   }
 }
 
+// A JSON List of the case's `nodes` and `existingPods`: simulate's cluster file.
+std::string ClusterListJson(const Value& c) {
+  std::string items;
+  for (const char* key : {"nodes", "existingPods"}) {
+    for (const auto& item : c[key].GetArray()) {
+      items += (items.empty() ? "" : ",") + ToJson(item);
+    }
+  }
+  return R"({"apiVersion":"v1","kind":"List","items":[)" + items + "]}";
+}
+
+// expect.preEnqueue: `plugin` the only PreEnqueue plugin of the pod's profile. Success: simulate
+// tried the pod (no node need fit); a rejection: the pod is pending, never tried, for exactly the
+// expected reason.
+void CheckPreEnqueue(const Value& expected, const Value& c, const api::Pod& pod,
+                     const std::string& plugin) {
+  config::Profile profile;
+  profile.scheduler_name = pod.spec.scheduler_name;
+  profile.plugins.queue_sort.enabled = {{"PrioritySort", 0}};
+  profile.plugins.bind.enabled = {{"DefaultBinder", 0}};
+  profile.plugins.pre_enqueue.enabled = {{plugin, 0}};
+  config::Configuration configuration;
+  configuration.profiles = {profile};
+  const testing::TempFile cluster(ClusterListJson(c), "cluster.json");
+  const testing::TempFile workload(ToJson(c["pod"]), "pod.json");
+  auto report = scheduler::RunSimulation({cluster.path(), workload.path()}, configuration);
+  REQUIRE(report.ok());
+  REQUIRE(report->problems.empty());
+  REQUIRE(report->pod_results.size() == 1);
+  const scheduler::PodResult& result = report->pod_results[0];
+  if (std::string(expected["code"].GetString()) == "Success") {
+    CHECK(result.attempts > 0);
+    return;
+  }
+  CHECK(std::string(expected["code"].GetString()) == "UnschedulableAndUnresolvable");
+  CHECK_FALSE(result.node.has_value());
+  CHECK(result.attempts == 0);
+  CHECK(result.message == std::string(expected["reason"].GetString()));
+}
+
 void RunCase(const std::string& plugin, const Value& c) {
   const std::string id = c["id"].GetString();
   std::vector<api::Object> objects = DecodeAll(c["nodes"], id);
@@ -213,6 +256,7 @@ void RunCase(const std::string& plugin, const Value& c) {
     args = *parsed;
   }
   const Value& expect = c["expect"];
+  if (expect.HasMember("preEnqueue")) CheckPreEnqueue(expect["preEnqueue"], c, pod, plugin);
   if (expect.HasMember("filter")) {
     auto report =
         scheduler::ExplainObjects(objects, pod, SinglePluginConfig(plugin, args, Phase::kFilter));

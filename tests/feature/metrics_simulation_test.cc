@@ -179,6 +179,36 @@ TEST_CASE("metrics: preemption attempts and victims match the preemptions that h
   CHECK(scrape.Value(kCacheSize, {{"type", "pods"}}) == 3);
 }
 
+TEST_CASE("metrics: gated pods count as gated, by their plugin, until their last gate goes",
+          "[metrics][simulation][gates]") {
+  World world;
+  world.Add(CpuNode("node-0", "4"));
+  auto gated = [](std::vector<std::string> gates) {
+    return PodBuilder("gated").Container({{"cpu", "1"}}).SchedulingGates(std::move(gates)).Build();
+  };
+  world.Add(gated({"example.com/foo"}));
+  world.Run();
+  Scrape scrape = world.Metrics();
+  CHECK(scrape.Value(kPendingPods, {{"queue", "gated"}}) == 1);
+  CHECK(scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) == 0);
+  CHECK(scrape.Value(kPendingPods, {{"queue", "active"}}) == 0);
+  CHECK(scrape.Value(kUnschedulablePods,
+                     {{"plugin", "SchedulingGates"}, {"profile", "kubesched"}}) == 1);
+  // As upstream labels it: a gated pod enters the unschedulable pods.
+  CHECK(scrape.Value(kQueueIncomingPodsTotal, {{"queue", "unschedulable"}, {"event", "PodAdd"}}) ==
+        1);
+  CHECK(world.observer.attempts == 0);
+
+  REQUIRE(world.cluster.UpdatePod(gated({})).ok());
+  world.Run();
+  scrape = world.Metrics();
+  CHECK(scrape.Value(kPendingPods, {{"queue", "gated"}}) == 0);
+  CHECK(scrape.Value(kUnschedulablePods,
+                     {{"plugin", "SchedulingGates"}, {"profile", "kubesched"}}) == 0);
+  CHECK(scrape.Value(kQueueIncomingPodsTotal, {{"queue", "active"}, {"event", "PodUpdate"}}) == 1);
+  CHECK(world.observer.bound == 1);
+}
+
 // Runs the CLI in-process.
 struct CliResult {
   int code = 0;

@@ -149,7 +149,36 @@ void DefaultPodStatus(rapidjson::Document& pod, bool keep_status) {
   SetMember(pod, "status", std::move(status), allocator);
 }
 
+// The real API's applySchedulingGatedCondition (pod strategy, PrepareForCreate): a new pod with
+// scheduling gates and no PodScheduled condition is marked as held by its gates.
+void ApplySchedulingGatedCondition(rapidjson::Document& pod) {
+  if (!HasSchedulingGates(pod["spec"])) return;
+  auto& allocator = pod.GetAllocator();
+  rapidjson::Value& status = ObjectMember(pod, "status", allocator);
+  if (!HasMember(status, "conditions") || !status["conditions"].IsArray()) {
+    SetMember(status, "conditions", rapidjson::Value(rapidjson::kArrayType), allocator);
+  }
+  rapidjson::Value& conditions = status["conditions"];
+  for (const rapidjson::Value& condition : conditions.GetArray()) {
+    if (StringAt(condition, "type") == "PodScheduled") return;
+  }
+  rapidjson::Value condition(rapidjson::kObjectType);
+  condition.AddMember("type", "PodScheduled", allocator);
+  condition.AddMember("status", "False", allocator);
+  condition.AddMember("lastProbeTime", rapidjson::Value(), allocator);
+  SetString(condition, "lastTransitionTime", NowTimestamp(), allocator);
+  condition.AddMember("reason", "SchedulingGated", allocator);
+  condition.AddMember("message", "Scheduling is blocked due to non-empty scheduling gates",
+                      allocator);
+  conditions.PushBack(condition, allocator);
+}
+
 }  // namespace
+
+bool HasSchedulingGates(const rapidjson::Value& spec) {
+  return HasMember(spec, "schedulingGates") && spec["schedulingGates"].IsArray() &&
+         !spec["schedulingGates"].Empty();
+}
 
 absl::Status Admit(const Store& store, const ResourceType& type, rapidjson::Document& object,
                    bool keep_status) {
@@ -177,6 +206,7 @@ absl::Status AdmitPod(const Store& store, rapidjson::Document& pod, bool keep_st
     for (auto& container : spec[list].GetArray()) DefaultRequestsFromLimits(container, allocator);
   }
   DefaultPodStatus(pod, keep_status);
+  ApplySchedulingGatedCondition(pod);
   return absl::OkStatus();
 }
 

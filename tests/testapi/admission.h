@@ -5,7 +5,8 @@
 // or the global default class resolved to spec.priority and spec.preemptionPolicy), the default
 // not-ready/unreachable tolerations, requests defaulted from limits and status.qosClass;
 // namespaces get their name label, the kubernetes finalizer and phase Active; priority classes
-// need a value and get a default preemptionPolicy.
+// need a value and get a default preemptionPolicy. A pod created with scheduling gates gets the
+// PodScheduled=False condition with reason SchedulingGated.
 
 #include "absl/status/status.h"
 #include "rapidjson/document.h"
@@ -21,6 +22,9 @@ absl::Status Admit(const Store& store, const ResourceType& type, rapidjson::Docu
                    bool keep_status);
 
 absl::Status AdmitPod(const Store& store, rapidjson::Document& pod, bool keep_status);
+// Whether a pod's spec carries scheduling gates (a non-empty spec.schedulingGates): such a pod is
+// not ready for scheduling, and binding it is refused.
+bool HasSchedulingGates(const rapidjson::Value& spec);
 void AdmitNamespace(rapidjson::Document& ns);
 absl::Status AdmitPriorityClass(rapidjson::Document& priority_class);
 

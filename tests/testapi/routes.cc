@@ -938,6 +938,10 @@ HttpResponse ApiServer::Bind(const HttpRequest& request, const Route& route) {
           return conflict(
               absl::StrCat("pod ", route.name, " is already assigned to node \"", current, "\""));
         }
+        // The real API refuses to bind a pod that is not ready for scheduling (storage.go).
+        if (HasSchedulingGates(spec)) {
+          return conflict(absl::StrCat("pod ", route.name, " has non-empty .spec.schedulingGates"));
+        }
         SetString(spec, "nodeName", node_name, allocator);
         if (annotations != nullptr && annotations->IsObject()) {
           rapidjson::Value& pod_annotations = ObjectMember(metadata, "annotations", allocator);

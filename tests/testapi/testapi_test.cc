@@ -203,6 +203,44 @@ TEST_CASE("binding sets nodeName and PodScheduled once", "[testapi]") {
   CHECK(absl::StrContains(f.api.StatsJson(), "\"binds\":1,\"bindConflicts\":1"));
 }
 
+TEST_CASE("a pod with scheduling gates is marked SchedulingGated and cannot be bound",
+          "[testapi][gates]") {
+  Fixture f;
+  HttpResponse created = f.Call("POST", "/api/v1/namespaces/default/pods",
+                                R"({"metadata":{"name":"gated"},"spec":{"schedulingGates":)"
+                                R"([{"name":"example.com/foo"}],"containers":[{"name":"c"}]}})");
+  REQUIRE(created.status == 201);
+  const auto pod = Json(created.body);
+  REQUIRE(pod["status"]["conditions"].Size() == 1);
+  const auto& condition = pod["status"]["conditions"][0];
+  CHECK(StringAt(condition, "type") == "PodScheduled");
+  CHECK(StringAt(condition, "status") == "False");
+  CHECK(StringAt(condition, "reason") == "SchedulingGated");
+  CHECK(StringAt(condition, "message") ==
+        "Scheduling is blocked due to non-empty scheduling gates");
+
+  const std::string binding =
+      R"({"metadata":{"name":"gated"},"target":{"kind":"Node","name":"n1"}})";
+  for (const char* target :
+       {"/api/v1/namespaces/default/pods/gated/binding", "/api/v1/namespaces/default/bindings"}) {
+    INFO(target);
+    HttpResponse refused = f.Call("POST", target, binding);
+    CHECK(refused.status == 409);
+    CHECK(StringAt(Json(refused.body), "reason") == "Conflict");
+    CHECK(StringAt(Json(refused.body), "message") ==
+          "Operation cannot be fulfilled on pods/binding \"gated\": pod gated has non-empty "
+          ".spec.schedulingGates");
+  }
+  CHECK(StringAt(Json(f.Call("GET", "/api/v1/namespaces/default/pods/gated").body),
+                 "spec.nodeName") == "");
+
+  // With its gates removed, it binds.
+  REQUIRE(f.Call("PATCH", "/api/v1/namespaces/default/pods/gated",
+                 R"({"spec":{"schedulingGates":null}})", "application/merge-patch+json")
+              .status == 200);
+  CHECK(f.Call("POST", "/api/v1/namespaces/default/pods/gated/binding", binding).status == 201);
+}
+
 TEST_CASE("update checks resourceVersion, status and main resource keep each other's half",
           "[testapi]") {
   Fixture f;

@@ -92,6 +92,10 @@ class PodBuilder {
     pod_.spec.priority = priority;
     return *this;
   }
+  PodBuilder& SchedulingGates(std::vector<std::string> gates) {
+    pod_.spec.scheduling_gates = std::move(gates);
+    return *this;
+  }
   PodBuilder& SchedulerName(std::string name) {
     pod_.spec.scheduler_name = std::move(name);
     return *this;

@@ -74,6 +74,26 @@ TEST_CASE("binding a missing pod or a pod with another UID fails", "[cluster]") 
   CHECK(cluster.GetPod("default/a")->spec.node_name.empty());
 }
 
+TEST_CASE("binding a pod with scheduling gates is a conflict, as the real API's", "[cluster]") {
+  EmbeddedCluster cluster;
+  REQUIRE(cluster.Create(PodBuilder("a").SchedulingGates({"g"}).Build()).ok());
+  const absl::Status status = cluster.Bind("default", "a", "", "n1");
+  CHECK(absl::IsAborted(status));
+  CHECK(status.message() ==
+        "Operation cannot be fulfilled on pods/binding \"a\": pod a has non-empty "
+        ".spec.schedulingGates");
+  CHECK(cluster.GetPod("default/a")->spec.node_name.empty());
+}
+
+TEST_CASE("a pod in the empty namespace is found, updated and bound by its key", "[cluster]") {
+  EmbeddedCluster cluster;
+  REQUIRE(cluster.Create(PodBuilder("p", "").Build()).ok());
+  REQUIRE(cluster.GetPod("/p") != nullptr);
+  REQUIRE(cluster.UpdatePod(PodBuilder("p", "").Label("a", "b").Build()).ok());
+  REQUIRE(cluster.Bind("", "p", "", "n1").ok());
+  CHECK(cluster.GetPod("/p")->spec.node_name == "n1");
+}
+
 TEST_CASE("a new watcher gets the current objects first, then changes, each once", "[cluster]") {
   EmbeddedCluster cluster;
   REQUIRE(cluster.Create(PodBuilder("p1").Build()).ok());

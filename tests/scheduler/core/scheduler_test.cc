@@ -276,5 +276,43 @@ TEST_CASE("a PostFilter rejection joins the FailedScheduling message", "[schedul
   CHECK(h.cluster.GetPod("default/peer") != nullptr);
 }
 
+TEST_CASE("a gated pod is never tried, and is scheduled once an update removes its last gate",
+          "[scheduler][gates]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "4")).ok());
+  auto gated = [](std::vector<std::string> gates) {
+    return PodBuilder("gated").Container({{"cpu", "1"}}).SchedulingGates(std::move(gates)).Build();
+  };
+  REQUIRE(h.cluster.Create(gated({"a", "b"})).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("free").Container({{"cpu", "1"}}).Build()).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/free") == "n1");
+  CHECK(h.NodeOf("default/gated").empty());
+  CHECK(h.recorder.attempts_of.count("default/gated") == 0);
+  CHECK(h.scheduler->queue().GatedCount() == 1);
+
+  // One gate left: still held.
+  REQUIRE(h.cluster.UpdatePod(gated({"b"})).ok());
+  h.Run();
+  CHECK(h.scheduler->queue().GatedCount() == 1);
+  REQUIRE(h.cluster.UpdatePod(gated({})).ok());
+  h.Run();
+  CHECK(h.NodeOf("default/gated") == "n1");
+  CHECK(h.recorder.attempts_of["default/gated"] == 1);
+  CHECK(h.scheduler->queue().GatedCount() == 0);
+}
+
+TEST_CASE("explain of a gated pod gives the gate as the reason and no node verdicts",
+          "[scheduler][gates]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "4")).ok());
+  h.cluster.DeliverEvents();
+  const Explanation explanation =
+      h.scheduler->Explain(PodBuilder("gated").SchedulingGates({"example.com/foo"}).Build());
+  CHECK(explanation.message == "waiting for scheduling gates: [example.com/foo]");
+  CHECK(explanation.nodes.empty());
+  CHECK(explanation.selected == nullptr);
+}
+
 }  // namespace
 }  // namespace kubesched::scheduler

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "config/config.h"
+#include "plugins/registry/registry.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched::runtime {
@@ -97,6 +98,84 @@ TEST_CASE("a profile without a queue sort or bind plugin is rejected", "[runtime
   fw = Framework::Create(no_bind, {});
   REQUIRE_FALSE(fw.ok());
   CHECK(std::string(fw.status().message()).find("bind") != std::string::npos);
+}
+
+// A PreEnqueue plugin that admits every pod, or holds every pod with a reason naming it.
+class FixedPreEnqueue final : public framework::PreEnqueuePlugin {
+ public:
+  FixedPreEnqueue(std::string_view name, bool admit) : name_(name), admit_(admit) {}
+  std::string_view Name() const override { return name_; }
+  framework::Status PreEnqueue(const framework::PodInfo&) const override {
+    return admit_ ? framework::Status::Success() : framework::Status::Unschedulable("held");
+  }
+
+ private:
+  std::string_view name_;
+  bool admit_;
+};
+
+plugins::RegistryMap RegistryWithPreEnqueue() {
+  plugins::RegistryMap registry = plugins::Registry();
+  for (const auto& [name, admit] :
+       {std::pair<std::string_view, bool>{"Admit", true}, {"HoldA", false}, {"HoldB", false}}) {
+    registry[name] =
+        [name = name, admit = admit](
+            const config::PluginArgs&,
+            const plugins::PluginHandle&) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+      return std::make_unique<FixedPreEnqueue>(name, admit);
+    };
+  }
+  return registry;
+}
+
+framework::PodInfoPtr GatedPod() {
+  return framework::MakePodInfo(testing::PodBuilder("p").SchedulingGates({"g"}).Ptr(), 0);
+}
+
+TEST_CASE("multiPoint puts SchedulingGates at PreEnqueue, where it holds gated pods", "[runtime]") {
+  auto fw = Framework::Create(DefaultProfile(), {});
+  REQUIRE(fw.ok());
+  CHECK(Names((*fw)->pre_enqueue_plugins()) == std::vector<std::string>{"SchedulingGates"});
+  const framework::Status gated = (*fw)->RunPreEnqueue(*GatedPod());
+  CHECK(gated.code() == framework::Code::kUnschedulableAndUnresolvable);
+  CHECK(gated.plugin() == "SchedulingGates");
+  CHECK(gated.Message() == "waiting for scheduling gates: [g]");
+  const auto free = framework::MakePodInfo(testing::PodBuilder("q").Ptr(), 0);
+  CHECK((*fw)->RunPreEnqueue(*free).IsSuccess());
+}
+
+TEST_CASE("PreEnqueue runs in order and stops at the first rejection, naming its plugin",
+          "[runtime]") {
+  const plugins::RegistryMap registry = RegistryWithPreEnqueue();
+  auto profile = DefaultProfile();
+  profile.plugins.multi_point.enabled.push_back({"Admit", 0});
+  profile.plugins.multi_point.enabled.push_back({"HoldA", 0});
+  profile.plugins.pre_enqueue.enabled = {{"HoldB", 0}};
+  auto fw = Framework::Create(profile, {}, registry);
+  REQUIRE(fw.ok());
+  CHECK(Names((*fw)->pre_enqueue_plugins()) ==
+        std::vector<std::string>{"SchedulingGates", "Admit", "HoldA", "HoldB"});
+  const auto free = framework::MakePodInfo(testing::PodBuilder("q").Ptr(), 0);
+  CHECK((*fw)->RunPreEnqueue(*free).plugin() == "HoldA");
+  CHECK((*fw)->RunPreEnqueue(*GatedPod()).plugin() == "SchedulingGates");
+}
+
+TEST_CASE("a plugin disabled at preEnqueue holds no pod", "[runtime]") {
+  auto profile = DefaultProfile();
+  profile.plugins.pre_enqueue.disabled = {"SchedulingGates"};
+  auto fw = Framework::Create(profile, {});
+  REQUIRE(fw.ok());
+  CHECK((*fw)->pre_enqueue_plugins().empty());
+  CHECK((*fw)->RunPreEnqueue(*GatedPod()).IsSuccess());
+}
+
+TEST_CASE("a plugin enabled at preEnqueue without implementing it is an error", "[runtime]") {
+  auto profile = DefaultProfile();
+  profile.plugins.pre_enqueue.enabled = {{"NodeName", 0}};
+  auto fw = Framework::Create(profile, {});
+  REQUIRE_FALSE(fw.ok());
+  CHECK(std::string(fw.status().message()) ==
+        "profile \"kubesched\": plugin \"NodeName\" does not implement preEnqueue");
 }
 
 }  // namespace
