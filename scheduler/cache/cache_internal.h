@@ -1,8 +1,8 @@
 #pragma once
 
 // The cache's state (Cache::Impl) and its parts, shared by the files that implement Cache:
-// cache.cc (nodes, pods, namespaces, budgets, snapshots) and cache_volumes.cc (the volume
-// objects). Internal to scheduler/cache/: nothing else includes it.
+// cache.cc (nodes, pods, namespaces, budgets, snapshots) and cache_volumes.cc (the volume objects
+// and the volumes VolumeBinding assumed). Internal to scheduler/cache/: nothing else includes it.
 
 #include <cstdint>
 #include <memory>
@@ -55,6 +55,26 @@ inline bool ListMembershipChanges(const NodeInfo& stale, const NodeInfo& fresh) 
              fresh.pods_with_required_anti_affinity().empty();
 }
 
+// One object VolumeBinding assumed for a pod, and the informers' version it hides (restored when
+// the pod's assumptions are forgotten).
+template <typename T>
+struct AssumedObject {
+  std::string pod_key;
+  std::shared_ptr<const T> observed;
+};
+
+// The volumes assumed by pods that are still in their binding cycle. An entry ends when its pod
+// forgets it (Unreserve) or the informers deliver the object again (the API server's word wins).
+struct VolumeAssumptions {
+  absl::flat_hash_map<std::string, AssumedObject<api::PersistentVolume>> volumes;      // by name
+  absl::flat_hash_map<std::string, AssumedObject<api::PersistentVolumeClaim>> claims;  // by key
+  struct PodKeys {
+    std::vector<std::string> volumes;
+    std::vector<std::string> claims;
+  };
+  absl::flat_hash_map<std::string, PodKeys> by_pod;
+};
+
 struct Cache::Impl {
   Impl(const util::Clock* c, absl::Duration ttl) : clock(c), assumed_ttl(ttl) {}
 
@@ -76,10 +96,15 @@ struct Cache::Impl {
   absl::btree_map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs
       ABSL_GUARDED_BY(mu);
   int64_t pdbs_generation ABSL_GUARDED_BY(mu) = 0;
-  // The writer side of the snapshots' StorageState (cache_volumes.cc); published when
-  // storage_generation moved.
+  // The writer side of the snapshots' StorageState (cache_volumes.cc): the informers' volume
+  // objects, except where a volume VolumeBinding assumed replaces the informers' version;
+  // published when storage_generation moved.
   framework::StorageState storage ABSL_GUARDED_BY(mu);
   int64_t storage_generation ABSL_GUARDED_BY(mu) = 0;
+  VolumeAssumptions assumed_volumes ABSL_GUARDED_BY(mu);
+  // Signalled (mu held) whenever storage_generation moves or the waits stop: PreBind's wait.
+  absl::CondVar storage_changed;
+  bool storage_waits_stopped ABSL_GUARDED_BY(mu) = false;
   SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
   // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
   ClusterTotals totals ABSL_GUARDED_BY(mu);
@@ -87,6 +112,13 @@ struct Cache::Impl {
   absl::flat_hash_map<std::string, framework::MetricsSample> metrics ABSL_GUARDED_BY(mu);
 
   int64_t NextGeneration() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return ++generation; }
+
+  // Every change to `storage` ends here: the next snapshot takes the new state, and PreBind's
+  // waits look again.
+  void StorageChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    storage_generation = NextGeneration();
+    storage_changed.SignalAll();
+  }
 
   void Unlink(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (item->prev != nullptr) item->prev->next = item->next;
