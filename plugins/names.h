@@ -20,6 +20,7 @@ inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
+inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 // kubesched extension (not upstream): load-aware scoring, opt-in.
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
 // kubesched extension: hierarchical queue quota and budgets, on by default.
@@ -30,18 +31,23 @@ inline constexpr std::array kAll = {
     kNodeName,          kNodeUnschedulable, kNodeAffinity,
     kTaintToleration,   kNodePorts,         kInterPodAffinity,
     kPodTopologySpread, kDefaultBinder,     kMostAvailable,
-    kQueueQuota,        kDefaultPreemption,
+    kQueueQuota,        kDefaultPreemption, kVolumeBinding,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler
 // configs are read unchanged); enabling one is an error.
 inline constexpr std::array kUpstreamOnly = {
-    std::string_view("SchedulingGates"),  std::string_view("VolumeRestrictions"),
-    std::string_view("NodeVolumeLimits"), std::string_view("VolumeBinding"),
-    std::string_view("VolumeZone"),       std::string_view("ImageLocality"),
-    std::string_view("DynamicResources"), std::string_view("EBSLimits"),
-    std::string_view("GCEPDLimits"),      std::string_view("AzureDiskLimits"),
-    std::string_view("CinderLimits"),     std::string_view("NodeResourcesLeastAllocated"),
+    std::string_view("SchedulingGates"),
+    std::string_view("VolumeRestrictions"),
+    std::string_view("NodeVolumeLimits"),
+    std::string_view("VolumeZone"),
+    std::string_view("ImageLocality"),
+    std::string_view("DynamicResources"),
+    std::string_view("EBSLimits"),
+    std::string_view("GCEPDLimits"),
+    std::string_view("AzureDiskLimits"),
+    std::string_view("CinderLimits"),
+    std::string_view("NodeResourcesLeastAllocated"),
 };
 
 }  // namespace kubesched::plugins::names

@@ -15,6 +15,7 @@
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/queue_quota/queue_quota.h"
 #include "plugins/taint_toleration/taint_toleration.h"
+#include "plugins/volume_binding/volume_binding.h"
 
 namespace kubesched::plugins {
 
@@ -36,6 +37,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kMostAvailable, NewMostAvailable},
       {names::kQueueQuota, NewQueueQuota},
       {names::kDefaultPreemption, NewDefaultPreemption},
+      {names::kVolumeBinding, NewVolumeBinding},
   };
   return *registry;
 }

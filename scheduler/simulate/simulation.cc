@@ -258,6 +258,7 @@ struct Simulation {
                      metrics::Instrumentation* instrumentation = nullptr) {
     SchedulerDeps deps{&clock, &cluster, &binds, observer, seed, threads};
     deps.deleter = &cluster;
+    deps.volume_binder = &cluster;
     if (instrumentation != nullptr) instrumentation->Instrument(deps);
     auto created = Scheduler::Create(config, deps);
     if (!created.ok()) return created.status();
