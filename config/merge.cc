@@ -33,6 +33,7 @@ Plugins DefaultPlugins() {
       {std::string(names::kNodeAffinity), 2},
       {std::string(names::kNodePorts), 0},
       {std::string(names::kNodeResourcesFit), 1},
+      {std::string(names::kVolumeBinding), 0},
       {std::string(names::kPodTopologySpread), 2},
       {std::string(names::kInterPodAffinity), 2},
       {std::string(names::kDefaultPreemption), 0},

@@ -1,5 +1,6 @@
 // Plugin args: DecodePluginArgs picks the decoder of the plugin's family (resource_args.cc,
-// affinity_spread_args.cc, preemption_args.cc); the defaults when a plugin has no args.
+// affinity_spread_args.cc, preemption_args.cc, volume_args.cc); the defaults when a plugin has no
+// args.
 
 #include "config/plugin_args.h"
 
@@ -47,6 +48,7 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
     if (plugin_name == names::kPodTopologySpread) return DecodePodTopologySpreadArgs(args, path);
     if (plugin_name == names::kMostAvailable) return DecodeMostAvailableArgs(args, path);
     if (plugin_name == names::kDefaultPreemption) return DecodeDefaultPreemptionArgs(args, path);
+    if (plugin_name == names::kVolumeBinding) return DecodeVolumeBindingArgs(args, path);
     return DecodeNoArgs(args, path);
   } catch (const std::exception& e) {
     // yaml-cpp throws on misuse; no exception may leave config/.
@@ -74,6 +76,7 @@ PluginArgs DefaultPluginArgs(std::string_view plugin_name) {
   if (plugin_name == names::kPodTopologySpread) return PodTopologySpreadArgs();
   if (plugin_name == names::kMostAvailable) return MostAvailableArgs();
   if (plugin_name == names::kDefaultPreemption) return DefaultPreemptionArgs();
+  if (plugin_name == names::kVolumeBinding) return VolumeBindingArgs();
   return std::monostate();
 }
 

@@ -2,8 +2,8 @@
 
 // Plugin arguments as plain structs, one per plugin that takes args, with upstream's v1 field
 // names in the comments. Parsed and validated in config/ (plugin_args.cc picks the decoder of the
-// plugin's family: resource_args.cc, affinity_spread_args.cc, preemption_args.cc); plugins never
-// see YAML.
+// plugin's family: resource_args.cc, affinity_spread_args.cc, preemption_args.cc,
+// volume_args.cc); plugins never see YAML.
 
 #include <cstdint>
 #include <optional>
@@ -106,8 +106,14 @@ struct DefaultPreemptionArgs {
   int32_t non_preemptible_override_priority = 2000000000;
 };
 
+// VolumeBindingArgs
+struct VolumeBindingArgs {
+  // bindTimeoutSeconds, >= 0: how long PreBind waits for the claims to be bound.
+  int64_t bind_timeout_seconds = 600;
+};
+
 using PluginArgs = std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs,
                                 NodeAffinityArgs, InterPodAffinityArgs, PodTopologySpreadArgs,
-                                MostAvailableArgs, DefaultPreemptionArgs>;
+                                MostAvailableArgs, DefaultPreemptionArgs, VolumeBindingArgs>;
 
 }  // namespace kubesched::config

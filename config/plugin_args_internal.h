@@ -31,4 +31,7 @@ absl::StatusOr<PluginArgs> DecodePodTopologySpreadArgs(const YAML::Node& node,
 absl::StatusOr<PluginArgs> DecodeDefaultPreemptionArgs(const YAML::Node& node,
                                                        std::string_view path);
 
+// volume_args.cc
+absl::StatusOr<PluginArgs> DecodeVolumeBindingArgs(const YAML::Node& node, std::string_view path);
+
 }  // namespace kubesched::config

@@ -22,6 +22,7 @@ inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kSchedulingGates = "SchedulingGates";
+inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 // kubesched extension (not upstream): load-aware scoring, opt-in.
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
 // kubesched extension: hierarchical queue quota and budgets, on by default.
@@ -32,7 +33,7 @@ inline constexpr std::array kAll = {
     kNodeName,          kNodeUnschedulable, kNodeAffinity,
     kTaintToleration,   kNodePorts,         kInterPodAffinity,
     kPodTopologySpread, kDefaultBinder,     kMostAvailable,
-    kQueueQuota,        kDefaultPreemption, kImageLocality, kSchedulingGates,
+    kQueueQuota,        kDefaultPreemption, kImageLocality, kSchedulingGates, kVolumeBinding,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler
@@ -40,7 +41,6 @@ inline constexpr std::array kAll = {
 inline constexpr std::array kUpstreamOnly = {
     std::string_view("VolumeRestrictions"),
     std::string_view("NodeVolumeLimits"),
-    std::string_view("VolumeBinding"),
     std::string_view("VolumeZone"),
     std::string_view("DynamicResources"),
     std::string_view("EBSLimits"),

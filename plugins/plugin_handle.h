@@ -4,6 +4,7 @@
 // runs in. Every plugin's factory takes one; most use none of it.
 
 #include "scheduler/framework/plugin.h"
+#include "scheduler/framework/volume_binding.h"
 
 namespace kubesched::metrics {
 class SchedulerMetrics;
@@ -28,6 +29,10 @@ struct PluginHandle {
   // (PodTopologySpread), as upstream's Parallelizer. PreFilter runs on the scheduling thread,
   // the pool's only caller, and never inside a pool job. Null: run inline.
   util::WorkerPool* pool = nullptr;
+  // VolumeBinding only: the cache's assumed volumes (Reserve, Unreserve, PreBind's wait) and the
+  // API writes of a binding (PreBind). Null while a configuration is only being checked.
+  framework::VolumeAssumeCache* volume_cache = nullptr;
+  framework::VolumeBinder* volume_binder = nullptr;
 };
 
 }  // namespace kubesched::plugins

@@ -17,6 +17,7 @@
 #include "plugins/queue_quota/queue_quota.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
+#include "plugins/volume_binding/volume_binding.h"
 
 namespace kubesched::plugins {
 
@@ -40,6 +41,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kDefaultPreemption, NewDefaultPreemption},
       {names::kImageLocality, NewImageLocality},
       {names::kSchedulingGates, NewSchedulingGates},
+      {names::kVolumeBinding, NewVolumeBinding},
   };
   return *registry;
 }

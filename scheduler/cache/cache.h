@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/snapshot.h"
+#include "scheduler/framework/volume_binding.h"
 #include "scheduler/util/clock.h"
 
 namespace kubesched::cache {
@@ -42,10 +43,17 @@ namespace kubesched::cache {
 // Kept incrementally: a pod add/remove adjusts its node's sum in O(resources); a new sample
 // recomputes only its own node's sum, O(pods on the node). Samples live by node name, so a
 // sample that arrives before its Node object is applied when the node appears.
-class Cache {
+//
+// Assumed volumes (framework::VolumeAssumeCache, for VolumeBinding; cache_volumes.cc): Reserve's
+// PV claimRefs and selected-node annotations replace the informers' versions in the StorageState
+// that snapshots get, so that the next cycle sees a chosen PV as taken, until the informers
+// deliver the object again (the API server's version wins) or the pod's Unreserve forgets them
+// (the informers' version comes back). Guarded by the same mutex as everything else; PreBind's
+// wait for the informers blocks on a condition variable of that mutex, on a bind worker.
+class Cache : public framework::VolumeAssumeCache {
  public:
   explicit Cache(const util::Clock* clock, absl::Duration assumed_ttl = absl::Seconds(30));
-  ~Cache();
+  ~Cache() override;
 
   void AddNode(std::shared_ptr<const api::Node> node);
   void UpdateNode(std::shared_ptr<const api::Node> node);
@@ -89,6 +97,20 @@ class Cache {
   void SetStorageObject(std::shared_ptr<const T> object);
   template <typename T>
   void RemoveStorageObject(const T& object);
+
+  // framework::VolumeAssumeCache (see there and the class comment).
+  absl::Status AssumeVolumes(std::string_view pod_key,
+                             const framework::VolumeAssumption& assumption) override;
+  void ForgetVolumes(std::string_view pod_key) override;
+  std::shared_ptr<const api::PersistentVolumeClaim> ObservedClaim(
+      std::string_view key) const override;
+  std::shared_ptr<const api::PersistentVolume> ObservedVolume(std::string_view name) const override;
+  int64_t StorageVersion() const override;
+  bool AwaitStorageChange(int64_t seen, absl::Time deadline) override;
+  // Shutdown: every AwaitStorageChange, now and later, returns false at once.
+  void StopStorageWaits();
+  // PVs and claims assumed and not yet delivered again by the informers (tests).
+  size_t AssumedVolumeCount() const;
 
   // What an UpdateSnapshot did.
   struct SnapshotUpdateStats {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
 #include "scheduler/framework/plugin.h"
+#include "scheduler/framework/volume_binding.h"
 
 namespace kubesched::cluster {
 
@@ -24,9 +26,16 @@ namespace kubesched::cluster {
 // order, so a simulation is deterministic and a writer never calls into a watcher while holding
 // the store's lock.
 //
+// It also plays the PV controller and the provisioners for VolumeBinding's writes
+// (embedded_volumes.cc): a PV given a claimRef is bound to that claim at once, and a claim given a
+// selected node gets a new PV there (the node's hostname and zone in its node affinity) when its
+// class has a provisioner; the writes return the bound objects, so the binding never waits.
+//
 // Threads: every method is thread-safe; one mutex guards the store and the event queue.
 // Watchers are called without the lock held.
-class EmbeddedCluster : public framework::PodBinder, public client::PodDeleter {
+class EmbeddedCluster : public framework::PodBinder,
+                        public client::PodDeleter,
+                        public framework::VolumeBinder {
  public:
   EmbeddedCluster() = default;
 
@@ -45,6 +54,14 @@ class EmbeddedCluster : public framework::PodBinder, public client::PodDeleter {
   absl::Status Bind(const std::string& namespace_name, const std::string& name,
                     const std::string& uid, const std::string& node_name);
   framework::Status BindPod(const api::Pod& pod, std::string_view node_name) override;
+
+  // framework::VolumeBinder: Aborted when the PV's resourceVersion is not the stored one,
+  // NotFound when it or the claim is gone.
+  absl::StatusOr<framework::VolumeWriteResult> BindVolume(
+      const api::PersistentVolume& volume) override;
+  absl::StatusOr<framework::VolumeWriteResult> SelectNode(
+      const api::PersistentVolumeClaim& claim) override;
+  bool BindsAtOnce() const override { return true; }
 
   // Registers a watcher. It first receives every stored object as ADDED (like an informer's
   // initial list), on the next DeliverEvents().
@@ -75,6 +92,19 @@ class EmbeddedCluster : public framework::PodBinder, public client::PodDeleter {
   void ReplayStore(const Store<T>& store, client::ClusterEventHandler* handler)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NextResourceVersion() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Replaces a stored object with `object` (a new resourceVersion) and queues MODIFIED.
+  template <typename T>
+  std::shared_ptr<const T> Replace(Store<T>& store, const std::string& key, T object)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The PV controller's binding of a claim to a PV that names it: both get phase Bound, the
+  // claim the PV's name and the bind-completed annotation.
+  framework::VolumeWriteResult BindClaimLocked(const std::string& volume_key,
+                                               const std::string& claim_key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A provisioner's new PV for the claim on `node` (nullopt when the class cannot provision).
+  std::optional<api::PersistentVolume> ProvisionLocked(const api::PersistentVolumeClaim& claim,
+                                                       const std::string& node)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 0;

@@ -48,11 +48,14 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   s->pool_ = std::make_unique<util::WorkerPool>(threads);
   s->quota_ = std::make_unique<quota::QuotaTracker>(deps.clock, config.queues);
   s->queue_config_ = std::make_unique<quota::QueueConfigReloader>(s->quota_.get(), config.queues);
+  s->cache_ = std::make_unique<cache::Cache>(deps.clock);
   plugins::PluginHandle handle;
   handle.binder = deps.binder;
   handle.quota = s->quota_.get();
   handle.metrics = deps.metrics;
   handle.pool = s->pool_.get();
+  handle.volume_cache = s->cache_.get();
+  handle.volume_binder = deps.volume_binder;
   for (const auto& profile : config.profiles) {
     auto fw = runtime::Framework::Create(
         profile, handle, deps.registry != nullptr ? *deps.registry : plugins::Registry());
@@ -71,7 +74,6 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
 
   s->algorithm_ = std::make_unique<ScheduleAlgorithm>(
       s->pool_.get(), config.percentage_of_nodes_to_score, deps.seed);
-  s->cache_ = std::make_unique<cache::Cache>(deps.clock);
   queue::QueueOptions options;
   options.initial_backoff = absl::Seconds(config.pod_initial_backoff_seconds);
   options.max_backoff = absl::Seconds(config.pod_max_backoff_seconds);

@@ -42,6 +42,7 @@ struct SchedulerDeps {
   client::PodDeleter* deleter = nullptr;           // evicts preemption victims; optional
   const plugins::RegistryMap* registry = nullptr;  // plugin factories; null = the built-in ones
   metrics::SchedulerMetrics* metrics = nullptr;    // framework timings; optional
+  framework::VolumeBinder* volume_binder = nullptr;  // VolumeBinding's writes; optional
 };
 
 // The scheduler: consumes cluster events into the cache and the queue, and schedules one pod at a
@@ -164,10 +165,11 @@ class Scheduler : public client::ClusterEventHandler {
   bool SetQuotaWait(const runtime::Framework& fw, queue::QueuedPodInfo& queued);
 
   SchedulerDeps deps_;
-  // Before the frameworks: their plugins hold it (PluginHandle::pool), so it must outlive them.
+  // Before the frameworks: their plugins hold them (PluginHandle::pool, ::volume_cache), so they
+  // must outlive them.
   std::unique_ptr<util::WorkerPool> pool_;
-  std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
   std::unique_ptr<cache::Cache> cache_;
+  std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
   std::unique_ptr<quota::QuotaTracker> quota_;
   std::unique_ptr<quota::QueueConfigReloader> queue_config_;
   std::unique_ptr<queue::SchedulingQueue> queue_;

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "scheduler/client/api_binder.h"
 #include "scheduler/client/api_pod_deleter.h"
+#include "scheduler/client/api_volume_binder.h"
 #include "scheduler/client/async_writer.h"
 #include "scheduler/client/event_recorder.h"
 #include "scheduler/client/informers.h"
@@ -198,6 +199,7 @@ class Runner {
   int BuildScheduler() {
     identity_ = options_.identity.empty() ? DefaultLeaderIdentity() : options_.identity;
     binder_ = std::make_unique<client::ApiBinder>(rest_.get());
+    volume_binder_ = std::make_unique<client::ApiVolumeBinder>(rest_.get());
     deleter_ = std::make_unique<client::ApiPodDeleter>(rest_.get());
     status_writer_ = std::make_unique<client::PodStatusWriter>(rest_.get());
     client::EventRecorderOptions event_options;
@@ -217,6 +219,7 @@ class Runner {
     deps.observer = reporter_.get();
     deps.threads = options_.threads > 0 ? options_.threads : DefaultFilterThreads();
     deps.deleter = deleter_.get();
+    deps.volume_binder = volume_binder_.get();
     instrumentation_->Instrument(deps);
     auto scheduler = Scheduler::Create(config_, deps);
     if (!scheduler.ok()) {
@@ -376,6 +379,9 @@ class Runner {
     if (bind_pool_ != nullptr && !bind_pool_->WaitIdle(options_.shutdown_grace)) {
       LogWarning(absl::StrCat(bind_pool_->InFlight(), " bind(s) still in flight at shutdown"));
     }
+    // A bind still waiting for its volumes to be bound (up to bindTimeoutSeconds) gives up now,
+    // so that the bind workers can be joined.
+    if (scheduler_ != nullptr) scheduler_->cache().StopStorageWaits();
     // The last ledger write: after the binds, while we still hold the lease (the elector renews
     // it until told to stop below). Not when the ledger was never read (stopped first): that
     // would overwrite it with less than it holds; not when the lease was lost meanwhile.
@@ -404,6 +410,7 @@ class Runner {
   std::unique_ptr<metrics::Instrumentation> instrumentation_;
   std::unique_ptr<client::RestClient> rest_;
   std::unique_ptr<client::ApiBinder> binder_;
+  std::unique_ptr<client::ApiVolumeBinder> volume_binder_;
   std::unique_ptr<client::ApiPodDeleter> deleter_;
   std::unique_ptr<client::PodStatusWriter> status_writer_;
   std::unique_ptr<client::EventRecorder> events_;

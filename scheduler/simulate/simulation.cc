@@ -273,6 +273,7 @@ struct Simulation {
     SchedulerDeps deps{&clock, &cluster, &binds, observer, seed, threads};
     deps.deleter = &cluster;
     deps.registry = registry;
+    deps.volume_binder = &cluster;
     if (instrumentation != nullptr) instrumentation->Instrument(deps);
     auto created = Scheduler::Create(config, deps);
     if (!created.ok()) return created.status();

@@ -87,7 +87,9 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
   CHECK(Dump(config->profiles[1].plugins.multi_point) ==
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-        "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "NodeResourcesFit:1, "
+        "VolumeBinding, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, -NodePorts");
 }
 
@@ -184,7 +186,9 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
-        "NodeResourcesFit:5, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "NodeResourcesFit:5, "
+        "VolumeBinding, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }
 
@@ -378,8 +382,8 @@ TEST_CASE("every configuration error names its field", "[config]") {
        "profiles[0].plugins.score.enabled[1]: plugin \"NodeAffinity\" is enabled twice (also "
        "enabled[0])"},
       {"upstream-only plugin enabled",
-       Doc(p + "filter: {enabled: [{name: NodeName}, {name: VolumeBinding}]}\n"),
-       "profiles[0].plugins.filter.enabled[1]: plugin \"VolumeBinding\" is not supported by "
+       Doc(p + "filter: {enabled: [{name: NodeName}, {name: DynamicResources}]}\n"),
+       "profiles[0].plugins.filter.enabled[1]: plugin \"DynamicResources\" is not supported by "
        "kubesched"},
       {"unknown plugin enabled", Doc(p + "multiPoint: {enabled: [{name: Foo}]}\n"),
        "profiles[0].plugins.multiPoint.enabled[0]: unknown plugin \"Foo\""},
@@ -394,8 +398,8 @@ TEST_CASE("every configuration error names its field", "[config]") {
       {"pluginConfig for an unknown plugin", Doc("profiles: [{pluginConfig: [{name: Foo}]}]\n"),
        "profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},
       {"pluginConfig for an upstream-only plugin",
-       Doc("profiles: [{pluginConfig: [{name: VolumeBinding}]}]\n"),
-       "profiles[0].pluginConfig[0].name: plugin \"VolumeBinding\" is not supported by "
+       Doc("profiles: [{pluginConfig: [{name: DynamicResources}]}]\n"),
+       "profiles[0].pluginConfig[0].name: plugin \"DynamicResources\" is not supported by "
        "kubesched"},
       {"pluginConfig given twice for a plugin",
        Doc("profiles: [{pluginConfig: [{name: InterPodAffinity}, {name: InterPodAffinity}]}]\n"),

@@ -93,6 +93,9 @@ inline std::string Dump(const PluginArgs& args) {
                           " absolute=", a.min_candidate_nodes_absolute,
                           " override=", a.non_preemptible_override_priority);
     }
+    std::string operator()(const config::VolumeBindingArgs& a) const {
+      return absl::StrCat("volumebinding timeout=", a.bind_timeout_seconds);
+    }
   };
   return std::visit(Visitor{}, args);
 }

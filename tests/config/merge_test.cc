@@ -23,7 +23,9 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
-        "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "NodeResourcesFit:1, "
+        "VolumeBinding, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }
 

@@ -45,6 +45,7 @@ TEST_CASE("DefaultPluginArgs gives upstream's defaults for each plugin", "[confi
       {kInterPod, "interpod hard=1 ignore_preferred=false"},
       {"PodTopologySpread", "spread type=System defaults=[]"},
       {kPreemption, "preemption percentage=10 absolute=100 override=2000000000"},
+      {"VolumeBinding", "volumebinding timeout=600"},
       {"NodeName", "none"},
       {"PrioritySort", "none"},
   };
@@ -122,6 +123,10 @@ TEST_CASE("plugin args are read with upstream's v1 field names", "[config]") {
       {"DefaultPreemption percentage 0 with an absolute count", kPreemption,
        "minCandidateNodesPercentage: 0",
        "preemption percentage=0 absolute=100 override=2000000000"},
+      {"VolumeBinding bind timeout", "VolumeBinding",
+       R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "VolumeBindingArgs",
+           "bindTimeoutSeconds": 30})",
+       "volumebinding timeout=30"},
       {"NodeAffinity with a required term", kNodeAffinity,
        R"({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
            {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
@@ -288,8 +293,13 @@ TEST_CASE("every bad plugin arg is an error naming the plugin and the field", "[
       {"args for a plugin that takes none", "NodeName", "foo: 1",
        "NodeName: must be empty; the plugin takes no args"},
       {"unknown plugin", "Foo", "{}", "unknown plugin \"Foo\""},
-      {"upstream-only plugin", "VolumeBinding", "{}",
-       "plugin \"VolumeBinding\" is not supported by kubesched"},
+      {"negative bindTimeoutSeconds", "VolumeBinding", "bindTimeoutSeconds: -10",
+       "VolumeBinding: bindTimeoutSeconds: Invalid value: -10: invalid BindTimeoutSeconds, should "
+       "not be a negative value"},
+      {"a VolumeBinding scoring shape", "VolumeBinding", "shape: [{utilization: 0, score: 0}]",
+       "VolumeBinding: shape: unsupported when VolumeCapacityPriority feature is disabled"},
+      {"upstream-only plugin", "DynamicResources", "{}",
+       "plugin \"DynamicResources\" is not supported by kubesched"},
   };
   for (const ArgsCase& c : cases) {
     DYNAMIC_SECTION(c.name) { CHECK(Parse(c.plugin, c.text) == c.want); }

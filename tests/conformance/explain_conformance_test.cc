@@ -43,6 +43,7 @@ constexpr const char* kVectorFiles[] = {
     "more/pod_topology_spread_filter.json",
     "more/pod_topology_spread_score.json",
     "more/scheduling_gates.json",
+    "more/volume_binding.json",
 };
 
 std::vector<api::Object> DecodeAll(const Value& array, const std::string& source) {
@@ -169,6 +170,18 @@ void CheckFilters(const Value& expect, const scheduler::ExplainReport& report,
   }
 }
 
+// A PreFilter rejection (not Skip) is every node's verdict, with its code and reason.
+void CheckPreFilterRejection(const Value& expected, const scheduler::ExplainReport& report,
+                             const std::string& plugin) {
+  for (const auto& node : report.nodes) {
+    INFO("node " << node.name);
+    const auto* filter = FindFilter(node, plugin);
+    REQUIRE(filter != nullptr);
+    CHECK(framework::CodeName(filter->code) == expected["code"].GetString());
+    CHECK(filter->reasons == std::vector<std::string>{expected["reason"].GetString()});
+  }
+}
+
 void CheckScores(const Value& expect, const scheduler::ExplainReport& report,
                  const std::string& plugin) {
   const bool pre_score_skip = expect.HasMember("preScoreStatus") &&
@@ -257,6 +270,12 @@ void RunCase(const std::string& plugin, const Value& c) {
   }
   const Value& expect = c["expect"];
   if (expect.HasMember("preEnqueue")) CheckPreEnqueue(expect["preEnqueue"], c, pod, plugin);
+  if (expect.HasMember("preFilterStatus") && expect["preFilterStatus"].HasMember("reason")) {
+    auto report =
+        scheduler::ExplainObjects(objects, pod, SinglePluginConfig(plugin, args, Phase::kFilter));
+    REQUIRE(report.ok());
+    CheckPreFilterRejection(expect["preFilterStatus"], *report, plugin);
+  }
   if (expect.HasMember("filter")) {
     auto report =
         scheduler::ExplainObjects(objects, pod, SinglePluginConfig(plugin, args, Phase::kFilter));

@@ -96,8 +96,9 @@ TEST_CASE("a policy may repeat its own name", "[policies]") {
 TEST_CASE("bad profiles in a policy are rejected naming the policy and the field", "[policies]") {
   CHECK(ErrorOf(ParsePolicy("gpu-pack", "plugins: {score: {enabled: [{name: Foo}]}}")) ==
         "policy \"gpu-pack\": plugins.score.enabled[0]: unknown plugin \"Foo\"");
-  CHECK(ErrorOf(ParsePolicy("gpu-pack", "plugins: {filter: {enabled: [{name: VolumeBinding}]}}")) ==
-        "policy \"gpu-pack\": plugins.filter.enabled[0]: plugin \"VolumeBinding\" is not "
+  CHECK(ErrorOf(
+            ParsePolicy("gpu-pack", "plugins: {filter: {enabled: [{name: DynamicResources}]}}")) ==
+        "policy \"gpu-pack\": plugins.filter.enabled[0]: plugin \"DynamicResources\" is not "
         "supported by kubesched");
   CHECK(ErrorOf(ParsePolicy("gpu-pack", R"(
 pluginConfig:

@@ -1123,6 +1123,25 @@ HttpResponse ApiServer::DeleteCollection(const Route& route) {
 
 // ---- control endpoints ----
 
+namespace {
+
+// GET, or POST/PUT {"enabled": bool}: the volume controller's state (volume_controller.h).
+HttpResponse HandleVolumeController(const HttpRequest& request, VolumeController& controller) {
+  if (request.method == "POST" || request.method == "PUT") {
+    rapidjson::Document body;
+    if (body.Parse(request.body.data(), request.body.size()).HasParseError() || !body.IsObject() ||
+        !HasMember(body, "enabled") || !body["enabled"].IsBool()) {
+      return StatusResponse(400, "BadRequest", "expected {\"enabled\": true|false}");
+    }
+    controller.SetEnabled(body["enabled"].GetBool());
+  } else if (request.method != "GET") {
+    return StatusResponse(405, "MethodNotAllowed", "GET or POST");
+  }
+  return JsonResponse(200, controller.enabled() ? "{\"enabled\":true}" : "{\"enabled\":false}");
+}
+
+}  // namespace
+
 HttpResponse ApiServer::HandleControl(const HttpRequest& request, std::string_view path) {
   if (path == "/testapi/faults") {
     if (request.method == "GET") return JsonResponse(200, FaultConfigToJson(faults_->Get()));
@@ -1137,6 +1156,9 @@ HttpResponse ApiServer::HandleControl(const HttpRequest& request, std::string_vi
       faults_->Set(*std::move(config));
       return JsonResponse(200, FaultConfigToJson(faults_->Get()));
     }
+  }
+  if (path == "/testapi/volume-controller" && volume_controller_ != nullptr) {
+    return HandleVolumeController(request, *volume_controller_);
   }
   if (path == "/testapi/stats" && request.method == "GET") return JsonResponse(200, StatsJson());
   if (path == "/testapi/stats/reset" && request.method == "POST") {

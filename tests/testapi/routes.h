@@ -19,6 +19,7 @@
 #include "tests/testapi/faults.h"
 #include "tests/testapi/http_server.h"
 #include "tests/testapi/store.h"
+#include "tests/testapi/volume_controller.h"
 
 namespace kubesched::testapi {
 
@@ -52,6 +53,10 @@ class ApiServer {
   // GET /testapi/stats.
   std::string StatsJson() const;
 
+  // What GET/POST /testapi/volume-controller switches; null: those answer 404. Set before
+  // serving.
+  void set_volume_controller(VolumeController* controller) { volume_controller_ = controller; }
+
  private:
   struct Route;
   class WatchStream;
@@ -78,6 +83,7 @@ class ApiServer {
   Store* const store_;
   Faults* const faults_;
   const ApiServerOptions options_;
+  VolumeController* volume_controller_ = nullptr;
 
   mutable absl::Mutex stats_mu_;
   std::map<std::string, int64_t> request_counts_ ABSL_GUARDED_BY(stats_mu_);

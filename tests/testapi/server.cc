@@ -38,6 +38,12 @@ const char kServerUsage[] = R"(kubesched-testapi: an in-memory Kubernetes API se
   --fault-latency VERB:RESOURCE:MS
   --fault-drop VERB:RESOURCE[:COUNT[:PROBABILITY]]
                                 ("*" for any verb or resource)
+  --volume-controller true|false
+                                play the PV controller and a provisioner (default false; also
+                                POST /testapi/volume-controller {"enabled": true}): a PV whose
+                                claimRef names a claim is bound to it, a claim annotated
+                                volume.kubernetes.io/selected-node gets a PV on that node when
+                                its class has a provisioner, free PVs become Available
 )";
 
 namespace {
@@ -74,7 +80,56 @@ absl::StatusOr<FaultRule> ParseRuleFlag(const std::string& flag, const std::stri
   return rule;
 }
 
+// The fault injection flags (--faults, --fault-*).
+absl::Status ApplyFaultFlag(const std::string& flag, const std::string& value,
+                            FaultConfig* faults) {
+  if (flag == "--faults") {
+    std::string json = value;
+    if (absl::StartsWith(value, "@")) {
+      auto text = ReadFile(value.substr(1));
+      if (!text.ok()) return text.status();
+      json = *text;
+    }
+    auto config = ParseFaultConfig(json);
+    if (!config.ok()) return config.status();
+    faults->watch_close_after_events = config->watch_close_after_events;
+    faults->watch_gone_count = config->watch_gone_count;
+    faults->watch_gone_as_event = config->watch_gone_as_event;
+    faults->errors.insert(faults->errors.end(), config->errors.begin(), config->errors.end());
+    faults->latency.insert(faults->latency.end(), config->latency.begin(), config->latency.end());
+    faults->drops.insert(faults->drops.end(), config->drops.begin(), config->drops.end());
+  } else if (flag == "--fault-watch-close-after") {
+    if (!absl::SimpleAtoi(value, &faults->watch_close_after_events)) {
+      return BadFlag(flag, value);
+    }
+  } else if (flag == "--fault-watch-gone") {
+    std::vector<std::string> parts = absl::StrSplit(value, ':');
+    if (!absl::SimpleAtoi(parts[0], &faults->watch_gone_count) || parts.size() > 2 ||
+        (parts.size() == 2 && parts[1] != "event" && parts[1] != "http")) {
+      return BadFlag(flag, value);
+    }
+    faults->watch_gone_as_event = parts.size() == 2 && parts[1] == "event";
+  } else if (flag == "--fault-error") {
+    auto rule = ParseRuleFlag(flag, value, {"code", "count", "probability"});
+    if (!rule.ok()) return rule.status();
+    if (rule->code == 0) return BadFlag(flag, value);
+    faults->errors.push_back(*rule);
+  } else if (flag == "--fault-latency") {
+    auto rule = ParseRuleFlag(flag, value, {"ms"});
+    if (!rule.ok()) return rule.status();
+    faults->latency.push_back(*rule);
+  } else if (flag == "--fault-drop") {
+    auto rule = ParseRuleFlag(flag, value, {"count", "probability"});
+    if (!rule.ok()) return rule.status();
+    faults->drops.push_back(*rule);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag, " (see --help)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ApplyFlag(const std::string& flag, const std::string& value, ServerOptions* options) {
+  if (absl::StartsWith(flag, "--fault")) return ApplyFaultFlag(flag, value, &options->faults);
   if (flag == "--listen") {
     size_t colon = value.rfind(':');
     if (colon == std::string::npos ||
@@ -124,46 +179,9 @@ absl::Status ApplyFlag(const std::string& flag, const std::string& value, Server
     if (!absl::SimpleAtoi(value, &options->http.threads) || options->http.threads < 1) {
       return BadFlag(flag, value);
     }
-  } else if (flag == "--faults") {
-    std::string json = value;
-    if (absl::StartsWith(value, "@")) {
-      auto text = ReadFile(value.substr(1));
-      if (!text.ok()) return text.status();
-      json = *text;
-    }
-    auto config = ParseFaultConfig(json);
-    if (!config.ok()) return config.status();
-    FaultConfig& faults = options->faults;
-    faults.watch_close_after_events = config->watch_close_after_events;
-    faults.watch_gone_count = config->watch_gone_count;
-    faults.watch_gone_as_event = config->watch_gone_as_event;
-    faults.errors.insert(faults.errors.end(), config->errors.begin(), config->errors.end());
-    faults.latency.insert(faults.latency.end(), config->latency.begin(), config->latency.end());
-    faults.drops.insert(faults.drops.end(), config->drops.begin(), config->drops.end());
-  } else if (flag == "--fault-watch-close-after") {
-    if (!absl::SimpleAtoi(value, &options->faults.watch_close_after_events)) {
-      return BadFlag(flag, value);
-    }
-  } else if (flag == "--fault-watch-gone") {
-    std::vector<std::string> parts = absl::StrSplit(value, ':');
-    if (!absl::SimpleAtoi(parts[0], &options->faults.watch_gone_count) || parts.size() > 2 ||
-        (parts.size() == 2 && parts[1] != "event" && parts[1] != "http")) {
-      return BadFlag(flag, value);
-    }
-    options->faults.watch_gone_as_event = parts.size() == 2 && parts[1] == "event";
-  } else if (flag == "--fault-error") {
-    auto rule = ParseRuleFlag(flag, value, {"code", "count", "probability"});
-    if (!rule.ok()) return rule.status();
-    if (rule->code == 0) return BadFlag(flag, value);
-    options->faults.errors.push_back(*rule);
-  } else if (flag == "--fault-latency") {
-    auto rule = ParseRuleFlag(flag, value, {"ms"});
-    if (!rule.ok()) return rule.status();
-    options->faults.latency.push_back(*rule);
-  } else if (flag == "--fault-drop") {
-    auto rule = ParseRuleFlag(flag, value, {"count", "probability"});
-    if (!rule.ok()) return rule.status();
-    options->faults.drops.push_back(*rule);
+  } else if (flag == "--volume-controller") {
+    if (value != "true" && value != "false") return BadFlag(flag, value);
+    options->volume_controller = value == "true";
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag, " (see --help)"));
   }
@@ -209,8 +227,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (!status.ok()) return status;
   server->faults_ = std::make_unique<Faults>();
   server->faults_->Set(options.faults);
+  server->volumes_ = std::make_unique<VolumeController>(server->store_.get());
   server->api_ =
       std::make_unique<ApiServer>(server->store_.get(), server->faults_.get(), options.api);
+  server->api_->set_volume_controller(server->volumes_.get());
   status = server->api_->Bootstrap();
   if (!status.ok()) return status;
   for (const std::string& path : options.load_files) {
@@ -219,6 +239,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     status = server->api_->LoadObjects(*text, path);
     if (!status.ok()) return status;
   }
+  server->volumes_->SetEnabled(options.volume_controller);
   ApiServer* api = server->api_.get();
   auto http = HttpServer::Start(options.http,
                                 [api](const HttpRequest& request) { return api->Handle(request); });
@@ -240,6 +261,7 @@ absl::Status Server::Stop() {
   if (stopped_) return absl::OkStatus();
   stopped_ = true;
   if (http_ != nullptr) http_->Stop();
+  if (volumes_ != nullptr) volumes_->SetEnabled(false);
   return store_ != nullptr ? store_->Checkpoint() : absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@
 #include "tests/testapi/http_server.h"
 #include "tests/testapi/routes.h"
 #include "tests/testapi/store.h"
+#include "tests/testapi/volume_controller.h"
 
 namespace kubesched::testapi {
 
@@ -28,6 +29,7 @@ struct ServerOptions {
   FaultConfig faults;
   std::vector<std::string> load_files{};  // created at start, after the bootstrap objects
   std::string port_file{};                // when set, the URL is written there once listening
+  bool volume_controller = false;         // start with the volume controller on
 };
 
 // Parses the command line of kubesched-testapi (see kUsage in server.cc / --help). Returns
@@ -45,6 +47,7 @@ class Server {
   Store& store() { return *store_; }
   Faults& faults() { return *faults_; }
   ApiServer& api() { return *api_; }
+  VolumeController& volume_controller() { return *volumes_; }
 
   // Stops serving and writes the state file compactly (when there is one).
   absl::Status Stop();
@@ -54,6 +57,7 @@ class Server {
 
   std::unique_ptr<Store> store_{};
   std::unique_ptr<Faults> faults_{};
+  std::unique_ptr<VolumeController> volumes_{};
   std::unique_ptr<ApiServer> api_{};
   std::unique_ptr<HttpServer> http_{};
   bool stopped_ = false;

@@ -1,0 +1,273 @@
+#pragma once
+
+// The cache's state (Cache::Impl) and its parts, shared by the files that implement Cache:
+// cache.cc (nodes, pods, namespaces, budgets, snapshots) and cache_volumes.cc (the volume objects
+// and the volumes VolumeBinding assumed). Internal to scheduler/cache/: nothing else includes it.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "scheduler/api/storage.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/framework/storage_state.h"
+
+namespace kubesched::cache {
+
+using framework::NodeInfo;
+using framework::PodInfoPtr;
+
+// A NodeInfo plus its place in the recency list: nodes are kept most-recently-changed first, so
+// that UpdateSnapshot walks only the nodes changed since the snapshot's generation (upstream's
+// headNode list).
+struct NodeItem {
+  NodeInfo info;
+  NodeItem* prev = nullptr;  // more recently changed
+  NodeItem* next = nullptr;  // less recently changed
+};
+
+struct PodState {
+  PodInfoPtr pod;
+  std::string node;
+  bool assumed = false;
+  bool binding_finished = false;
+  absl::Time deadline = absl::InfiniteFuture();  // meaningful once binding_finished
+  // When the pod was placed on its node (see "Load" in cache.h).
+  absl::Time placed_at = absl::InfinitePast();
+};
+
+// Whether a pod placed at `placed_at` is too recent for the node's metrics sample to show it.
+inline bool PlacedSinceSample(const NodeInfo& info, absl::Time placed_at) {
+  return info.metrics().has_value() && placed_at >= info.metrics()->timestamp;
+}
+
+// Whether copying `fresh` over `stale` changes which snapshot lists the node belongs to.
+// Whether two image lists hold the same names (a node status update rarely changes them).
+inline bool SameImageNames(const std::vector<framework::NodeImage>& a,
+                           const std::vector<framework::NodeImage>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const auto& x, const auto& y) { return x.name == y.name; });
+}
+
+inline bool ListMembershipChanges(const NodeInfo& stale, const NodeInfo& fresh) {
+  return (stale.node() == nullptr) != (fresh.node() == nullptr) ||
+         stale.pods_with_affinity().empty() != fresh.pods_with_affinity().empty() ||
+         stale.pods_with_required_anti_affinity().empty() !=
+             fresh.pods_with_required_anti_affinity().empty();
+}
+
+// One object VolumeBinding assumed for a pod, and the informers' version it hides (restored when
+// the pod's assumptions are forgotten).
+template <typename T>
+struct AssumedObject {
+  std::string pod_key;
+  std::shared_ptr<const T> observed;
+};
+
+// The volumes assumed by pods that are still in their binding cycle. An entry ends when its pod
+// forgets it (Unreserve) or the informers deliver the object again (the API server's word wins).
+struct VolumeAssumptions {
+  absl::flat_hash_map<std::string, AssumedObject<api::PersistentVolume>> volumes;      // by name
+  absl::flat_hash_map<std::string, AssumedObject<api::PersistentVolumeClaim>> claims;  // by key
+  struct PodKeys {
+    std::vector<std::string> volumes;
+    std::vector<std::string> claims;
+  };
+  absl::flat_hash_map<std::string, PodKeys> by_pod;
+};
+
+struct Cache::Impl {
+  Impl(const util::Clock* c, absl::Duration ttl) : clock(c), assumed_ttl(ttl) {}
+
+  const util::Clock* const clock;
+  const absl::Duration assumed_ttl;
+
+  // Guards everything below. Held only for map updates and the snapshot copy, never for I/O.
+  mutable absl::Mutex mu;
+  // Bumped on every change; each changed NodeInfo takes the new value.
+  int64_t generation ABSL_GUARDED_BY(mu) = 0;
+  absl::flat_hash_map<std::string, std::unique_ptr<NodeItem>> nodes ABSL_GUARDED_BY(mu);
+  NodeItem* head ABSL_GUARDED_BY(mu) = nullptr;  // most recently changed
+  // Nodes with a node object; placeholders (only pods known) are not counted.
+  size_t node_objects ABSL_GUARDED_BY(mu) = 0;
+  absl::flat_hash_map<std::string, PodState> pods ABSL_GUARDED_BY(mu);
+  absl::flat_hash_set<std::string> assumed ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<api::Symbol, api::LabelSet> namespaces ABSL_GUARDED_BY(mu);
+  int64_t namespaces_generation ABSL_GUARDED_BY(mu) = 0;
+  absl::btree_map<std::string, std::shared_ptr<const api::PodDisruptionBudget>> pdbs
+      ABSL_GUARDED_BY(mu);
+  int64_t pdbs_generation ABSL_GUARDED_BY(mu) = 0;
+  // Nodes holding each image name, kept as nodes come, change and go; published when
+  // images_generation moved.
+  absl::flat_hash_map<api::Symbol, int32_t> image_node_counts ABSL_GUARDED_BY(mu);
+  int64_t images_generation ABSL_GUARDED_BY(mu) = 0;
+  // Adds `delta` for every image name of a node (its images before or after a change).
+  void CountImages(const std::vector<framework::NodeImage>& images, int32_t delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (images.empty()) return;
+    for (const framework::NodeImage& image : images) {
+      int32_t& count = image_node_counts[image.name];
+      count += delta;
+      if (count == 0) image_node_counts.erase(image.name);
+    }
+    images_generation = NextGeneration();
+  }
+  // The writer side of the snapshots' StorageState (cache_volumes.cc): the informers' volume
+  // objects, except where a volume VolumeBinding assumed replaces the informers' version;
+  // published when storage_generation moved.
+  framework::StorageState storage ABSL_GUARDED_BY(mu);
+  int64_t storage_generation ABSL_GUARDED_BY(mu) = 0;
+  VolumeAssumptions assumed_volumes ABSL_GUARDED_BY(mu);
+  // Signalled (mu held) whenever storage_generation moves or the waits stop: PreBind's wait.
+  absl::CondVar storage_changed;
+  bool storage_waits_stopped ABSL_GUARDED_BY(mu) = false;
+  SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
+  // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
+  ClusterTotals totals ABSL_GUARDED_BY(mu);
+  // The latest metrics sample per node name, with or without a NodeInfo.
+  absl::flat_hash_map<std::string, framework::MetricsSample> metrics ABSL_GUARDED_BY(mu);
+
+  int64_t NextGeneration() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { return ++generation; }
+
+  // Every change to `storage` ends here: the next snapshot takes the new state, and PreBind's
+  // waits look again.
+  void StorageChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    storage_generation = NextGeneration();
+    storage_changed.SignalAll();
+  }
+
+  void Unlink(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (item->prev != nullptr) item->prev->next = item->next;
+    if (item->next != nullptr) item->next->prev = item->prev;
+    if (head == item) head = item->next;
+    item->prev = item->next = nullptr;
+  }
+
+  // Called after every change to item->info, so the list stays ordered by generation.
+  void MoveToHead(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (head == item) return;
+    Unlink(item);
+    item->next = head;
+    if (head != nullptr) head->prev = item;
+    head = item;
+  }
+
+  // Every change to a NodeInfo goes through here, so that the cluster sums stay exact without a
+  // scan: the node's old contribution is taken out, the change applied, the new one added back
+  // (O(resources) per change), and the node moves to the head of the recency list.
+  template <typename Change>
+  void ChangeNode(NodeItem* item, Change&& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (item->info.node() != nullptr) {
+      totals.allocatable.Subtract(item->info.allocatable());
+      totals.requested.Subtract(item->info.requested());
+    }
+    change(item->info);
+    if (item->info.node() != nullptr) {
+      totals.allocatable.Add(item->info.allocatable());
+      totals.requested.Add(item->info.requested());
+    }
+    MoveToHead(item);
+  }
+
+  NodeItem* GetOrCreateNode(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto& slot = nodes[name];
+    if (slot == nullptr) {
+      slot = std::make_unique<NodeItem>();
+      // A sample that arrived before the node: no pods yet, so nothing placed since it.
+      if (auto it = metrics.find(name); it != metrics.end()) {
+        slot->info.SetMetrics(it->second, api::ResourceList(), generation);
+      }
+    }
+    return slot.get();
+  }
+
+  // Drops a NodeInfo that has neither a node object nor pods. The snapshot notices through the
+  // node count (see UpdateSnapshot).
+  void DropNodeIfEmpty(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = nodes.find(name);
+    if (it == nodes.end()) return;
+    NodeItem* item = it->second.get();
+    if (item->info.node() != nullptr || !item->info.pods().empty()) return;
+    Unlink(item);
+    nodes.erase(it);
+  }
+
+  void AddPodLocked(PodInfoPtr pod, bool is_assumed, absl::Time placed_at)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const std::string node = pod->get().spec.node_name;
+    NodeItem* item = GetOrCreateNode(node);
+    const int64_t stamp = NextGeneration();
+    // A bad annotation has fallen back to the requests already (the plugin reports it).
+    ChangeNode(item, [&](NodeInfo& info) {
+      info.AddPod(pod, stamp);
+      if (PlacedSinceSample(info, placed_at)) info.AddVirtualSinceSample(pod->virtual_request);
+    });
+    if (is_assumed) assumed.insert(pod->key);
+    std::string key = pod->key;  // read before the move below
+    pods[std::move(key)] = PodState{
+        .pod = std::move(pod), .node = node, .assumed = is_assumed, .placed_at = placed_at};
+  }
+
+  // When a cached pod was placed; InfinitePast if not cached.
+  absl::Time PlacedAt(const std::string& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = pods.find(key);
+    return it == pods.end() ? absl::InfinitePast() : it->second.placed_at;
+  }
+
+  // Installs `sample` (or none) on the node and recomputes its VirtualRequest sum from its pods.
+  void ApplyMetrics(NodeItem* item, const std::optional<framework::MetricsSample>& sample)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    api::ResourceList since;
+    if (sample.has_value()) {
+      for (const PodInfoPtr& pod : item->info.pods()) {
+        const PodState& state = pods.at(pod->key);
+        if (state.placed_at >= sample->timestamp) since.Add(pod->virtual_request);
+      }
+    }
+    const int64_t stamp = NextGeneration();
+    ChangeNode(item, [&](NodeInfo& info) { info.SetMetrics(sample, since, stamp); });
+  }
+
+  absl::Status RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = pods.find(key);
+    if (it == pods.end()) return absl::NotFoundError(absl::StrCat("pod ", key, " is not cached"));
+    const std::string node = std::move(it->second.node);
+    const absl::Time placed_at = it->second.placed_at;
+    const PodInfoPtr pod = std::move(it->second.pod);  // alive until the node has dropped it
+    pods.erase(it);
+    assumed.erase(key);
+    auto node_it = nodes.find(node);
+    if (node_it == nodes.end()) {
+      return absl::InternalError(absl::StrCat("pod ", key, " names unknown node ", node));
+    }
+    NodeItem* item = node_it->second.get();
+    const int64_t stamp = NextGeneration();
+    absl::Status status;
+    ChangeNode(item, [&](NodeInfo& info) {
+      // Checked before the removal: the pod counted iff it was placed since the sample.
+      if (PlacedSinceSample(info, placed_at)) {
+        info.SubtractVirtualSinceSample(pod->virtual_request);
+      }
+      status = info.RemovePod(key, stamp);
+    });
+    DropNodeIfEmpty(node);
+    return status;
+  }
+
+  void CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
+                        SnapshotUpdateStats& stats, std::vector<const NodeInfo*>* refreshed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void RemoveDeletedNodes(framework::SnapshotBuilder& builder, SnapshotUpdateStats& stats)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void CopyNamespaces(const framework::Snapshot& snapshot, framework::SnapshotBuilder& builder)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+};
+
+}  // namespace kubesched::cache
