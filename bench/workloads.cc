@@ -106,8 +106,38 @@ ShapeParts PartsOf(PodShape shape) {
   return {};
 }
 
+// A claim and the volume it is bound to, as upstream's createPods pre-binds them (pvc.yaml and
+// pv-aws.yaml / pv-csi.yaml: 1Gi, ReadOnlyMany).
+std::vector<std::string> BoundVolume(const std::string& claim, const std::string& namespace_name,
+                                     PodVolume volume) {
+  const std::string pv = absl::StrCat("pv-", namespace_name, "-", claim);
+  const std::string source =
+      volume == PodVolume::kCsi
+          ? absl::StrCat(R"("csi":{"driver":"ebs.csi.aws.com","volumeHandle":")", pv, R"("})")
+          : absl::StrCat(R"("awsElasticBlockStore":{"volumeID":")", pv, R"("})");
+  return {absl::StrCat(R"({"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":")", pv,
+                       R"("},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadOnlyMany"],)",
+                       R"("persistentVolumeReclaimPolicy":"Retain",)", source,
+                       R"(,"claimRef":{"namespace":")", namespace_name, R"(","name":")", claim,
+                       R"("}},"status":{"phase":"Bound"}})"),
+          absl::StrCat(R"({"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":")",
+                       claim, R"(","namespace":")", namespace_name,
+                       R"(","annotations":{"pv.kubernetes.io/bind-completed":"true"}},)",
+                       R"("spec":{"accessModes":["ReadOnlyMany"],"resources":{"requests":)",
+                       R"({"storage":"1Gi"}},"volumeName":")", pv,
+                       R"("},"status":{"phase":"Bound"}})")};
+}
+
+// upstream's nodeAllocatableStrategy for the CSI workload: every node takes 39 EBS volumes.
+std::string CsiNode(int index) {
+  return absl::StrCat(
+      R"({"apiVersion":"storage.k8s.io/v1","kind":"CSINode","metadata":{"name":"node-)", index,
+      R"("},"spec":{"drivers":[{"name":"ebs.csi.aws.com","nodeID":"node-)", index,
+      R"(","allocatable":{"count":39}}]}})");
+}
+
 std::string Pod(const std::string& name, const std::string& namespace_name, PodShape shape,
-                const std::string& node_name) {
+                const std::string& node_name, PodVolume volume = PodVolume::kNone) {
   const ShapeParts parts = PartsOf(shape);
   std::string metadata =
       absl::StrCat(R"("name":")", name, R"(","namespace":")", namespace_name, "\"");
@@ -120,6 +150,10 @@ std::string Pod(const std::string& name, const std::string& namespace_name, PodS
                                   R"({"cpu":")",
                                   parts.cpu, R"(","memory":"500Mi"}}}])", parts.spec);
   if (!node_name.empty()) absl::StrAppend(&spec, R"(,"nodeName":")", node_name, "\"");
+  if (volume != PodVolume::kNone) {
+    absl::StrAppend(&spec, R"(,"volumes":[{"name":"data","persistentVolumeClaim":{"claimName":")",
+                    name, R"(-pvc"}}])");
+  }
   return absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{)", metadata, R"(},"spec":{)",
                       spec, R"(},"status":{"phase":")", node_name.empty() ? "Pending" : "Running",
                       "\"}}");
@@ -201,21 +235,49 @@ const std::vector<WorkloadSpec>& Workloads() {
       // as scheduled once it is bound: simulate runs until the victims are deleted and every
       // preemptor is bound, and pods/s is measured pods bound per second.
       {"Preemption", 5000, 20000, 5000, kLowPriority, kHighPriority, {}},
+      // Upstream's volume workloads (performance-config.yaml, 5000Nodes): every pod mounts a
+      // claim bound to a volume of its own, in-tree AWS EBS or CSI (with per-node CSI limits).
+      {"SchedulingInTreePVs",
+       5000,
+       2000,
+       1000,
+       kDefault,
+       kDefault,
+       {},
+       4,
+       "",
+       PodVolume::kInTreeAws},
+      {"SchedulingCSIPVs", 5000, 2000, 1000, kDefault, kDefault, {}, 4, "", PodVolume::kCsi},
   };
   return *workloads;
 }
 
 GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) {
   std::vector<std::string> cluster = {Namespace(kSetupNamespace), Namespace(kTestNamespace)};
-  for (int i = 0; i < spec.nodes; ++i) cluster.push_back(Node(i, spec.zones, spec.node_cpu));
+  for (int i = 0; i < spec.nodes; ++i) {
+    cluster.push_back(Node(i, spec.zones, spec.node_cpu));
+    if (spec.volume == PodVolume::kCsi) cluster.push_back(CsiNode(i));
+  }
+  // Claims and volumes of every pod are in the cluster from the start, as upstream creates them
+  // before their pods.
+  const auto add_volume = [&](const std::string& pod, const char* namespace_name) {
+    if (spec.volume == PodVolume::kNone) return;
+    for (auto& object : BoundVolume(pod + "-pvc", namespace_name, spec.volume)) {
+      cluster.push_back(std::move(object));
+    }
+  };
   for (int i = 0; i < spec.init_pods; ++i) {
-    cluster.push_back(Pod(absl::StrCat("init-pod-", i), kSetupNamespace, spec.init_shape,
-                          absl::StrCat("node-", i % spec.nodes)));
+    const std::string name = absl::StrCat("init-pod-", i);
+    add_volume(name, kSetupNamespace);
+    cluster.push_back(Pod(name, kSetupNamespace, spec.init_shape,
+                          absl::StrCat("node-", i % spec.nodes), spec.volume));
   }
   std::vector<std::string> workload;
   workload.reserve(spec.measured_pods);
   for (int i = 0; i < spec.measured_pods; ++i) {
-    workload.push_back(Pod(absl::StrCat("pod-", i), kTestNamespace, spec.measured_shape, ""));
+    const std::string name = absl::StrCat("pod-", i);
+    add_volume(name, kTestNamespace);
+    workload.push_back(Pod(name, kTestNamespace, spec.measured_shape, "", spec.volume));
   }
   GeneratedFiles files{absl::StrCat(directory, "/", spec.name, "-cluster.json"),
                        absl::StrCat(directory, "/", spec.name, "-workload.json")};

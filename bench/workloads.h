@@ -41,6 +41,15 @@ inline constexpr char kPolicyConfig[] = R"(policies:
           - matchExpressions: [{key: "{{.Label}}", operator: Exists}]
 )";
 
+// The volume each pod of a workload mounts (upstream's createPods with
+// persistentVolumeTemplatePath / persistentVolumeClaimTemplatePath): none, or a claim bound to a
+// volume of its own, created with the pod.
+enum class PodVolume {
+  kNone,
+  kInTreeAws,  // templates/pv-aws.yaml: an in-tree awsElasticBlockStore volume
+  kCsi,        // templates/pv-csi.yaml: ebs.csi.aws.com; nodes get a CSINode allowing 39 volumes
+};
+
 struct WorkloadSpec {
   std::string name{};
   int nodes = 0;
@@ -53,6 +62,7 @@ struct WorkloadSpec {
   int node_cpu = 4;  // node-default.yaml's
   // Configuration sections (YAML) beyond upstream's defaults; empty = the defaults.
   std::string config_yaml{};
+  PodVolume volume = PodVolume::kNone;
 };
 
 // The workloads `kubesched_bench` knows, with upstream's sizes (the 5000-node performance cases).
