@@ -507,7 +507,6 @@ auto& MapOf(StorageState& state, const api::PersistentVolumeClaim*) { return sta
 auto& MapOf(StorageState& state, const api::PersistentVolume*) { return state.volumes; }
 auto& MapOf(StorageState& state, const api::StorageClass*) { return state.classes; }
 auto& MapOf(StorageState& state, const api::CsiNode*) { return state.csi_nodes; }
-auto& MapOf(StorageState& state, const api::VolumeAttachment*) { return state.attachments; }
 
 std::string KeyOf(const api::PersistentVolumeClaim& claim) {
   return StorageState::ClaimKey(claim.meta.namespace_name, claim.meta.name);
@@ -517,20 +516,37 @@ std::string KeyOf(const T& object) {
   return object.meta.name;
 }
 
+// Attachments go through StorageState's own writers, which index them by node as well.
+template <typename T>
+void Store(StorageState& state, const std::string& key, std::shared_ptr<const T> object) {
+  MapOf(state, static_cast<const T*>(nullptr)).Set(key, std::move(object));
+}
+void Store(StorageState& state, const std::string& key,
+           std::shared_ptr<const api::VolumeAttachment> object) {
+  state.SetAttachment(key, std::move(object));
+}
+template <typename T>
+void Erase(StorageState& state, const T& object) {
+  MapOf(state, static_cast<const T*>(nullptr)).Remove(KeyOf(object));
+}
+void Erase(StorageState& state, const api::VolumeAttachment& object) {
+  state.RemoveAttachment(object.meta.name);
+}
+
 }  // namespace
 
 template <typename T>
 void Cache::SetStorageObject(std::shared_ptr<const T> object) {
   absl::MutexLock lock(&impl_->mu);
   const std::string key = KeyOf(*object);
-  MapOf(impl_->storage, static_cast<const T*>(nullptr)).Set(key, std::move(object));
+  Store(impl_->storage, key, std::move(object));
   impl_->storage_generation = impl_->NextGeneration();
 }
 
 template <typename T>
 void Cache::RemoveStorageObject(const T& object) {
   absl::MutexLock lock(&impl_->mu);
-  MapOf(impl_->storage, static_cast<const T*>(nullptr)).Remove(KeyOf(object));
+  Erase(impl_->storage, object);
   impl_->storage_generation = impl_->NextGeneration();
 }
 
