@@ -31,6 +31,10 @@ Plugins DefaultPlugins() {
       {std::string(names::kNodeAffinity), 2},
       {std::string(names::kNodePorts), 0},
       {std::string(names::kNodeResourcesFit), 1},
+      {std::string(names::kVolumeRestrictions), 0},
+      {std::string(names::kNodeVolumeLimits), 0},
+      // Upstream runs VolumeBinding between these two; it is not in kubesched yet.
+      {std::string(names::kVolumeZone), 0},
       {std::string(names::kPodTopologySpread), 2},
       {std::string(names::kInterPodAffinity), 2},
       {std::string(names::kDefaultPreemption), 0},

@@ -20,6 +20,9 @@ inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
+inline constexpr std::string_view kVolumeRestrictions = "VolumeRestrictions";
+inline constexpr std::string_view kNodeVolumeLimits = "NodeVolumeLimits";
+inline constexpr std::string_view kVolumeZone = "VolumeZone";
 // kubesched extension (not upstream): load-aware scoring, opt-in.
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
 // kubesched extension: hierarchical queue quota and budgets, on by default.
@@ -30,18 +33,18 @@ inline constexpr std::array kAll = {
     kNodeName,          kNodeUnschedulable, kNodeAffinity,
     kTaintToleration,   kNodePorts,         kInterPodAffinity,
     kPodTopologySpread, kDefaultBinder,     kMostAvailable,
-    kQueueQuota,        kDefaultPreemption,
+    kQueueQuota,        kDefaultPreemption, kVolumeRestrictions,
+    kNodeVolumeLimits,  kVolumeZone,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler
 // configs are read unchanged); enabling one is an error.
 inline constexpr std::array kUpstreamOnly = {
-    std::string_view("SchedulingGates"),  std::string_view("VolumeRestrictions"),
-    std::string_view("NodeVolumeLimits"), std::string_view("VolumeBinding"),
-    std::string_view("VolumeZone"),       std::string_view("ImageLocality"),
-    std::string_view("DynamicResources"), std::string_view("EBSLimits"),
-    std::string_view("GCEPDLimits"),      std::string_view("AzureDiskLimits"),
-    std::string_view("CinderLimits"),     std::string_view("NodeResourcesLeastAllocated"),
+    std::string_view("SchedulingGates"), std::string_view("VolumeBinding"),
+    std::string_view("ImageLocality"),   std::string_view("DynamicResources"),
+    std::string_view("EBSLimits"),       std::string_view("GCEPDLimits"),
+    std::string_view("AzureDiskLimits"), std::string_view("NodeResourcesLeastAllocated"),
+    std::string_view("CinderLimits"),
 };
 
 }  // namespace kubesched::plugins::names

@@ -86,7 +86,8 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
   CHECK(Dump(config->profiles[0].plugins.multi_point) == Dump(DefaultPlugins().multi_point));
   CHECK(Dump(config->profiles[1].plugins.multi_point) ==
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-        "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, DefaultBinder, -NodePorts");
 }
 
@@ -182,7 +183,8 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
-        "NodeResourcesFit:5, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "NodeResourcesFit:5, VolumeRestrictions, NodeVolumeLimits, VolumeZone, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, DefaultBinder");
 }
 

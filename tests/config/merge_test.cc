@@ -22,7 +22,8 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
   CHECK(Dump(plugins.multi_point) ==
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
-        "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, DefaultBinder");
 }
 

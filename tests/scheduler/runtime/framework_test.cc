@@ -32,6 +32,7 @@ TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstr
   CHECK(Names((*fw)->filter_plugins()) ==
         std::vector<std::string>{"QueueQuota", "NodeUnschedulable", "NodeName", "TaintToleration",
                                  "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                                 "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone",
                                  "PodTopologySpread", "InterPodAffinity"});
   CHECK(ScoreNames(**fw) ==
         std::vector<std::pair<std::string, int64_t>>{{"TaintToleration", 3},
