@@ -208,7 +208,7 @@ std::string_view NodeVolumeLimits::Name() const { return names::kNodeVolumeLimit
 framework::PreFilterOutcome NodeVolumeLimits::PreFilter(framework::CycleState& state,
                                                         const framework::PodInfo& pod,
                                                         const framework::Snapshot& snapshot) {
-  if (!HasCountableVolume(pod.get())) return {Status::Skip(), {}};
+  if (pod.volume_refs.empty() || !HasCountableVolume(pod.get())) return {Status::Skip(), {}};
   auto data = std::make_unique<LimitsState>();
   data->storage = &snapshot.storage();
   for (const api::Volume& volume : pod.get().spec.volumes) {

@@ -106,6 +106,7 @@ std::string_view VolumeRestrictions::Name() const { return names::kVolumeRestric
 framework::PreFilterOutcome VolumeRestrictions::PreFilter(framework::CycleState& state,
                                                           const framework::PodInfo& pod,
                                                           const framework::Snapshot& snapshot) {
+  if (pod.volume_refs.empty()) return {Status::Skip(), {}};  // most pods: no claim, no disk
   auto data = std::make_unique<RestrictionsState>();
   for (const PodVolumeRef& ref : pod.volume_refs) {
     if (ref.kind == PodVolumeRef::Kind::kInlineDisk) data->check_disks = true;

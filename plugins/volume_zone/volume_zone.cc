@@ -147,6 +147,7 @@ std::string_view VolumeZone::Name() const { return names::kVolumeZone; }
 framework::PreFilterOutcome VolumeZone::PreFilter(framework::CycleState& state,
                                                   const framework::PodInfo& pod,
                                                   const framework::Snapshot& snapshot) {
+  if (pod.volume_refs.empty()) return {Status::Skip(), {}};  // most pods: no claim to follow
   auto data = std::make_unique<ZoneState>();
   // Only persistentVolumeClaim volumes, as upstream: an ephemeral volume's claim is new and
   // unbound, and volume binding places it.
