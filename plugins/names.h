@@ -23,6 +23,9 @@ inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kSchedulingGates = "SchedulingGates";
 inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
+inline constexpr std::string_view kVolumeRestrictions = "VolumeRestrictions";
+inline constexpr std::string_view kNodeVolumeLimits = "NodeVolumeLimits";
+inline constexpr std::string_view kVolumeZone = "VolumeZone";
 // kubesched extension (not upstream): load-aware scoring, opt-in.
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
 // kubesched extension: hierarchical queue quota and budgets, on by default.
@@ -33,21 +36,17 @@ inline constexpr std::array kAll = {
     kNodeName,          kNodeUnschedulable, kNodeAffinity,
     kTaintToleration,   kNodePorts,         kInterPodAffinity,
     kPodTopologySpread, kDefaultBinder,     kMostAvailable,
-    kQueueQuota,        kDefaultPreemption, kImageLocality, kSchedulingGates, kVolumeBinding,
+    kQueueQuota,        kDefaultPreemption, kImageLocality,
+    kSchedulingGates,   kVolumeBinding,     kVolumeRestrictions,
+    kNodeVolumeLimits,  kVolumeZone,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler
 // configs are read unchanged); enabling one is an error.
 inline constexpr std::array kUpstreamOnly = {
-    std::string_view("VolumeRestrictions"),
-    std::string_view("NodeVolumeLimits"),
-    std::string_view("VolumeZone"),
-    std::string_view("DynamicResources"),
-    std::string_view("EBSLimits"),
-    std::string_view("GCEPDLimits"),
-    std::string_view("AzureDiskLimits"),
-    std::string_view("CinderLimits"),
-    std::string_view("NodeResourcesLeastAllocated"),
+    std::string_view("DynamicResources"), std::string_view("EBSLimits"),
+    std::string_view("GCEPDLimits"),      std::string_view("AzureDiskLimits"),
+    std::string_view("CinderLimits"),     std::string_view("NodeResourcesLeastAllocated"),
 };
 
 }  // namespace kubesched::plugins::names

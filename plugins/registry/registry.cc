@@ -12,12 +12,15 @@
 #include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/node_volume_limits/node_volume_limits.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
 #include "plugins/queue_quota/queue_quota.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 #include "plugins/volume_binding/volume_binding.h"
+#include "plugins/volume_restrictions/volume_restrictions.h"
+#include "plugins/volume_zone/volume_zone.h"
 
 namespace kubesched::plugins {
 
@@ -42,6 +45,9 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kImageLocality, NewImageLocality},
       {names::kSchedulingGates, NewSchedulingGates},
       {names::kVolumeBinding, NewVolumeBinding},
+      {names::kVolumeRestrictions, NewVolumeRestrictions},
+      {names::kNodeVolumeLimits, NewNodeVolumeLimits},
+      {names::kVolumeZone, NewVolumeZone},
   };
   return *registry;
 }

@@ -146,6 +146,14 @@ struct Volume {
   std::string rbd_image;   // rbd.image
   std::string csi_driver;  // csi.driver (inline CSI volume)
 
+  // Which in-tree disk the volume names, told by the source's required field (the API server
+  // rejects the source without it; rbd's pool is defaulted by the decoder).
+  bool IsGcePd() const { return !gce_pd_name.empty(); }
+  bool IsAwsEbs() const { return !aws_ebs_volume_id.empty(); }
+  bool IsIscsi() const { return !iscsi_iqn.empty(); }
+  bool IsRbd() const { return !rbd_pool.empty() || !rbd_image.empty(); }
+  bool IsInlineDisk() const { return IsGcePd() || IsAwsEbs() || IsIscsi() || IsRbd(); }
+
   // The claim this volume uses: claim_name, or "<pod>-<volume>" for an ephemeral volume; ""
   // for none.
   std::string ClaimName(const std::string& pod_name) const {

@@ -164,6 +164,24 @@ std::shared_ptr<const T> Observed(const StorageState& storage, const VolumeAssum
   return MapOf(storage, static_cast<const T*>(nullptr)).Get(key);
 }
 
+// Attachments go through StorageState's own writers, which index them by node as well.
+template <typename T>
+void Store(StorageState& state, const std::string& key, std::shared_ptr<const T> object) {
+  MapOf(state, static_cast<const T*>(nullptr)).Set(key, std::move(object));
+}
+void Store(StorageState& state, const std::string& key,
+           std::shared_ptr<const api::VolumeAttachment> object) {
+  state.SetAttachment(key, std::move(object));
+}
+template <typename T>
+void Erase(StorageState& state, const std::string& key) {
+  MapOf(state, static_cast<const T*>(nullptr)).Remove(key);
+}
+template <>
+void Erase<api::VolumeAttachment>(StorageState& state, const std::string& key) {
+  state.RemoveAttachment(key);
+}
+
 }  // namespace
 
 template <typename T>
@@ -171,7 +189,7 @@ void Cache::SetStorageObject(std::shared_ptr<const T> object) {
   absl::MutexLock lock(&impl_->mu);
   const std::string key = KeyOf(*object);
   DropAssumptionOf<T>(impl_->assumed_volumes, key);
-  MapOf(impl_->storage, static_cast<const T*>(nullptr)).Set(key, std::move(object));
+  Store(impl_->storage, key, std::move(object));
   impl_->StorageChanged();
 }
 
@@ -180,7 +198,7 @@ void Cache::RemoveStorageObject(const T& object) {
   absl::MutexLock lock(&impl_->mu);
   const std::string key = KeyOf(object);
   DropAssumptionOf<T>(impl_->assumed_volumes, key);
-  MapOf(impl_->storage, static_cast<const T*>(nullptr)).Remove(key);
+  Erase<T>(impl_->storage, key);
   impl_->StorageChanged();
 }
 

@@ -60,6 +60,16 @@ void SwapRemove(std::vector<T>& items, size_t i) {
   items.pop_back();
 }
 
+// The ref of a pod in `pods` that names the same claim as `ref`, or null.
+const PodVolumeRef* FindClaimRef(const std::vector<PodInfoPtr>& pods, const PodVolumeRef& ref) {
+  for (const PodInfoPtr& pod : pods) {
+    for (const PodVolumeRef& other : pod->volume_refs) {
+      if (other.SameClaim(ref)) return &other;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void HostPorts::Add(std::string_view ip, api::Protocol protocol, int32_t port) {
@@ -153,6 +163,7 @@ void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
   if (pod->HasAffinity()) pods_with_affinity_.push_back(pod);
   if (pod->HasRequiredAntiAffinity()) pods_with_required_anti_affinity_.push_back(pod);
   AddToGroups(*pod);
+  if (!pod->volume_refs.empty()) AddVolumeRefs(*pod);
   pods_.push_back(std::move(pod));
   generation_ = generation;
 }
@@ -211,6 +222,39 @@ void NodeInfo::RemoveFromGroups(const PodInfo& pod) {
   });
 }
 
+void NodeInfo::AddVolumeRefs(const PodInfo& pod) {
+  for (const PodVolumeRef& ref : pod.volume_refs) {
+    auto claim = volume_refs_.end();
+    if (ref.kind == PodVolumeRef::Kind::kClaim) {
+      claim = std::find_if(volume_refs_.begin(), volume_refs_.end(),
+                           [&ref](const VolumeRefCount& c) { return c.ref->SameClaim(ref); });
+    }
+    if (claim == volume_refs_.end()) {
+      volume_refs_.push_back({.ref = &ref, .count = 1});
+    } else {
+      ++claim->count;
+    }
+  }
+}
+
+// `pod` has left pods_ already. Counts go down first and samples move after, because a pod may
+// name one claim twice: its second volume still counts while the first is taken out.
+void NodeInfo::RemoveVolumeRefs(const PodInfo& pod) {
+  for (const PodVolumeRef& ref : pod.volume_refs) {
+    auto it = std::find_if(volume_refs_.begin(), volume_refs_.end(), [&ref](const auto& c) {
+      return c.ref == &ref || c.ref->SameClaim(ref);
+    });
+    if (it == volume_refs_.end()) continue;  // AddPod counted every ref; kept safe regardless
+    if (--it->count == 0) SwapRemove(volume_refs_, static_cast<size_t>(it - volume_refs_.begin()));
+  }
+  for (VolumeRefCount& entry : volume_refs_) {
+    // Only a claim that another pod still names can point into `pod` here (count > 0).
+    const bool into_pod = std::any_of(pod.volume_refs.begin(), pod.volume_refs.end(),
+                                      [&entry](const PodVolumeRef& r) { return entry.ref == &r; });
+    if (into_pod) entry.ref = FindClaimRef(pods_, *entry.ref);
+  }
+}
+
 absl::Status NodeInfo::RemovePod(std::string_view pod_key, int64_t generation) {
   auto it = std::find_if(pods_.begin(), pods_.end(),
                          [pod_key](const PodInfoPtr& p) { return p->key == pod_key; });
@@ -239,6 +283,7 @@ void NodeInfo::RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation
   RemoveByIdentity(pods_with_affinity_, pod.get());
   RemoveByIdentity(pods_with_required_anti_affinity_, pod.get());
   RemoveFromGroups(*pod);
+  if (!pod->volume_refs.empty()) RemoveVolumeRefs(*pod);
   requested_.Subtract(pod->requests);
   non_zero_requested_.Subtract(pod->non_zero_requests);
   if (pod->uses_host_ports) {

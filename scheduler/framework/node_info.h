@@ -57,6 +57,14 @@ struct TermGroupCount {
   const AffinityTerm* sample = nullptr;  // the term of one pod of the group; owned by pods()
 };
 
+// A volume the pods on one node use (see PodVolumeRef): each claim once, with the number of pod
+// volumes that name it; each inline disk once per pod volume, since disks conflict or count by
+// fields only the volume plugins compare.
+struct VolumeRefCount {
+  const PodVolumeRef* ref = nullptr;  // of one pod of the node that uses it; owned by pods()
+  int32_t count = 0;
+};
+
 // A node's latest metrics.k8s.io/v1beta1 NodeMetrics sample: measured usage at `timestamp`.
 struct MetricsSample {
   absl::Time timestamp = absl::InfinitePast();
@@ -120,6 +128,9 @@ class NodeInfo {
   // Every name of every image the node holds, sorted by name (ImageLocality). Built once per node
   // object and shared by the snapshot's copies.
   const std::vector<NodeImage>& images() const;
+  // The claims and inline disks of the pods on the node, kept as pods come and go, so that the
+  // volume plugins never walk the pods; empty (and never touched) while no pod has a volume.
+  const std::vector<VolumeRefCount>& volume_refs() const { return volume_refs_; }
 
   // Load awareness (MostAvailable): the node's latest metrics sample, if any, and the sum of the
   // VirtualRequests of the pods placed on the node after that sample's timestamp, which the
@@ -156,6 +167,8 @@ class NodeInfo {
   void RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation);
   void AddToGroups(const PodInfo& pod);
   void RemoveFromGroups(const PodInfo& pod);
+  void AddVolumeRefs(const PodInfo& pod);
+  void RemoveVolumeRefs(const PodInfo& pod);
 
   // What every Filter call reads comes first, in as few cache lines as possible (the Filter
   // phase touches every node): the node, the flags, the pods and the two resource sums.
@@ -174,6 +187,7 @@ class NodeInfo {
   std::vector<TermGroupCount> term_groups_;
   api::ResourceList non_zero_requested_;
   HostPorts used_ports_;
+  std::vector<VolumeRefCount> volume_refs_;
   std::optional<MetricsSample> metrics_{};
   api::ResourceList virtual_requested_since_sample_{};
   std::shared_ptr<const std::vector<NodeImage>> images_;  // null: none

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "scheduler/framework/virtual_request.h"
 
 namespace kubesched::framework {
@@ -69,6 +70,27 @@ void CompileAffinity(const api::PodAffinity& affinity, api::Symbol own_namespace
   }
 }
 
+// The refs of `pod`'s volumes; the pod must be the one the PodInfo keeps (the refs point into it).
+std::vector<PodVolumeRef> VolumeRefs(const api::Pod& pod) {
+  std::vector<PodVolumeRef> refs;
+  for (const api::Volume& volume : pod.spec.volumes) {
+    PodVolumeRef ref;
+    ref.volume = &volume;
+    ref.pod = &pod;
+    if (!volume.claim_name.empty() || volume.ephemeral) {
+      ref.ephemeral = volume.ephemeral;
+      ref.key = absl::StrCat(pod.meta.namespace_name, "/", volume.ClaimName(pod.meta.name));
+      ref.key_hash = std::hash<std::string_view>()(ref.key);
+    } else if (volume.IsInlineDisk()) {
+      ref.kind = PodVolumeRef::Kind::kInlineDisk;
+    } else {
+      continue;
+    }
+    refs.push_back(std::move(ref));
+  }
+  return refs;
+}
+
 }  // namespace
 
 bool AffinityTerm::Matches(const api::Pod& pod, const api::LabelSet* namespace_labels) const {
@@ -115,6 +137,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
                       &info->preferred_anti_affinity);
     }
   }
+  if (!pod->spec.volumes.empty()) info->volume_refs = VolumeRefs(*pod);
   info->pod = std::move(pod);
   return info;
 }

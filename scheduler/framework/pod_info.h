@@ -34,6 +34,26 @@ struct WeightedAffinityTerm {
   int32_t weight = 0;
 };
 
+// A volume of a pod that the volume plugins look for on a node (NodeInfo::volume_refs): a claim
+// (persistentVolumeClaim, or a generic ephemeral volume's claim), or an in-tree disk named inline
+// (gcePersistentDisk, awsElasticBlockStore, rbd, iscsi). Other volumes (configMap, emptyDir,
+// inline CSI, ...) make none. Built once per pod by MakePodInfo; the pointers point into the
+// PodInfo's own pod, so a ref lives as long as its PodInfo.
+struct PodVolumeRef {
+  enum class Kind : uint8_t { kClaim, kInlineDisk };
+  Kind kind = Kind::kClaim;
+  bool ephemeral = false;  // a generic ephemeral volume's claim, which its pod must own
+  size_t key_hash = 0;     // std::hash of `key`, compared before the key
+  std::string key;         // kClaim: "namespace/claim"; kInlineDisk: ""
+  const api::Volume* volume = nullptr;
+  const api::Pod* pod = nullptr;
+
+  bool SameClaim(const PodVolumeRef& other) const {
+    return kind == Kind::kClaim && other.kind == Kind::kClaim && key_hash == other.key_hash &&
+           key == other.key;
+  }
+};
+
 // Everything about a pod that the scheduler derives once, when the pod enters the scheduler, so
 // that no plugin recomputes it per node or per cycle. Immutable after construction; shared by
 // the queue, the cache and snapshots through PodInfoPtr.
@@ -73,6 +93,8 @@ struct PodInfo {
   std::vector<AffinityTerm> required_anti_affinity;
   std::vector<WeightedAffinityTerm> preferred_affinity;
   std::vector<WeightedAffinityTerm> preferred_anti_affinity;
+  // The claims and inline disks of the pod (see PodVolumeRef); empty for a pod without them.
+  std::vector<PodVolumeRef> volume_refs;
 
   const api::Pod& get() const { return *pod; }
   bool HasAffinity() const {

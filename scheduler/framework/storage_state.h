@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
@@ -88,6 +89,9 @@ class ShardedObjectMap {
   size_t size_ = 0;
 };
 
+// The VolumeAttachments of one node.
+using AttachmentList = std::vector<std::shared_ptr<const api::VolumeAttachment>>;
+
 struct StorageState {
   // Claims by "namespace/name"; volumes, classes, CSINodes (by node name) and attachments by name.
   ShardedObjectMap<api::PersistentVolumeClaim> claims;
@@ -95,6 +99,38 @@ struct StorageState {
   ShardedObjectMap<api::StorageClass> classes;
   ShardedObjectMap<api::CsiNode> csi_nodes;
   ShardedObjectMap<api::VolumeAttachment> attachments;
+  // The attachments again by spec.nodeName, so that what is attached to one node is found without
+  // scanning every attachment (NodeVolumeLimits). Write attachments through SetAttachment and
+  // RemoveAttachment, which keep both maps; a change copies one node's list.
+  ShardedObjectMap<AttachmentList> attachments_by_node;
+
+  void SetAttachment(const std::string& name, std::shared_ptr<const api::VolumeAttachment> object) {
+    RemoveAttachment(name);
+    const std::string& node = object->node_name;
+    const AttachmentList* old = attachments_by_node.Find(node);
+    auto list = old == nullptr ? std::make_shared<AttachmentList>()
+                               : std::make_shared<AttachmentList>(*old);
+    list->push_back(object);
+    attachments_by_node.Set(node, std::move(list));
+    attachments.Set(name, std::move(object));
+  }
+  void RemoveAttachment(std::string_view name) {
+    const api::VolumeAttachment* old = attachments.Find(name);
+    if (old == nullptr) return;
+    const std::string node = old->node_name;  // `old` goes with the removal below
+    if (const AttachmentList* list = attachments_by_node.Find(node)) {
+      auto rest = std::make_shared<AttachmentList>();
+      for (const auto& a : *list) {
+        if (a.get() != old) rest->push_back(a);
+      }
+      if (rest->empty()) {
+        attachments_by_node.Remove(node);
+      } else {
+        attachments_by_node.Set(node, std::move(rest));
+      }
+    }
+    attachments.Remove(name);
+  }
 
   static std::string ClaimKey(std::string_view namespace_name, std::string_view name) {
     std::string key;

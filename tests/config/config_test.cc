@@ -87,8 +87,7 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
   CHECK(Dump(config->profiles[1].plugins.multi_point) ==
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-        "NodeResourcesFit:1, "
-        "VolumeBinding, "
+        "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
         "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, -NodePorts");
 }
@@ -186,8 +185,7 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
-        "NodeResourcesFit:5, "
-        "VolumeBinding, "
+        "NodeResourcesFit:5, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
         "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }

@@ -23,8 +23,7 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
-        "NodeResourcesFit:1, "
-        "VolumeBinding, "
+        "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
         "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }

@@ -39,6 +39,11 @@ class Cluster {
     builder_.Upsert(node)->AddPod(Info(PodBuilder(pod).NodeName(node)), ++generation_);
     return *this;
   }
+  // The volume objects the snapshot publishes (volume plugins).
+  Cluster& Storage(std::shared_ptr<const framework::StorageState> storage) {
+    builder_.SetStorage(std::move(storage));
+    return *this;
+  }
   const framework::Snapshot& Build() {
     builder_.RebuildLists();
     builder_.RecomputeClusterTotals();  // the cache keeps these incrementally; here: recompute

@@ -109,6 +109,10 @@ class PodBuilder {
     pod_.spec.affinity = std::move(affinity);
     return *this;
   }
+  PodBuilder& Volume(api::Volume volume) {
+    pod_.spec.volumes.push_back(std::move(volume));
+    return *this;
+  }
   PodBuilder& Phase(api::PodPhase phase) {
     pod_.status.phase = phase;
     return *this;

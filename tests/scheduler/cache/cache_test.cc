@@ -369,5 +369,25 @@ TEST_CASE("volume objects reach the next snapshot, and a snapshot keeps what it 
   CHECK(second.storage().Claim("ns", "data") == claim.get());
 }
 
+TEST_CASE("volume attachments reach the snapshot by node as well as by name", "[core]") {
+  util::FakeClock clock{absl::UnixEpoch()};
+  cache::Cache cache(&clock);
+  auto attachment = std::make_shared<api::VolumeAttachment>();
+  attachment->meta.name = "va";
+  attachment->node_name = "n";
+  cache.SetStorageObject<api::VolumeAttachment>(attachment);
+  framework::Snapshot snapshot;
+  cache.UpdateSnapshot(&snapshot);
+  CHECK(snapshot.storage().attachments.Find("va") == attachment.get());
+  const framework::AttachmentList* on_node = snapshot.storage().attachments_by_node.Find("n");
+  REQUIRE(on_node != nullptr);
+  CHECK(on_node->size() == 1);
+
+  cache.RemoveStorageObject(*attachment);
+  cache.UpdateSnapshot(&snapshot);
+  CHECK(snapshot.storage().attachments.Find("va") == nullptr);
+  CHECK(snapshot.storage().attachments_by_node.Find("n") == nullptr);
+}
+
 }  // namespace
 }  // namespace kubesched

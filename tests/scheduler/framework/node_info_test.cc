@@ -259,5 +259,77 @@ TEST_CASE("affinity terms are grouped by content, kind and weight", "[core]") {
   CHECK(node.label_groups().empty());
 }
 
+api::Volume Claimed(const std::string& claim) {
+  api::Volume volume;
+  volume.name = claim;
+  volume.claim_name = claim;
+  return volume;
+}
+
+api::Volume Disk(const std::string& pd) {
+  api::Volume volume;
+  volume.name = pd;
+  volume.gce_pd_name = pd;
+  return volume;
+}
+
+// The count of claim `key` on the node (0 when absent), checking that its ref names it.
+int32_t ClaimCount(const NodeInfo& node, const std::string& key) {
+  for (const auto& entry : node.volume_refs()) {
+    if (entry.ref->kind == framework::PodVolumeRef::Kind::kClaim && entry.ref->key == key) {
+      return entry.count;
+    }
+  }
+  return 0;
+}
+
+TEST_CASE("a node counts its pods' claims once each and their inline disks per volume", "[core]") {
+  NodeInfo node;
+  const PodInfoPtr a =
+      Info(PodBuilder("a").NodeName("n").Volume(Claimed("data")).Volume(Disk("pd")));
+  const PodInfoPtr b =
+      Info(PodBuilder("b").NodeName("n").Volume(Claimed("data")).Volume(Claimed("logs")));
+  const PodInfoPtr c = Info(PodBuilder("c").NodeName("n").Volume(Disk("pd")));
+  node.AddPod(a, 1);
+  node.AddPod(b, 2);
+  node.AddPod(c, 3);
+  CHECK(node.volume_refs().size() == 4);  // data, logs, and pd twice
+  CHECK(ClaimCount(node, "default/data") == 2);
+  CHECK(ClaimCount(node, "default/logs") == 1);
+
+  REQUIRE(node.RemovePod("default/a", 4).ok());
+  CHECK(node.volume_refs().size() == 3);
+  CHECK(ClaimCount(node, "default/data") == 1);
+  for (const auto& entry : node.volume_refs()) {
+    // Every ref now points into a pod still on the node.
+    CHECK((entry.ref->pod == &b->get() || entry.ref->pod == &c->get()));
+  }
+  REQUIRE(node.RemovePod("default/b", 5).ok());
+  REQUIRE(node.RemovePod("default/c", 6).ok());
+  CHECK(node.volume_refs().empty());
+}
+
+TEST_CASE("a pod naming one claim twice counts it twice and takes both away", "[core]") {
+  NodeInfo node;
+  node.AddPod(Info(PodBuilder("a").NodeName("n").Volume(Claimed("data")).Volume(Claimed("data"))),
+              1);
+  node.AddPod(Info(PodBuilder("b").NodeName("n").Volume(Claimed("data"))), 2);
+  CHECK(ClaimCount(node, "default/data") == 3);
+  REQUIRE(node.RemovePod("default/a", 3).ok());
+  REQUIRE(node.volume_refs().size() == 1);
+  CHECK(node.volume_refs()[0].count == 1);
+  CHECK(node.volume_refs()[0].ref->pod == &node.pods()[0]->get());
+}
+
+TEST_CASE("pods without claims or disks leave the node's volume refs untouched", "[core]") {
+  NodeInfo node;
+  api::Volume config_map;
+  config_map.name = "config";
+  node.AddPod(Info(PodBuilder("a").NodeName("n").Volume(config_map)), 1);
+  node.AddPod(Info(PodBuilder("b").NodeName("n")), 2);
+  CHECK(node.volume_refs().empty());
+  CHECK(node.pods()[0]->volume_refs.empty());
+}
+
 }  // namespace
 }  // namespace kubesched

@@ -1,8 +1,10 @@
 #include "scheduler/framework/storage_state.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kubesched::framework {
 namespace {
@@ -56,6 +58,44 @@ TEST_CASE("claims are found by namespace and name", "[framework]") {
   state.claims.Set(StorageState::ClaimKey("ns", "data"), claim);
   CHECK(state.Claim("ns", "data") == claim.get());
   CHECK(state.Claim("other", "data") == nullptr);
+}
+
+std::shared_ptr<const api::VolumeAttachment> Attachment(const std::string& name,
+                                                        const std::string& node) {
+  auto attachment = std::make_shared<api::VolumeAttachment>();
+  attachment->meta.name = name;
+  attachment->node_name = node;
+  return attachment;
+}
+
+std::vector<std::string> AttachedTo(const StorageState& state, const std::string& node) {
+  std::vector<std::string> names;
+  if (const AttachmentList* list = state.attachments_by_node.Find(node)) {
+    for (const auto& attachment : *list) names.push_back(attachment->meta.name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_CASE("attachments are found by node as well as by name", "[framework]") {
+  StorageState state;
+  state.SetAttachment("va-1", Attachment("va-1", "n1"));
+  state.SetAttachment("va-2", Attachment("va-2", "n1"));
+  state.SetAttachment("va-3", Attachment("va-3", "n2"));
+  const StorageState published = state;
+  CHECK(AttachedTo(state, "n1") == std::vector<std::string>{"va-1", "va-2"});
+
+  state.SetAttachment("va-2", Attachment("va-2", "n2"));  // moved: listed under its new node only
+  state.RemoveAttachment("va-1");
+  state.RemoveAttachment("never-there");
+  CHECK(AttachedTo(state, "n1").empty());
+  CHECK(state.attachments_by_node.Find("n1") == nullptr);
+  CHECK(AttachedTo(state, "n2") == std::vector<std::string>{"va-2", "va-3"});
+  CHECK(state.attachments.Find("va-1") == nullptr);
+  CHECK(state.attachments.size() == 2);
+  // A published copy keeps what it saw.
+  CHECK(AttachedTo(published, "n1") == std::vector<std::string>{"va-1", "va-2"});
+  CHECK(AttachedTo(published, "n2") == std::vector<std::string>{"va-3"});
 }
 
 }  // namespace

@@ -32,8 +32,9 @@ TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstr
   CHECK((*fw)->profile_name() == "kubesched");
   CHECK(Names((*fw)->filter_plugins()) ==
         std::vector<std::string>{"QueueQuota", "NodeUnschedulable", "NodeName", "TaintToleration",
-                                 "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeBinding",
-                                 "PodTopologySpread", "InterPodAffinity"});
+                                 "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                                 "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+                                 "VolumeZone", "PodTopologySpread", "InterPodAffinity"});
   CHECK(ScoreNames(**fw) ==
         std::vector<std::pair<std::string, int64_t>>{{"TaintToleration", 3},
                                                      {"NodeAffinity", 2},
