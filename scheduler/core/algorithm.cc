@@ -81,12 +81,10 @@ const framework::NodeInfo* FitsNominatedNode(
 // fits nowhere (a preemptor) then hands the whole buffer to its FitError instead of moving one
 // verdict at a time on the scheduling thread, and each chunk counts its feasible nodes so that
 // the reading skips chunks where every node failed.
-void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
-                                     const framework::CycleState& state,
-                                     const framework::PodInfo& pod, const std::vector<bool>& skip,
-                                     const std::vector<const framework::NodeInfo*>& candidates,
-                                     int to_find, const NominatedPods* nominated,
-                                     FitError* fit_error) {
+void ScheduleAlgorithm::FindFeasible(
+    const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
+    const runtime::FilterSkips& skip, const std::vector<const framework::NodeInfo*>& candidates,
+    int to_find, const NominatedPods* nominated, FitError* fit_error) {
   if (nominated != nullptr && nominated->empty()) nominated = nullptr;
   feasible_.clear();
   const size_t n = candidates.size();

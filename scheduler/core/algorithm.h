@@ -71,7 +71,7 @@ class ScheduleAlgorithm {
                            const NominatedPods* nominated = nullptr,
                            std::string_view nominated_node = {});
   // The PreFilter skips of the last Schedule call (for the PostFilter host).
-  const std::vector<bool>& last_skip_filter() const { return last_skip_filter_; }
+  const runtime::FilterSkips& last_skip_filter() const { return last_skip_filter_; }
 
   // Gives back a FitError's node statuses once read, so that the next pod that fits nowhere
   // reuses their buffer.
@@ -87,7 +87,7 @@ class ScheduleAlgorithm {
   const std::vector<const framework::NodeInfo*>& CandidateNodes(
       const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot);
   void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
-                    const framework::PodInfo& pod, const std::vector<bool>& skip,
+                    const framework::PodInfo& pod, const runtime::FilterSkips& skip,
                     const std::vector<const framework::NodeInfo*>& candidates, int to_find,
                     const NominatedPods* nominated, FitError* fit_error);
   // Moves the verdicts of the first `processed` entries that failed into `fit_error`.
@@ -121,7 +121,7 @@ class ScheduleAlgorithm {
   std::vector<std::vector<int64_t>> raw_scores_;
   std::vector<int64_t> totals_;
   std::vector<bool> skip_score_;
-  std::vector<bool> last_skip_filter_;
+  runtime::FilterSkips last_skip_filter_;
 };
 
 }  // namespace kubesched::scheduler

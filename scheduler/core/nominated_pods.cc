@@ -153,7 +153,7 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
                                           const framework::CycleState& state,
                                           const framework::PodInfo& pod,
                                           const framework::NodeInfo& node,
-                                          const std::vector<bool>& skip,
+                                          const runtime::FilterSkips& skip,
                                           const NominatedPods::Entry* nominated) {
   framework::Status status;
   RunFiltersWithNominatedInto(fw, state, pod, node, skip, nominated, status);
@@ -162,7 +162,7 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
 
 void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::CycleState& state,
                                  const framework::PodInfo& pod, const framework::NodeInfo& node,
-                                 const std::vector<bool>& skip,
+                                 const runtime::FilterSkips& skip,
                                  const NominatedPods::Entry* nominated, framework::Status& out) {
   const Counted counted = nominated == nullptr ? Counted::kNone : CountedFor(pod, *nominated);
   if (counted != Counted::kNone) {
@@ -195,7 +195,7 @@ void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::
   fw.RunFilterInto(state, pod, node, skip, out);
 }
 
-CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const std::vector<bool>& skip,
+CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const runtime::FilterSkips& skip,
                                  const NominatedPods& nominated, util::WorkerPool* pool)
     : fw_(fw), skip_(skip), nominated_(nominated), pool_(pool) {
   resource_fit_runs_ = fw.ScreensBasicResources(skip);

@@ -100,12 +100,12 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
                                           const framework::CycleState& state,
                                           const framework::PodInfo& pod,
                                           const framework::NodeInfo& node,
-                                          const std::vector<bool>& skip,
+                                          const runtime::FilterSkips& skip,
                                           const NominatedPods::Entry* nominated);
 // The same, written into `out` (see Framework::RunFilterInto).
 void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::CycleState& state,
                                  const framework::PodInfo& pod, const framework::NodeInfo& node,
-                                 const std::vector<bool>& skip,
+                                 const runtime::FilterSkips& skip,
                                  const NominatedPods::Entry* nominated, framework::Status& out);
 
 // The PostFilterHost of one cycle: the profile's filters with the cycle's PreFilter skips and
@@ -116,7 +116,7 @@ void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::
 // pool (or a pool of one thread) it runs inline.
 class CycleFilterHost final : public framework::PostFilterHost {
  public:
-  CycleFilterHost(const runtime::Framework& fw, const std::vector<bool>& skip,
+  CycleFilterHost(const runtime::Framework& fw, const runtime::FilterSkips& skip,
                   const NominatedPods& nominated, util::WorkerPool* pool = nullptr);
   framework::Status RunFilters(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo& what_if,
@@ -146,7 +146,7 @@ class CycleFilterHost final : public framework::PostFilterHost {
 
  private:
   const runtime::Framework& fw_;
-  const std::vector<bool>& skip_;
+  const runtime::FilterSkips& skip_;
   const NominatedPods& nominated_;
   util::WorkerPool* const pool_;
   // Whether NodeResourcesFit's Filter runs in this cycle (CannotFitWithout relies on it).

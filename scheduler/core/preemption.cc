@@ -15,7 +15,7 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
                                                          const FitError& fit_error) {
   // A PreFilter rejection is every node's verdict.
   std::vector<framework::NodeStatus> all_rejected;
-  std::vector<bool> skip = algorithm_->last_skip_filter();
+  runtime::FilterSkips skip = algorithm_->last_skip_filter();
   const framework::Status& pre = fit_error.pre_filter_status;
   if (pre.code() == framework::Code::kUnschedulable && fw.PreemptionMayLift(pre.plugin())) {
     // Quota-aware preemption needs what the other plugins say: their PreFilter did not run.

@@ -54,7 +54,7 @@ bool Framework::PreemptionMayLift(std::string_view pre_filter_plugin) const {
   return false;
 }
 
-bool Framework::ScreensBasicResources(const std::vector<bool>& skip) const {
+bool Framework::ScreensBasicResources(const FilterSkips& skip) const {
   for (size_t i = 0; i < filter_screens_basic_.size(); ++i) {
     if (filter_screens_basic_[i] && (i >= skip.size() || !skip[i])) return true;
   }

@@ -177,6 +177,11 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
   if (bind_.empty()) {
     return wrap(absl::InvalidArgumentError("at least one bind plugin must be enabled"));
   }
+  if (filter_.size() > FilterSkips::kMaxFilters) {
+    return wrap(
+        absl::InvalidArgumentError(absl::StrCat(filter_.size(), " filter plugins enabled; at most ",
+                                                FilterSkips::kMaxFilters, " are supported")));
+  }
   filter_pre_filter_index_ = IndexOfSamePlugin(filter_, pre_filter_);
   for (const framework::FilterPlugin* filter : filter_) {
     filter_names_.push_back(filter->Name());

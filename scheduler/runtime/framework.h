@@ -18,6 +18,7 @@
 #include "plugins/registry/registry.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/metrics/extension_point.h"
+#include "scheduler/runtime/filter_skips.h"
 
 namespace kubesched::metrics {
 class PluginTimings;
@@ -47,7 +48,7 @@ struct PreFilterSummary {
   // Plugins that restricted node_names, for the reason given to excluded nodes.
   std::vector<std::string_view> restricting_plugins;
   // Per filter plugin (same index as filter_plugins()): true if its PreFilter said Skip.
-  std::vector<bool> skip_filter;
+  FilterSkips skip_filter;
 };
 
 // Upstream's status for nodes left out by PreFilter's node-name restriction:
@@ -114,42 +115,41 @@ class Framework {
 
   // Whether a plugin with PreFilter extensions ran its PreFilter in the cycle whose filter skips
   // are `skip`: then the PreFilter state depends on the pods of each node.
-  bool HasActiveExtensions(const std::vector<bool>& skip) const;
+  bool HasActiveExtensions(const FilterSkips& skip) const;
   // Upstream's RunPreFilterExtensionAddPod / RemovePod over the plugins that were not skipped;
   // the first failure is returned, stamped with its plugin.
   framework::Status RunPreFilterExtensionAddPod(framework::CycleState& state,
                                                 const framework::PodInfo& pod,
                                                 const framework::PodInfo& added,
                                                 const framework::NodeInfo& node,
-                                                const std::vector<bool>& skip) const;
+                                                const FilterSkips& skip) const;
   framework::Status RunPreFilterExtensionRemovePod(framework::CycleState& state,
                                                    const framework::PodInfo& pod,
                                                    const framework::PodInfo& removed,
                                                    const framework::NodeInfo& node,
-                                                   const std::vector<bool>& skip) const;
+                                                   const FilterSkips& skip) const;
 
   // Runs the filter plugins on one node in order. Stops at the first non-success unless
   // `all_statuses` is given, in which case every plugin runs and each status is appended.
   framework::Status RunFilter(const framework::CycleState& state, const framework::PodInfo& pod,
-                              const framework::NodeInfo& node, const std::vector<bool>& skip,
+                              const framework::NodeInfo& node, const FilterSkips& skip,
                               std::vector<framework::Status>* all_statuses = nullptr) const;
   // RunFilter(state, pod, node, skip) written into `out`: each plugin's verdict is built in
   // place, so a node that fails (every node, for a preemptor) costs no Status copy.
   void RunFilterInto(const framework::CycleState& state, const framework::PodInfo& pod,
-                     const framework::NodeInfo& node, const std::vector<bool>& skip,
+                     const framework::NodeInfo& node, const FilterSkips& skip,
                      framework::Status& out) const;
 
   // Whether, in a cycle whose filter skips are `skip`, every filter that runs either reads no
   // pods or is a RequestsFilterPlugin: then RunFilterOnRequests gives RunFilter's verdict for a
   // copy of a node that differs from it only in its pods.
-  bool FiltersJudgeByRequests(const std::vector<bool>& skip) const;
+  bool FiltersJudgeByRequests(const FilterSkips& skip) const;
   // RunFilter's verdict on a copy of `node` whose pods' requests sum to `requested` and which
   // holds `num_pods` pods (see FiltersJudgeByRequests): the plugins that read no pods run on
   // `node` itself, the RequestsFilterPlugins on those sums.
   framework::Status RunFilterOnRequests(const framework::CycleState& state,
                                         const framework::PodInfo& pod,
-                                        const framework::NodeInfo& node,
-                                        const std::vector<bool>& skip,
+                                        const framework::NodeInfo& node, const FilterSkips& skip,
                                         const api::ResourceList& requested, int64_t num_pods) const;
 
   // Runs PostFilter plugins in order until one succeeds (nominates a node) or errs; otherwise
@@ -192,7 +192,7 @@ class Framework {
   // Whether, in a cycle whose filter skips are `skip`, a filter runs that rejects pods short of
   // cpu, memory, ephemeral storage or pod count
   // (RequestsFilterPlugin::RejectsShortOfBasicResources).
-  bool ScreensBasicResources(const std::vector<bool>& skip) const;
+  bool ScreensBasicResources(const FilterSkips& skip) const;
   // The first score plugin that reports a watermark; null when none does.
   framework::WatermarkReporter* watermark_reporter() const { return watermark_reporter_; }
   // The shortest node metrics poll interval the score plugins ask for; nullopt when none reads
@@ -233,7 +233,7 @@ class Framework {
                         const framework::NodeInfo& node) const;
   framework::Status RunFilterTimed(const framework::CycleState& state,
                                    const framework::PodInfo& pod, const framework::NodeInfo& node,
-                                   const std::vector<bool>& skip) const;
+                                   const FilterSkips& skip) const;
   // The timing slot of the `index`-th plugin of `point`'s list; -1 without metrics.
   int Slot(metrics::ExtensionPoint point, size_t index) const {
     const std::vector<int>& slots = slots_[static_cast<size_t>(point)];

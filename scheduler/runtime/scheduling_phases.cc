@@ -99,16 +99,16 @@ PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
       }
     }
   }
-  summary.skip_filter.resize(filter_.size(), false);
+  summary.skip_filter = FilterSkips(filter_.size());
   for (size_t i = 0; i < filter_.size(); ++i) {
     const int pre = filter_pre_filter_index_[i];
-    summary.skip_filter[i] =
-        (pre >= 0 && skipped_pre_filter[pre]) || (!except.empty() && filter_[i]->Name() == except);
+    summary.skip_filter.Set(i, (pre >= 0 && skipped_pre_filter[pre]) ||
+                                   (!except.empty() && filter_[i]->Name() == except));
   }
   return summary;
 }
 
-bool Framework::HasActiveExtensions(const std::vector<bool>& skip) const {
+bool Framework::HasActiveExtensions(const FilterSkips& skip) const {
   for (const Extension& extension : extensions_) {
     if (extension.filter_index >= skip.size() || !skip[extension.filter_index]) return true;
   }
@@ -119,7 +119,7 @@ Status Framework::RunPreFilterExtensionAddPod(framework::CycleState& state,
                                               const framework::PodInfo& pod,
                                               const framework::PodInfo& added,
                                               const framework::NodeInfo& node,
-                                              const std::vector<bool>& skip) const {
+                                              const FilterSkips& skip) const {
   for (const Extension& extension : extensions_) {
     if (extension.filter_index < skip.size() && skip[extension.filter_index]) continue;
     Status status = extension.extensions->AddPod(state, pod, added, node);
@@ -132,7 +132,7 @@ Status Framework::RunPreFilterExtensionRemovePod(framework::CycleState& state,
                                                  const framework::PodInfo& pod,
                                                  const framework::PodInfo& removed,
                                                  const framework::NodeInfo& node,
-                                                 const std::vector<bool>& skip) const {
+                                                 const FilterSkips& skip) const {
   for (const Extension& extension : extensions_) {
     if (extension.filter_index < skip.size() && skip[extension.filter_index]) continue;
     Status status = extension.extensions->RemovePod(state, pod, removed, node);
@@ -142,7 +142,7 @@ Status Framework::RunPreFilterExtensionRemovePod(framework::CycleState& state,
 }
 
 Status Framework::RunFilter(const framework::CycleState& state, const framework::PodInfo& pod,
-                            const framework::NodeInfo& node, const std::vector<bool>& skip,
+                            const framework::NodeInfo& node, const FilterSkips& skip,
                             std::vector<Status>* all_statuses) const {
   Status first;
   if (all_statuses == nullptr) {
@@ -165,30 +165,29 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
 }
 
 void Framework::RunFilterInto(const framework::CycleState& state, const framework::PodInfo& pod,
-                              const framework::NodeInfo& node, const std::vector<bool>& skip,
+                              const framework::NodeInfo& node, const FilterSkips& skip,
                               Status& out) const {
   if (state.record_plugin_metrics() && timings_ != nullptr &&
       metrics::PluginTimings::SampleCall()) {
     out = RunFilterTimed(state, pod, node, skip);
     return;
   }
-  bool ran = false;
-  for (size_t i = 0; i < filter_.size(); ++i) {
-    if (skip[i]) continue;
+  if (skip.NoneRuns()) {
+    out = Status();
+    return;
+  }
+  skip.ForEachRunning([&](size_t i) {
     // Constructed in `out` from the plugin's prvalue (no move): copying a Status just built
     // stalls on its fresh stores, and this runs for every node.
     out.~Status();
     ::new (static_cast<void*>(&out)) Status(filter_[i]->Filter(state, pod, node));
-    ran = true;
-    if (!out.IsSuccess()) {
-      out.set_plugin(filter_names_[i]);
-      return;
-    }
-  }
-  if (!ran) out = Status();
+    if (out.IsSuccess()) return true;
+    out.set_plugin(filter_names_[i]);
+    return false;
+  });
 }
 
-bool Framework::FiltersJudgeByRequests(const std::vector<bool>& skip) const {
+bool Framework::FiltersJudgeByRequests(const FilterSkips& skip) const {
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) continue;
     if (filter_reads_pods_[i] && requests_filter_[i] == nullptr) return false;
@@ -198,28 +197,26 @@ bool Framework::FiltersJudgeByRequests(const std::vector<bool>& skip) const {
 
 Status Framework::RunFilterOnRequests(const framework::CycleState& state,
                                       const framework::PodInfo& pod,
-                                      const framework::NodeInfo& node,
-                                      const std::vector<bool>& skip,
+                                      const framework::NodeInfo& node, const FilterSkips& skip,
                                       const api::ResourceList& requested, int64_t num_pods) const {
-  for (size_t i = 0; i < filter_.size(); ++i) {
-    if (skip[i]) continue;
+  Status first;
+  skip.ForEachRunning([&](size_t i) {
     Status status = requests_filter_[i] != nullptr
                         ? requests_filter_[i]->FilterRequests(state, pod, node, requested, num_pods)
                         : filter_[i]->Filter(state, pod, node);
-    if (!status.IsSuccess()) {
-      status.set_plugin(filter_names_[i]);
-      return status;
-    }
-  }
-  return Status();
+    if (status.IsSuccess()) return true;
+    status.set_plugin(filter_names_[i]);
+    first = std::move(status);
+    return false;
+  });
+  return first;
 }
 
 // Filter on a sampled node of a sampled cycle: one clock read per plugin boundary (the end of one
 // call is the start of the next), so a timed node costs (plugins + 1) reads and no lock or
 // allocation.
 Status Framework::RunFilterTimed(const framework::CycleState& state, const framework::PodInfo& pod,
-                                 const framework::NodeInfo& node,
-                                 const std::vector<bool>& skip) const {
+                                 const framework::NodeInfo& node, const FilterSkips& skip) const {
   auto start = SteadyClock::now();
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) continue;

@@ -54,9 +54,9 @@ TEST_CASE("queue quota declares wait keys and a rejection preemption may lift", 
 TEST_CASE("the resource screen applies only while the resource filter runs", "[runtime]") {
   const auto fw = Build(DefaultProfile());
   CHECK(fw->ScreensBasicResources({}));
-  std::vector<bool> skip(fw->filter_plugins().size(), false);
+  runtime::FilterSkips skip(fw->filter_plugins().size());
   for (size_t i = 0; i < skip.size(); ++i) {
-    if (fw->filter_plugins()[i]->Name() == "NodeResourcesFit") skip[i] = true;
+    if (fw->filter_plugins()[i]->Name() == "NodeResourcesFit") skip.Set(i, true);
   }
   CHECK_FALSE(fw->ScreensBasicResources(skip));
 

@@ -58,7 +58,8 @@ TEST_CASE("RunFilterInto overwrites whatever the slot held with RunFilter's verd
                     });
 
   // No filter runs: the slot is a success, not what it held.
-  const std::vector<bool> skip_all(pre.skip_filter.size(), true);
+  runtime::FilterSkips skip_all(pre.skip_filter.size());
+  for (size_t i = 0; i < skip_all.size(); ++i) skip_all.Set(i, true);
   framework::Status slot = framework::Status::Unschedulable("stale");
   (*fw)->RunFilterInto(state, *pod, *snapshot.nodes().front(), skip_all, slot);
   CHECK(slot.IsSuccess());
