@@ -138,6 +138,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
     }
   }
   if (!pod->spec.volumes.empty()) info->volume_refs = VolumeRefs(*pod);
+  info->gang = GangMembershipOf(*pod);
   info->pod = std::move(pod);
   return info;
 }

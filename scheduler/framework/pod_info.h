@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/framework/gang_membership.h"
 #include "scheduler/framework/pod_groups.h"
 
 namespace kubesched::framework {
@@ -95,6 +96,8 @@ struct PodInfo {
   std::vector<WeightedAffinityTerm> preferred_anti_affinity;
   // The claims and inline disks of the pod (see PodVolumeRef); empty for a pod without them.
   std::vector<PodVolumeRef> volume_refs;
+  // The gang (pod group) the pod belongs to, if any (see gang_membership.h).
+  GangMembership gang;
 
   const api::Pod& get() const { return *pod; }
   bool HasAffinity() const {
