@@ -5,6 +5,7 @@
 
 #include "scheduler/framework/plugin.h"
 #include "scheduler/framework/volume_binding.h"
+#include "scheduler/framework/waiting_pods.h"
 
 namespace kubesched::metrics {
 class SchedulerMetrics;
@@ -33,6 +34,9 @@ struct PluginHandle {
   // API writes of a binding (PreBind). Null while a configuration is only being checked.
   framework::VolumeAssumeCache* volume_cache = nullptr;
   framework::VolumeBinder* volume_binder = nullptr;
+  // The pods waiting at Permit, for a Permit plugin that lets them go together (gangs). Null
+  // while a configuration is only being checked.
+  framework::WaitingPods* waiting_pods = nullptr;
 };
 
 }  // namespace kubesched::plugins

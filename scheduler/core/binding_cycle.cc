@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/util/strings.h"
 
@@ -24,7 +25,12 @@ void Scheduler::AssumeAndBind(const runtime::Framework& fw,
     return;
   }
   framework::Status status = fw.RunReserve(*state, *assumed, node);
-  if (status.IsSuccess()) status = fw.RunPermit(*state, *assumed, node);
+  runtime::Framework::PermitWait wait;
+  if (status.IsSuccess()) status = fw.RunPermit(*state, *assumed, node, &wait);
+  if (status.IsWait()) {
+    HoldAtPermit(fw, std::move(state), std::move(queued), std::move(assumed), node, wait);
+    return;
+  }
   if (!status.IsSuccess()) {
     fw.RunUnreserve(*state, *assumed, node);
     (void)cache_->ForgetPod(assumed->key);
@@ -36,6 +42,63 @@ void Scheduler::AssumeAndBind(const runtime::Framework& fw,
       [this, &fw, shared_state, queued = std::move(queued), assumed, node]() mutable {
         RunBindingCycle(fw, shared_state, std::move(queued), assumed, node);
       });
+}
+
+void Scheduler::HoldAtPermit(const runtime::Framework& fw,
+                             std::shared_ptr<framework::CycleState> state,
+                             queue::QueuedPodInfo queued, framework::PodInfoPtr assumed,
+                             const std::string& node, const runtime::Framework::PermitWait& wait) {
+  WaitingPod pod;
+  pod.fw = &fw;
+  pod.state = std::move(state);
+  pod.queued = std::move(queued);
+  pod.assumed = std::move(assumed);
+  pod.node = node;
+  pod.timeout = wait.timeout;
+  pod.deadline = deps_.clock->Now() + wait.timeout;
+  for (std::string_view plugin : wait.plugins) pod.waiting_on.emplace(plugin);
+  waiting_->Add(std::move(pod));
+}
+
+void Scheduler::SettleWaitingPods() {
+  std::vector<WaitingPod> settled = waiting_->TakeSettled(deps_.clock->Now());
+  if (settled.empty()) return;
+  absl::flat_hash_set<std::string> released_gangs;
+  bool released = false;
+  for (WaitingPod& pod : settled) {
+    if (!pod.rejection.has_value()) {
+      deps_.bind_executor->Submit([this, fw = pod.fw, state = pod.state,
+                                   queued = std::move(pod.queued), assumed = pod.assumed,
+                                   node = pod.node]() mutable {
+        RunBindingCycle(*fw, state, std::move(queued), assumed, node);
+      });
+      continue;
+    }
+    released = true;
+    if (pod.assumed->gang.InGroup()) released_gangs.insert(pod.assumed->gang.key);
+    UndoRejectedWait(std::move(pod));
+  }
+  // The room the rejected pods held is free again, except for their own gangs: what they gave
+  // back cannot help them, and retrying them on it would only repeat the attempt.
+  if (released) {
+    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted, &released_gangs);
+  }
+}
+
+void Scheduler::UndoRejectedWait(WaitingPod pod) {
+  const auto& [plugin, message] = *pod.rejection;
+  pod.fw->RunUnreserve(*pod.state, *pod.assumed, pod.node);
+  (void)cache_->ForgetPod(pod.assumed->key);
+  queue::QueuedPodInfo& queued = pod.queued;
+  // No plugin: the pod was deleted while it waited, and there is no one to tell.
+  if (deps_.observer != nullptr && !plugin.empty()) {
+    deps_.observer->OnUnschedulable(*queued.pod_info, message, queued.attempts);
+  }
+  queued.quota_wait_keys.clear();
+  queued.unschedulable_plugins = {plugin};
+  queued.helpful_events = pod.fw->EventsHelping(queued.unschedulable_plugins);
+  // The queue drops a pod deleted meanwhile.
+  Requeue(std::move(queued), /*unschedulable=*/true);
 }
 
 void Scheduler::RunBindingCycle(const runtime::Framework& fw,

@@ -93,6 +93,8 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
 
 void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
   const std::string key = pod->Key();
+  // A pod deleted while it waits at Permit is undone on the scheduling thread (and not requeued).
+  (void)waiting_->Reject(key, "", "");
   if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
     (void)cache_->RemovePod(key);
     quota_->Release(key, /*assumed_only=*/false);

@@ -49,6 +49,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   s->quota_ = std::make_unique<quota::QuotaTracker>(deps.clock, config.queues);
   s->queue_config_ = std::make_unique<quota::QueueConfigReloader>(s->quota_.get(), config.queues);
   s->cache_ = std::make_unique<cache::Cache>(deps.clock);
+  s->waiting_ = std::make_unique<WaitingPodRegistry>();
   plugins::PluginHandle handle;
   handle.binder = deps.binder;
   handle.quota = s->quota_.get();
@@ -56,6 +57,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   handle.pool = s->pool_.get();
   handle.volume_cache = s->cache_.get();
   handle.volume_binder = deps.volume_binder;
+  handle.waiting_pods = s->waiting_.get();
   for (const auto& profile : config.profiles) {
     auto fw = runtime::Framework::Create(
         profile, handle, deps.registry != nullptr ? *deps.registry : plugins::Registry());

@@ -19,6 +19,7 @@
 #include "scheduler/core/bind_executor.h"
 #include "scheduler/core/nominated_pods.h"
 #include "scheduler/core/observer.h"
+#include "scheduler/core/waiting_pods.h"
 #include "scheduler/queue/scheduling_queue.h"
 #include "scheduler/quota/config_reloader.h"
 #include "scheduler/quota/quota_tracker.h"
@@ -87,6 +88,15 @@ class Scheduler : public client::ClusterEventHandler {
   // thread: backoff expiry, the unschedulable leftover flush, expired assumed pods.
   void Housekeep();
 
+  // Sends on the pods that every Permit plugin now allows and undoes the rejected ones (by a
+  // plugin, by their Permit timeout, or deleted meanwhile). The scheduling thread calls it after
+  // each cycle and from Housekeep; simulate calls it as its virtual clock moves.
+  void SettleWaitingPods();
+  // The earliest Permit timeout of a waiting pod (simulate moves its clock there).
+  std::optional<absl::Time> NextPermitDeadline() const { return waiting_->NextDeadline(); }
+  // The pods held at Permit now.
+  const WaitingPodRegistry& waiting_pods() const { return *waiting_; }
+
   // Whether one of our profiles serves this pod's schedulerName.
   bool Responsible(const api::Pod& pod) const;
   // The profile for a pod; null if none serves it.
@@ -149,6 +159,12 @@ class Scheduler : public client::ClusterEventHandler {
              const std::string& node);
   void AssumeAndBind(const runtime::Framework& fw, std::unique_ptr<framework::CycleState> state,
                      queue::QueuedPodInfo queued, const std::string& node);
+  // A pod a Permit plugin holds: kept, reserved and assumed, in the waiting pods.
+  void HoldAtPermit(const runtime::Framework& fw, std::shared_ptr<framework::CycleState> state,
+                    queue::QueuedPodInfo queued, framework::PodInfoPtr assumed,
+                    const std::string& node, const runtime::Framework::PermitWait& wait);
+  // Undoes a waiting pod that was rejected; returns its gang key ("" if none).
+  void UndoRejectedWait(WaitingPod pod);
   void RunBindingCycle(const runtime::Framework& fw,
                        const std::shared_ptr<framework::CycleState>& state,
                        queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,
@@ -169,6 +185,7 @@ class Scheduler : public client::ClusterEventHandler {
   // must outlive them.
   std::unique_ptr<util::WorkerPool> pool_;
   std::unique_ptr<cache::Cache> cache_;
+  std::unique_ptr<WaitingPodRegistry> waiting_;  // PluginHandle::waiting_pods
   std::vector<std::unique_ptr<runtime::Framework>> frameworks_;
   std::unique_ptr<quota::QuotaTracker> quota_;
   std::unique_ptr<quota::QueueConfigReloader> queue_config_;

@@ -27,6 +27,7 @@ void Scheduler::Housekeep() {
     queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
   }
   quota_->Tick();
+  SettleWaitingPods();
 }
 
 void Scheduler::RefreshCycleView() {
@@ -70,6 +71,8 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   } else {
     HandleFailure(*fw, std::move(*popped), nullptr, std::get<framework::Status>(outcome));
   }
+  // Permit (of this pod) or PostFilter may have allowed or rejected pods that were waiting.
+  SettleWaitingPods();
   if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
   return true;
 }

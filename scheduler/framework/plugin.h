@@ -282,11 +282,17 @@ class ReservePlugin : public virtual Plugin {
   virtual void Unreserve(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
 };
 
+// Upstream's cap on how long a pod may wait at Permit.
+inline constexpr absl::Duration kMaxPermitTimeout = absl::Minutes(15);
+
 class PermitPlugin : public virtual Plugin {
  public:
-  // Success lets the pod go to binding; a rejection unreserves it. (Wait is not supported yet:
-  // it is treated as a rejection.)
-  virtual Status Permit(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+  // Success lets the pod go to binding; a rejection unreserves it. Wait (Status::Wait()) holds the
+  // pod, reserved and assumed, until every plugin that said Wait allows it through
+  // WaitingPods::Allow, one rejects it (WaitingPods::Reject), or `*timeout` passes, which rejects
+  // it. The plugin sets `*timeout` when it says Wait (at most kMaxPermitTimeout).
+  virtual Status Permit(CycleState& state, const PodInfo& pod, std::string_view node_name,
+                        absl::Duration* timeout) = 0;
 };
 
 class PreBindPlugin : public virtual Plugin {

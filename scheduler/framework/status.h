@@ -23,7 +23,7 @@ enum class Code : uint8_t {
   // The pod does not fit and removing pods would not change that (selector, taint...):
   // preemption skips the node.
   kUnschedulableAndUnresolvable,
-  // Permit only: hold the pod (not used by the built-in plugins).
+  // Permit only: hold the pod, reserved, until it is allowed or rejected (framework::WaitingPods).
   kWait,
   // PreFilter/PreScore: the plugin has nothing to do for this pod; its Filter/Score is skipped.
   kSkip,
@@ -48,6 +48,7 @@ class Status {
 
   static Status Success() { return Status(); }
   static Status Skip() { return Status(Code::kSkip); }
+  static Status Wait() { return Status(Code::kWait); }
   static Status Unschedulable(std::string_view reason) {
     return Status(Code::kUnschedulable, reason);
   }
@@ -60,6 +61,7 @@ class Status {
   Code code() const { return code_; }
   bool IsSuccess() const { return code_ == Code::kSuccess; }
   bool IsSkip() const { return code_ == Code::kSkip; }
+  bool IsWait() const { return code_ == Code::kWait; }
   bool IsRejected() const {
     return code_ == Code::kUnschedulable || code_ == Code::kUnschedulableAndUnresolvable;
   }

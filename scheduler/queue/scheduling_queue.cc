@@ -209,7 +209,8 @@ void SchedulingQueue::Done(const std::string& pod_key) {
   impl_->Unnominate(pod_key);
 }
 
-void SchedulingQueue::MoveAllToActiveOrBackoff(framework::ClusterEvent event) {
+void SchedulingQueue::MoveAllToActiveOrBackoff(
+    framework::ClusterEvent event, const absl::flat_hash_set<std::string>* except_gangs) {
   absl::MutexLock lock(&impl_->mu);
   const auto index = static_cast<size_t>(event);
   const auto& source = event == framework::ClusterEvent::kUnschedulableTimeout
@@ -217,6 +218,11 @@ void SchedulingQueue::MoveAllToActiveOrBackoff(framework::ClusterEvent event) {
                            : impl_->unschedulable_by_event[index];
   // Copied first: moving an item erases it from the set being walked.
   std::vector<Item*> moving(source.begin(), source.end());
+  if (except_gangs != nullptr && !except_gangs->empty()) {
+    std::erase_if(moving, [&](const Item* item) {
+      return except_gangs->contains(item->info.pod_info->gang.key);
+    });
+  }
   SortByQueueOrder(moving);
   const absl::Time now = impl_->clock->Now();
   const IncomingEvent incoming = IncomingEventOf(event);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "scheduler/framework/cluster_event.h"
@@ -132,8 +133,10 @@ class SchedulingQueue {
   void Done(const std::string& pod_key);
 
   // Moves every unschedulable pod that the event could help to activeQ (or backoffQ while its
-  // backoff has not expired).
-  void MoveAllToActiveOrBackoff(framework::ClusterEvent event);
+  // backoff has not expired). Members of the gangs in `except_gangs` stay: the event is their own
+  // gang giving back what it held, which cannot help them.
+  void MoveAllToActiveOrBackoff(framework::ClusterEvent event,
+                                const absl::flat_hash_set<std::string>* except_gangs = nullptr);
   // Moves the quota-waiting pods under any of `keys` (quota::kWakeAll: all of them) to activeQ
   // (or backoffQ while their backoff has not expired).
   void MoveQuotaWaiters(const std::vector<std::string>& keys);

@@ -1,6 +1,8 @@
 // The binding cycle's extension points: Reserve and Unreserve, Permit, PreBind, Bind and
 // PostBind. Each is observed as a whole and, in a sampled cycle, per plugin call.
 
+#include <algorithm>
+
 #include "scheduler/runtime/framework.h"
 #include "scheduler/runtime/phases_internal.h"
 
@@ -36,17 +38,22 @@ void Framework::RunUnreserve(framework::CycleState& state, const framework::PodI
 }
 
 Status Framework::RunPermit(framework::CycleState& state, const framework::PodInfo& pod,
-                            std::string_view node) const {
+                            std::string_view node, PermitWait* wait) const {
+  wait->plugins.clear();
+  wait->timeout = framework::kMaxPermitTimeout;
   return ObservePoint(metrics_, ExtensionPoint::kPermit, permit_.size(), [&] {
     for (size_t i = 0; i < permit_.size(); ++i) {
+      absl::Duration timeout = framework::kMaxPermitTimeout;
       Status status = TimePlugin(timings_, Slot(ExtensionPoint::kPermit, i), state,
-                                 [&] { return permit_[i]->Permit(state, pod, node); });
-      if (status.code() == Code::kWait) {
-        status = Status::Unschedulable("permit wait is not supported");
+                                 [&] { return permit_[i]->Permit(state, pod, node, &timeout); });
+      if (status.IsWait()) {
+        wait->plugins.push_back(permit_[i]->Name());
+        wait->timeout = std::clamp(timeout, absl::ZeroDuration(), wait->timeout);
+        continue;
       }
       if (!status.IsSuccess()) return Stamp(std::move(status), permit_[i]->Name());
     }
-    return Status();
+    return wait->plugins.empty() ? Status() : Status::Wait();
   });
 }
 

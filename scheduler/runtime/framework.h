@@ -205,8 +205,15 @@ class Framework {
                                std::string_view node) const;
   void RunUnreserve(framework::CycleState& state, const framework::PodInfo& pod,
                     std::string_view node) const;
+  // Every Permit plugin in order, as upstream: a rejection stops there; Wait from some plugins
+  // (and success from the rest) returns Wait with `wait` naming them and the shortest timeout
+  // they asked for, capped at framework::kMaxPermitTimeout.
+  struct PermitWait {
+    std::vector<std::string_view> plugins;
+    absl::Duration timeout = absl::InfiniteDuration();
+  };
   framework::Status RunPermit(framework::CycleState& state, const framework::PodInfo& pod,
-                              std::string_view node) const;
+                              std::string_view node, PermitWait* wait) const;
   framework::Status RunPreBind(framework::CycleState& state, const framework::PodInfo& pod,
                                std::string_view node) const;
   framework::Status RunBind(framework::CycleState& state, const framework::PodInfo& pod,

@@ -248,9 +248,14 @@ void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
       continue;
     }
     if (binds.RunPending() > 0 || cluster.HasPendingEvents()) continue;
-    const auto next_backoff = scheduler.queue().NextBackoffExpiry();
-    if (!next_backoff.has_value()) return;
-    clock.Set(*next_backoff);
+    // Nothing to do now: move the clock to the next backoff expiry or Permit timeout.
+    std::optional<absl::Time> next = scheduler.queue().NextBackoffExpiry();
+    if (const auto deadline = scheduler.NextPermitDeadline(); deadline.has_value()) {
+      next = next.has_value() ? std::min(*next, *deadline) : *deadline;
+    }
+    if (!next.has_value()) return;
+    clock.Set(*next);
+    scheduler.SettleWaitingPods();
   }
 }
 

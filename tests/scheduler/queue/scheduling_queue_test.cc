@@ -187,6 +187,22 @@ TEST_CASE("node and pod-deletion events move every pod whose plugins registered 
   }
 }
 
+TEST_CASE("a gang giving back its room does not move its own members", "[core]") {
+  Fixture f;
+  for (const char* name : {"w-0", "w-1"}) {
+    f.queue.Add(MakePodInfo(PodBuilder(name).Label(framework::kPodGroupLabel, "train").Ptr(), 0));
+    auto popped = f.queue.Pop();
+    REQUIRE(popped.has_value());
+    f.queue.AddUnschedulable(std::move(*popped), /*unschedulable=*/true);
+  }
+  f.MakeUnschedulable("other");
+  f.clock.Advance(absl::Seconds(5));
+  const absl::flat_hash_set<std::string> released = {"default/train"};
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kPodDeleted, &released);
+  CHECK(f.PopAll() == std::vector<std::string>{"default/other"});
+  CHECK(f.queue.UnschedulableCount() == 2);
+}
+
 TEST_CASE("an assigned pod moves only pods it could help", "[core]") {
   Fixture f;
   f.MakeUnschedulable("fit", framework::kDefaultEvents);
