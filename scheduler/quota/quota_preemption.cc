@@ -46,9 +46,13 @@ std::optional<QuotaPreemption> QuotaTracker::PreemptionView(const framework::Pod
   QuotaPreemption view;
   view.blocking_queue_ = admission.blocking_queue;
   view.request_ = BaseAmounts(pod);
+  const GangHold* own = HoldOfLocked(pod.gang.key);
   for (int q = where.queue; q >= 0; q = tree_.node(q).parent) {
     const QueueNode& node = tree_.node(q);
-    view.path_.push_back({node.path, node.limited, node.max, used_[q]});
+    // Other groups' holds count as used; preempting pods does not shrink them.
+    api::ResourceList counted = used_[q];
+    for (api::ResourceId id : node.limited) counted.Set(id, CountedLocked(q, id, own));
+    view.path_.push_back({node.path, node.limited, node.max, std::move(counted)});
   }
   for (const auto& [key, charge] : charges_) {
     const std::string& queue = tree_.node(charge.queue).path;

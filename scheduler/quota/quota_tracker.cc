@@ -115,6 +115,7 @@ void QuotaTracker::RebuildLocked() {
   }
   tree_ = QueueTree::Build(config_);
   used_.clear();
+  held_.clear();
   budgets_.clear();
   EnsureBudgetStatesLocked(now);
   for (size_t q = 0; q < tree_.size(); ++q) {
@@ -139,12 +140,14 @@ void QuotaTracker::RebuildLocked() {
                                               model.prefix, Absl(api::SymbolText(*value)))));
     }
   }
+  ResetHoldsLocked();
   for (auto& [key, charge] : charges_) {
     const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
     charge.queue = where.queue >= 0 ? where.queue : where.account;
     charge.amounts = TypedAmounts(charge.base, charge.node);
     ApplyLocked(charge, +1, now);
   }
+  RefreshAllHoldsLocked();
 }
 
 }  // namespace kubesched::quota

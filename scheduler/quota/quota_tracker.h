@@ -5,12 +5,21 @@
 // informers, namespaces, nodes, configuration) and by the QueueQuota plugin (Reserve charges an
 // assumed pod, Unreserve refunds it); read by the plugin once per pod in PreFilter.
 //
+// Pod groups (gangs) are admitted all at once: before a group's first member is placed, the gang
+// plugin asks AdmitGang whether the group's whole need fits every queue on its path and then
+// holds that room with HoldGang, so that no other pod or group takes it while the members are
+// placed one by one. A hold counts as used for everyone but the group's own members; each member
+// charged shrinks it by what the member is charged. Typed per-model limits (nvidia.com/gpu.A100)
+// are never held: which model a member charges depends on the node it lands on, so they stay
+// checked per member per node (Admit's blocked_models, Reserve).
+//
 // Threads: one mutex guards all state; every public call takes it briefly. Never called from the
 // per-node loop.
 //
 // Implemented by concern: quota_tracker.cc (inputs and rebuilds), quota_tracker_placement.cc,
 // quota_tracker_admission.cc, quota_tracker_usage.cc (charges and reports),
-// quota_tracker_budgets.cc (budgets and the ledger), quota_preemption.cc.
+// quota_tracker_budgets.cc (budgets and the ledger), quota_tracker_gangs.cc (group holds),
+// quota_preemption.cc.
 
 #include <functional>
 #include <optional>
@@ -60,6 +69,10 @@ struct Admission {
   std::vector<BlockedModel> blocked_models;
 };
 
+// The wait keys of a pod or group held back with `admission` ("quota:<queue>", "budget:<queue>",
+// "placement"); empty when it fits and no model is blocked.
+std::vector<std::string> AdmissionWaitKeys(const Admission& admission);
+
 struct BudgetUsage {
   api::ResourceId resource = 0;
   std::string limit;  // as configured ("1000h")
@@ -76,6 +89,9 @@ struct QueueUsage {
   api::ResourceList max;
   std::vector<api::ResourceId> limited;  // every resource with a max, typed ones included
   api::ResourceList used;                // typed keys included
+  // Held for pod groups whose members are not all placed yet (untyped keys only): not part of
+  // `used`, but the room left to other pods is max - used - held.
+  api::ResourceList held;
   std::vector<BudgetUsage> budgets;
 };
 
@@ -159,6 +175,31 @@ class QuotaTracker {
   // Rolls budget periods over; wakes (and returns) the wait keys of budgets that reset.
   std::vector<std::string> Tick();
 
+  // Group quota, for the gang plugin. `member` is any member of the group (PodInfo::gang.key
+  // names it); its queue is the group's. `gang_need` is the group's whole need: the requests of
+  // min_member pods summed, `pods` included (min_member of them; AdmitGang raises a lower `pods`
+  // to min_member, HoldGang takes the need as given, so pass both the same). Typed keys in it are
+  // ignored.
+  //
+  // AdmitGang: before the first member is placed, whether the part of the need not yet covered
+  // (gang_need minus what the group's assumed and bound members are charged, floored at 0 per
+  // resource) fits the untyped max of the member's queue and of every ancestor, counting other
+  // groups' holds as used but not the group's own; a spent untyped budget on the path that the
+  // need draws on gives kOverBudget. Typed limits and budgets are left to each member (no
+  // blocked_models). A group held back waits on AdmissionWaitKeys(admission), the keys a pod
+  // blocked by the same queue waits on.
+  Admission AdmitGang(const framework::PodInfo& member, const api::ResourceList& gang_need,
+                      int32_t min_member);
+  // Checks as AdmitGang and, when it fits, holds the uncovered need in the member's queue and
+  // every ancestor. Idempotent: a group already held keeps its hold unchanged and gets OK.
+  // Errors: InvalidArgument (the member is in no group), FailedPrecondition (no usable queue),
+  // ResourceExhausted (over a max or a budget; the message is AdmitGang's). Holds never spend
+  // budgets. A member refunded (Release) gives its amounts back to the hold, up to the need.
+  absl::Status HoldGang(const framework::PodInfo& member, const api::ResourceList& gang_need);
+  // Drops the group's hold (timed out, rejected, or every member bound) and wakes the quota keys
+  // of the queues on its path. Unknown keys are ignored.
+  void ReleaseGang(const std::string& gang_key);
+
   // For a pod that Admit holds back with kOverQuota: the view preemption needs; nullopt otherwise.
   std::optional<QuotaPreemption> PreemptionView(const framework::PodInfo& pod);
 
@@ -193,6 +234,32 @@ class QuotaTracker {
     api::ResourceList amounts;  // base + the node's typed keys
     int queue = 0;              // where it is counted: its leaf, or the deepest existing queue
     bool assumed = true;
+    std::string gang;  // the pod's group key; "" for none
+  };
+
+  // Room held for a pod group. Invariant: amounts == max(0, need - gang_charged_[gang]) per
+  // resource, and amounts is counted in held_ of `queue` and every ancestor.
+  struct GangHold {
+    std::string namespace_name;  // to place the group again after a reload
+    std::string label_queue;
+    int queue = 0;  // the member's leaf queue
+    api::ResourceList need;
+    api::ResourceList amounts;
+  };
+
+  // What a group's assumed and bound members are charged (their base amounts).
+  struct GangCharged {
+    api::ResourceList amounts;
+    int members = 0;
+  };
+
+  // Where a request does not fit: the first limited untyped resource, leaf first.
+  struct Shortfall {
+    int queue = -1;
+    api::ResourceId resource = 0;
+    int64_t used = 0;  // charged pods in the subtree
+    int64_t held = 0;  // other groups' holds in the subtree
+    int64_t wanted = 0;
   };
 
   struct BudgetState {
@@ -215,6 +282,30 @@ class QuotaTracker {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Admission CheckLocked(const framework::PodInfo& pod, const Resolution& where, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The first queue from `leaf` up where a limited untyped resource of `wanted` does not fit,
+  // counting every hold but `own`'s (the group the asker belongs to, may be null).
+  std::optional<Shortfall> FindShortfallLocked(int leaf, const api::ResourceList& wanted,
+                                               const GangHold* own) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Budgets from `leaf` up that `wanted` draws on: a spent untyped one sets kOverBudget (and
+  // returns true); spent typed ones go to blocked_models when `typed_too`.
+  bool CheckBudgetsLocked(int leaf, const api::ResourceList& wanted, absl::Time now, bool typed_too,
+                          Admission* admission) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What queue `q` counts as used of `id` for a pod of group `own` (may be null): its pods'
+  // charges plus every other group's hold.
+  int64_t CountedLocked(int q, api::ResourceId id, const GangHold* own) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const GangHold* HoldOfLocked(const std::string& gang_key) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Admission CheckGangLocked(const framework::PodInfo& member, const Resolution& where,
+                            const api::ResourceList& gang_need, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Recomputes the group's hold from its need and its members' charges (see GangHold).
+  void RefreshHoldLocked(const std::string& gang_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Around a rebuild: forget the holds' counted amounts and place them in the new tree (dropping
+  // those whose queue is gone) before the charges are applied again; recompute them after.
+  void ResetHoldsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RefreshAllHoldsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   api::ResourceList TypedAmounts(const api::ResourceList& base, const std::string& node) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyLocked(const PodCharge& charge, int sign, absl::Time now)
@@ -237,6 +328,12 @@ class QuotaTracker {
   // By queue index, parallel to QueueNode::budget.
   std::vector<std::vector<BudgetState>> budgets_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, PodCharge> charges_ ABSL_GUARDED_BY(mu_);
+  // Pod groups' holds by group key, what each group's members are charged (kept by ApplyLocked),
+  // and by queue index the holds counted in each subtree. Guarded by the same mutex: a hold and
+  // the charges that shrink it change together.
+  absl::flat_hash_map<std::string, GangHold> holds_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, GangCharged> gang_charged_ ABSL_GUARDED_BY(mu_);
+  std::vector<api::ResourceList> held_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, NamespaceInfo> namespaces_ ABSL_GUARDED_BY(mu_);
   // Node name -> the typed keys a placement there charges ({generic, typed} per model).
   absl::flat_hash_map<std::string, std::vector<std::pair<api::ResourceId, api::ResourceId>>>

@@ -1,7 +1,8 @@
-// QuotaTracker: admission, whether a pod fits its queue's limits and budgets, and the wait keys of
-// a pod that does not.
+// QuotaTracker: admission, whether a pod fits its queue's limits and budgets (counting pod groups'
+// holds), and the wait keys of a pod that does not.
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/quota/quota_tracker.h"
@@ -16,9 +17,78 @@ using internal::BaseAmounts;
 using internal::FormatHours;
 using internal::Hours;
 using internal::LabelText;
+using internal::UsedAndMax;
 using util::Absl;
 
 }  // namespace
+
+int64_t QuotaTracker::CountedLocked(int q, api::ResourceId id, const GangHold* own) const {
+  int64_t counted = used_[q].Get(id) + held_[q].Get(id);
+  if (own == nullptr) return counted;
+  // The group's own hold counts only in its queue and that queue's ancestors.
+  for (int on_path = own->queue; on_path >= 0; on_path = tree_.node(on_path).parent) {
+    if (on_path == q) return counted - own->amounts.Get(id);
+  }
+  return counted;
+}
+
+const QuotaTracker::GangHold* QuotaTracker::HoldOfLocked(const std::string& gang_key) const {
+  if (gang_key.empty()) return nullptr;
+  auto it = holds_.find(gang_key);
+  return it == holds_.end() ? nullptr : &it->second;
+}
+
+std::optional<QuotaTracker::Shortfall> QuotaTracker::FindShortfallLocked(
+    int leaf, const api::ResourceList& wanted, const GangHold* own) const {
+  // Deepest queue first, so the wait is on the smallest subtree that blocks.
+  for (int q = leaf; q >= 0; q = tree_.node(q).parent) {
+    const QueueNode& node = tree_.node(q);
+    for (api::ResourceId id : node.limited) {
+      const int64_t amount = wanted.Get(id);
+      if (amount <= 0) continue;
+      const int64_t counted = CountedLocked(q, id, own);
+      if (counted + amount <= node.max.Get(id)) continue;
+      return Shortfall{q, id, used_[q].Get(id), counted - used_[q].Get(id), amount};
+    }
+  }
+  return std::nullopt;
+}
+
+bool QuotaTracker::CheckBudgetsLocked(int leaf, const api::ResourceList& wanted, absl::Time now,
+                                      bool typed_too, Admission* admission) {
+  auto budget_message = [&](const QueueNode& node, const config::BudgetLimit& limit, double spent) {
+    std::string message = absl::StrCat(
+        "queue ", node.path, ": budget for ", Absl(api::ResourceName(limit.resource)),
+        " used up (used ", FormatHours(Hours(limit.resource, spent)), " of ", limit.text);
+    if (node.period.has_value()) {
+      absl::StrAppend(&message, " per ", absl::FormatDuration(*node.period));
+    }
+    absl::StrAppend(&message, ")");
+    return message;
+  };
+  for (int q = leaf; q >= 0; q = tree_.node(q).parent) {
+    const QueueNode& node = tree_.node(q);
+    for (size_t b = 0; b < node.budget.size(); ++b) {
+      const config::BudgetLimit& limit = node.budget[b];
+      auto typed = tree_.AsTyped(limit.resource);
+      if (typed.has_value() && !typed_too) continue;
+      const api::ResourceId asked = typed.has_value() ? typed->generic : limit.resource;
+      if (wanted.Get(asked) <= 0) continue;
+      const double spent = SpentLocked(q, b, now);
+      if (spent < limit.unit_seconds) continue;
+      if (typed.has_value()) {
+        admission->blocked_models.push_back({typed->label_key, typed->label_value,
+                                             budget_message(node, limit, spent), node.path, true});
+        continue;
+      }
+      admission->verdict = Verdict::kOverBudget;
+      admission->blocking_queue = node.path;
+      admission->message = budget_message(node, limit, spent);
+      return true;
+    }
+  }
+  return false;
+}
 
 Admission QuotaTracker::CheckLocked(const framework::PodInfo& pod, const Resolution& where,
                                     absl::Time now) {
@@ -30,51 +100,19 @@ Admission QuotaTracker::CheckLocked(const framework::PodInfo& pod, const Resolut
   }
   admission.queue = tree_.node(where.queue).path;
   const api::ResourceList request = BaseAmounts(pod);
-  // Untyped limits, deepest queue first, so the wait is on the smallest subtree that blocks.
-  for (int q = where.queue; q >= 0; q = tree_.node(q).parent) {
-    const QueueNode& node = tree_.node(q);
-    for (api::ResourceId id : node.limited) {
-      const int64_t wanted = request.Get(id);
-      if (wanted <= 0 || used_[q].Get(id) + wanted <= node.max.Get(id)) continue;
-      admission.verdict = Verdict::kOverQuota;
-      admission.blocking_queue = node.path;
-      admission.message = absl::StrCat("queue ", node.path, ": insufficient quota for ",
-                                       Absl(api::ResourceName(id)), " (used ",
-                                       api::FormatAmount(id, used_[q].Get(id)), ", max ",
-                                       api::FormatAmount(id, node.max.Get(id)), ", requested ",
-                                       api::FormatAmount(id, wanted), ")");
-      return admission;
-    }
+  if (auto shortfall = FindShortfallLocked(where.queue, request, HoldOfLocked(pod.gang.key))) {
+    const QueueNode& node = tree_.node(shortfall->queue);
+    const api::ResourceId id = shortfall->resource;
+    admission.verdict = Verdict::kOverQuota;
+    admission.blocking_queue = node.path;
+    admission.message =
+        absl::StrCat("queue ", node.path, ": insufficient quota for ", Absl(api::ResourceName(id)),
+                     " (", UsedAndMax(id, shortfall->used, shortfall->held, node.max.Get(id)),
+                     ", requested ", api::FormatAmount(id, shortfall->wanted), ")");
+    return admission;
   }
-  auto budget_message = [&](const QueueNode& node, const config::BudgetLimit& limit, double spent) {
-    std::string message = absl::StrCat(
-        "queue ", node.path, ": budget for ", Absl(api::ResourceName(limit.resource)),
-        " used up (used ", FormatHours(Hours(limit.resource, spent)), " of ", limit.text);
-    if (node.period.has_value()) {
-      absl::StrAppend(&message, " per ", absl::FormatDuration(*node.period));
-    }
-    absl::StrAppend(&message, ")");
-    return message;
-  };
-  for (int q = where.queue; q >= 0; q = tree_.node(q).parent) {
-    const QueueNode& node = tree_.node(q);
-    for (size_t b = 0; b < node.budget.size(); ++b) {
-      const config::BudgetLimit& limit = node.budget[b];
-      auto typed = tree_.AsTyped(limit.resource);
-      const api::ResourceId asked = typed.has_value() ? typed->generic : limit.resource;
-      if (request.Get(asked) <= 0) continue;
-      const double spent = SpentLocked(q, b, now);
-      if (spent < limit.unit_seconds) continue;
-      if (typed.has_value()) {
-        admission.blocked_models.push_back({typed->label_key, typed->label_value,
-                                            budget_message(node, limit, spent), node.path, true});
-        continue;
-      }
-      admission.verdict = Verdict::kOverBudget;
-      admission.blocking_queue = node.path;
-      admission.message = budget_message(node, limit, spent);
-      return admission;
-    }
+  if (CheckBudgetsLocked(where.queue, request, now, /*typed_too=*/true, &admission)) {
+    return admission;
   }
   for (int q = where.queue; q >= 0; q = tree_.node(q).parent) {
     const QueueNode& node = tree_.node(q);
@@ -104,8 +142,7 @@ Admission QuotaTracker::Admit(const framework::PodInfo& pod) {
   return CheckLocked(pod, where, now);
 }
 
-std::vector<std::string> QuotaTracker::WaitKeys(const framework::PodInfo& pod) {
-  const Admission admission = Admit(pod);
+std::vector<std::string> AdmissionWaitKeys(const Admission& admission) {
   switch (admission.verdict) {
     case Verdict::kOverQuota:
       return {QuotaKey(admission.blocking_queue)};
@@ -122,6 +159,10 @@ std::vector<std::string> QuotaTracker::WaitKeys(const framework::PodInfo& pod) {
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
   }
   return keys;
+}
+
+std::vector<std::string> QuotaTracker::WaitKeys(const framework::PodInfo& pod) {
+  return AdmissionWaitKeys(Admit(pod));
 }
 
 }  // namespace kubesched::quota

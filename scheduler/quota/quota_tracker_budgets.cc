@@ -34,6 +34,7 @@ void QuotaTracker::FoldBudgetsLocked(absl::Time now) {
 void QuotaTracker::EnsureBudgetStatesLocked(absl::Time now) {
   const size_t old_size = budgets_.size();
   used_.resize(tree_.size());
+  held_.resize(tree_.size());
   budgets_.resize(tree_.size());
   for (size_t q = old_size; q < tree_.size(); ++q) {
     budgets_[q].assign(tree_.node(static_cast<int>(q)).budget.size(),

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/api/resource.h"
@@ -29,6 +30,14 @@ inline api::ResourceList BaseAmounts(const framework::PodInfo& pod) {
   api::ResourceList amounts = pod.requests;
   amounts.Add(api::kPods, 1);
   return amounts;
+}
+
+// "used 6, max 8", or with other groups' holds counted "used 6, held 2 for pod groups, max 8".
+inline std::string UsedAndMax(api::ResourceId id, int64_t used, int64_t held, int64_t max) {
+  std::string text = absl::StrCat("used ", api::FormatAmount(id, used));
+  if (held > 0) absl::StrAppend(&text, ", held ", api::FormatAmount(id, held), " for pod groups");
+  absl::StrAppend(&text, ", max ", api::FormatAmount(id, max));
+  return text;
 }
 
 // The value of label `key`; "" when absent.

@@ -1,5 +1,6 @@
 // QuotaTracker: usage accounting, what each queue's subtree uses. Pods are charged when reserved
-// or seen bound and refunded when released; Usage and PathUsage report it.
+// or seen bound and refunded when released (a pod group member's charge shrinks its group's
+// hold); Usage and PathUsage report both.
 
 #include <algorithm>
 
@@ -41,6 +42,17 @@ void QuotaTracker::ApplyLocked(const PodCharge& charge, int sign, absl::Time now
           sign * static_cast<double>(charge.amounts.Get(node.budget[b].resource));
     }
   }
+  if (charge.gang.empty()) return;
+  GangCharged& members = gang_charged_[charge.gang];
+  if (sign > 0) {
+    members.amounts.Add(charge.base);
+    ++members.members;
+  } else {
+    members.amounts.Subtract(charge.base);
+    if (--members.members <= 0) gang_charged_.erase(charge.gang);
+  }
+  // The member's charge replaces that much of its group's hold (and a refund gives it back).
+  RefreshHoldLocked(charge.gang);
 }
 
 absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_view node) {
@@ -51,6 +63,7 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   charge.namespace_name = p.meta.namespace_name;
   charge.label_queue = LabelText(p.meta.labels, kQueueLabel);
   charge.node = std::string(node);
+  charge.gang = pod.gang.key;
   const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
   const Admission admission = CheckLocked(pod, where, now);
   if (admission.verdict != Verdict::kFits) return absl::ResourceExhaustedError(admission.message);
@@ -90,6 +103,7 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod) {
   charge.label_queue = LabelText(p.meta.labels, kQueueLabel);
   charge.node = p.spec.node_name;
   charge.assumed = false;
+  charge.gang = pod.gang.key;
   const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
   charge.queue = where.queue >= 0 ? where.queue : where.account;
   charge.base = BaseAmounts(pod);
@@ -140,6 +154,7 @@ QueueUsage QuotaTracker::UsageOfLocked(int q, absl::Time now) {
   usage.limited = node.limited;
   for (const auto& typed : node.typed_limited) usage.limited.push_back(typed.typed);
   usage.used = used_[q];
+  usage.held = held_[q];
   for (size_t b = 0; b < node.budget.size(); ++b) {
     const auto& limit = node.budget[b];
     BudgetUsage budget;
