@@ -173,6 +173,15 @@ void Scheduler::OnVolumeAttachment(const client::Event<api::VolumeAttachment>& e
   OnStorageObject(event);
 }
 
+void Scheduler::OnPodGroup(const client::Event<api::PodGroup>& event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemovePodGroup(event.object->Key());
+  } else {
+    cache_->SetPodGroup(event.object);
+  }
+  queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodGroupChanged);
+}
+
 void Scheduler::OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) {
   if (event.type == EventType::kDeleted) {
     cache_->RemovePdb(
