@@ -79,8 +79,8 @@ class Scheduler : public client::ClusterEventHandler {
   void OnStorageClass(const client::Event<api::StorageClass>& event) override;
   void OnCsiNode(const client::Event<api::CsiNode>& event) override;
   void OnVolumeAttachment(const client::Event<api::VolumeAttachment>& event) override;
-  // PodGroups feed the cache's snapshots (Snapshot::gangs(), the gang plugin) and may help pods
-  // waiting for their group (ClusterEvent::kPodGroupChanged).
+  // PodGroups feed the cache's snapshots (Snapshot::gangs(), the gang plugin); one added, deleted
+  // or with a changed spec may help pods waiting for their group (ClusterEvent::kPodGroupChanged).
   void OnPodGroup(const client::Event<api::PodGroup>& event) override;
   // Budgets feed the cache's snapshots (preemption prefers victims that violate none).
   void OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) override;

@@ -19,8 +19,8 @@ enum class ClusterEvent : uint8_t {
   // A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode or VolumeAttachment was
   // added, changed or deleted: may satisfy a volume plugin.
   kStorageChanged,
-  // A PodGroup (scheduling.x-k8s.io) was added, changed or deleted: may complete or release a
-  // gang whose members wait for it.
+  // A PodGroup (scheduling.x-k8s.io) was added or deleted, or its spec changed: may complete or
+  // release a gang whose members wait for it. A status-only update is not one.
   kPodGroupChanged,
   // Not a cluster event: the queue's periodic flush of pods left unschedulable for too long,
   // which moves every pod whatever its plugins registered.
