@@ -175,8 +175,9 @@ void Reflector::Run(std::stop_token stop) {
     if (need_list) {
       const absl::Status listed = ListAndReconcile(stop);
       if (stop.stop_requested()) return;
-      if (!listed.ok() && kind_.optional && absl::IsNotFound(listed)) {
-        TreatAsAbsent();
+      if (!listed.ok() && kind_.optional &&
+          (absl::IsNotFound(listed) || absl::IsPermissionDenied(listed))) {
+        TreatAsAbsent(listed);
         util::SleepFor(stop, std::max(options_.absent_retry_interval, kMinimumBackoff));
         continue;
       }
@@ -234,7 +235,7 @@ absl::Status Reflector::ListAndReconcile(std::stop_token stop) {
   return absl::OkStatus();
 }
 
-void Reflector::TreatAsAbsent() {
+void Reflector::TreatAsAbsent(const absl::Status& listed) {
   DeliverDifference(ListedObjects());  // whatever was listed went away with the CRD
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -242,10 +243,14 @@ void Reflector::TreatAsAbsent() {
   }
   if (!absence_logged_) {
     absence_logged_ = true;
-    util::LogWarning(absl::StrCat(kind_.kind, " reflector: the API server does not serve ",
-                                  kind_.list_path, " (HTTP 404): the ", kind_.crd,
-                                  " CRD is not installed; treating it as empty and listing "
-                                  "again every ",
+    const std::string why =
+        absl::IsNotFound(listed)
+            ? absl::StrCat("the API server does not serve ", kind_.list_path, " (HTTP 404): the ",
+                           kind_.crd, " CRD is not installed")
+            : absl::StrCat("the scheduler may not list ", kind_.list_path,
+                           " (HTTP 403): its RBAC rules lack get/list/watch on ", kind_.crd);
+    util::LogWarning(absl::StrCat(kind_.kind, " reflector: ", why,
+                                  "; treating it as empty and listing again every ",
                                   absl::FormatDuration(options_.absent_retry_interval)));
   }
   if (!synced_.exchange(true, std::memory_order_acq_rel) && on_synced_) on_synced_();

@@ -53,7 +53,8 @@ struct ResourceKind {
   // A custom resource that a cluster may not have (its CRD is not installed): a LIST answered
   // 404 counts as an empty list, so that the informers sync without it, and is logged once as a
   // warning naming `crd`; the reflector then lists again every `absent_retry_interval` until the
-  // CRD appears, and watches from then on.
+  // CRD appears, and watches from then on. A 403 (RBAC rules older than the kind) is treated the
+  // same, so that a missing rule costs the feature, not all scheduling.
   bool optional = false;
   std::string crd;  // "podgroups.scheduling.x-k8s.io"
 };
@@ -153,9 +154,9 @@ class Reflector {
   struct WatchState;
 
   absl::Status ListAndReconcile(std::stop_token stop);
-  // An optional kind's LIST answered 404: deliver an empty list (what was listed before is
-  // gone with the CRD) and report synced; warns once per absence.
-  void TreatAsAbsent();
+  // An optional kind's LIST answered 404 (or 403): deliver an empty list (what was listed before
+  // is gone with the CRD) and report synced; warns once per absence, saying which it was.
+  void TreatAsAbsent(const absl::Status& listed);
   absl::Status ListAll(std::stop_token stop, ListedObjects* listed);
   absl::Status ParseListPage(std::string_view body, ListedObjects* listed,
                              std::string* continue_token);

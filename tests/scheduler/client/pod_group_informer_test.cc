@@ -156,6 +156,24 @@ TEST_CASE("while the PodGroup CRD is missing the informers stay synced and nothi
   informers.Stop();  // prompt: the retry wait ends on stop
 }
 
+TEST_CASE("RBAC rules without PodGroups cost the groups, not the informers' sync", "[reflector]") {
+  WarningCollector warnings;
+  ScriptedApiServer server;
+  server.QueueList(kPodGroups,
+                   HttpResponse{403, StatusJson(403, "Forbidden", "podgroups is forbidden")});
+  PodGroupRecorder handler;
+  InformerOptions options = FastOptions();
+  options.reflector.absent_retry_interval = absl::Hours(1);
+  Informers informers(server.transport(), &handler, options);
+  informers.Start();
+
+  REQUIRE(informers.WaitForSync(absl::Seconds(10)));
+  CHECK(handler.events().empty());
+  REQUIRE(WaitUntil([&] { return warnings.CountContaining("(HTTP 403)") == 1; }));
+  CHECK(warnings.CountContaining("get/list/watch on podgroups.scheduling.x-k8s.io") == 1);
+  informers.Stop();
+}
+
 TEST_CASE("a PodGroup CRD removed while watched deletes the groups it had", "[reflector]") {
   WarningCollector warnings;
   ScriptedApiServer server;
