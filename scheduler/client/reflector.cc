@@ -236,7 +236,7 @@ absl::Status Reflector::ListAndReconcile(std::stop_token stop) {
 }
 
 void Reflector::TreatAsAbsent(const absl::Status& listed) {
-  DeliverDifference(ListedObjects());  // whatever was listed went away with the CRD
+  DeliverDifference(ListedObjects());  // what was listed before can no longer be seen
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.absent = true;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "scheduler/api/pod_group.h"
 #include "scheduler/framework/storage_state.h"
