@@ -58,6 +58,7 @@ constexpr KindDecoder kDecoders[] = {
     {"StorageClass", false, &DecodeAs<StorageClass, internal::DecodeStorageClass>},
     {"CSINode", false, &DecodeAs<CsiNode, internal::DecodeCsiNode>},
     {"VolumeAttachment", false, &DecodeAs<VolumeAttachment, internal::DecodeVolumeAttachment>},
+    {"PodGroup", true, &DecodeAs<PodGroup, internal::DecodePodGroup>},
 };
 
 const KindDecoder* FindDecoder(std::string_view kind) {

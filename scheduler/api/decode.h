@@ -14,13 +14,14 @@
 
 #include "absl/status/statusor.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/api/pod_group.h"
 #include "scheduler/api/storage.h"
 
 namespace kubesched::api {
 
-using Object =
-    std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget, NodeMetrics,
-                 PersistentVolumeClaim, PersistentVolume, StorageClass, CsiNode, VolumeAttachment>;
+using Object = std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget,
+                            NodeMetrics, PersistentVolumeClaim, PersistentVolume, StorageClass,
+                            CsiNode, VolumeAttachment, PodGroup>;
 
 // "Pod ns/name", "Node name", or "item 3" when the object has no usable name.
 std::string DescribeObject(const Object& object);

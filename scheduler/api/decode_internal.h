@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/api/pod_group.h"
 #include "scheduler/api/storage.h"
 #include "scheduler/util/status_macros.h"
 
@@ -181,5 +182,11 @@ absl::StatusOr<PersistentVolume> DecodePersistentVolume(const Json& object);
 absl::StatusOr<StorageClass> DecodeStorageClass(const Json& object);
 absl::StatusOr<CsiNode> DecodeCsiNode(const Json& object);
 absl::StatusOr<VolumeAttachment> DecodeVolumeAttachment(const Json& object);
+
+// --- PodGroup (decode_pod_group.cc) ---------------------------------------------------------
+
+// A PodGroup whose spec cannot be used (minMember missing or below 1, a bad minResources quantity)
+// decodes with PodGroup::error set; only bad metadata or status fail.
+absl::StatusOr<PodGroup> DecodePodGroup(const Json& object);
 
 }  // namespace kubesched::api::internal

@@ -209,6 +209,19 @@ void Cache::RemovePdb(const std::string& key) {
   impl_->pdbs_generation = impl_->NextGeneration();
 }
 
+void Cache::SetPodGroup(std::shared_ptr<const api::PodGroup> group) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->gangs.Set(std::move(group));
+  impl_->gangs_generation = impl_->NextGeneration();
+}
+
+void Cache::RemovePodGroup(const std::string& key) {
+  absl::MutexLock lock(&impl_->mu);
+  if (impl_->gangs.Find(key) == nullptr) return;
+  impl_->gangs.Remove(key);
+  impl_->gangs_generation = impl_->NextGeneration();
+}
+
 // Walks the recency list from the head and stops at the first node the snapshot already has.
 void Cache::Impl::CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
                                    SnapshotUpdateStats& stats,
@@ -278,6 +291,9 @@ Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
   }
   if (impl_->storage_generation > since) {
     builder.SetStorage(std::make_shared<const framework::StorageState>(impl_->storage));
+  }
+  if (impl_->gangs_generation > since) {
+    builder.SetGangs(std::make_shared<const framework::GangState>(impl_->gangs));
   }
   if (stats.lists_rebuilt) builder.RebuildLists();
   builder.SetClusterTotals(impl_->totals.allocatable, impl_->totals.requested);

@@ -97,6 +97,10 @@ class Cache : public framework::VolumeAssumeCache {
   void SetStorageObject(std::shared_ptr<const T> object);
   template <typename T>
   void RemoveStorageObject(const T& object);
+  // PodGroups by "namespace/name", handed to snapshots when they change (framework::GangState);
+  // a snapshot copies only the shards changed since the last one.
+  void SetPodGroup(std::shared_ptr<const api::PodGroup> group);
+  void RemovePodGroup(const std::string& key);
 
   // framework::VolumeAssumeCache (see there and the class comment).
   absl::Status AssumeVolumes(std::string_view pod_key,

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "scheduler/api/storage.h"
 #include "scheduler/cache/cache.h"
+#include "scheduler/framework/gang_state.h"
 #include "scheduler/framework/storage_state.h"
 
 namespace kubesched::cache {
@@ -125,6 +126,10 @@ struct Cache::Impl {
   framework::StorageState storage ABSL_GUARDED_BY(mu);
   int64_t storage_generation ABSL_GUARDED_BY(mu) = 0;
   VolumeAssumptions assumed_volumes ABSL_GUARDED_BY(mu);
+  // The writer side of the snapshots' GangState: the informers' PodGroups; published when
+  // gangs_generation moved.
+  framework::GangState gangs ABSL_GUARDED_BY(mu);
+  int64_t gangs_generation ABSL_GUARDED_BY(mu) = 0;
   // Signalled (mu held) whenever storage_generation moves or the waits stop: PreBind's wait.
   absl::CondVar storage_changed;
   bool storage_waits_stopped ABSL_GUARDED_BY(mu) = false;

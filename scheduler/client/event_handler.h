@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "scheduler/api/objects.h"
+#include "scheduler/api/pod_group.h"
 #include "scheduler/api/storage.h"
 
 namespace kubesched::client {
@@ -38,6 +39,8 @@ class ClusterEventHandler {
   virtual void OnStorageClass(const Event<api::StorageClass>& /*event*/) {}
   virtual void OnCsiNode(const Event<api::CsiNode>& /*event*/) {}
   virtual void OnVolumeAttachment(const Event<api::VolumeAttachment>& /*event*/) {}
+  // scheduler-plugins' PodGroups (the gang plugin). A cluster without the CRD delivers none.
+  virtual void OnPodGroup(const Event<api::PodGroup>& /*event*/) {}
 };
 
 }  // namespace kubesched::client

@@ -37,7 +37,8 @@ Informers::Informers(HttpTransport* transport, ClusterEventHandler* handler,
                                      PersistentVolumeResourceKind(),
                                      PersistentVolumeClaimResourceKind(),
                                      CsiNodeResourceKind(),
-                                     VolumeAttachmentResourceKind()};
+                                     VolumeAttachmentResourceKind(),
+                                     PodGroupResourceKind()};
   if (!options_.scheduler_namespace.empty()) {
     kinds.push_back(ConfigMapResourceKind(options_.scheduler_namespace));
   }
@@ -150,6 +151,8 @@ void Informers::DeliverToHandler(const ObjectEvent& event) {
           handler_->OnCsiNode(typed);
         } else if constexpr (std::is_same_v<T, api::VolumeAttachment>) {
           handler_->OnVolumeAttachment(typed);
+        } else if constexpr (std::is_same_v<T, api::PodGroup>) {
+          handler_->OnPodGroup(typed);
         }
       },
       *event.object);

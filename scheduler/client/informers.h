@@ -4,8 +4,9 @@
 // ClusterEventHandler.
 //
 // Kinds: Node, Namespace, PriorityClass, PodDisruptionBudget, the volume kinds (StorageClass,
-// PersistentVolume, PersistentVolumeClaim, CSINode, VolumeAttachment), Pod (non-terminal phases
-// only), and ConfigMap in the scheduler's own namespace when one is given.
+// PersistentVolume, PersistentVolumeClaim, CSINode, VolumeAttachment), PodGroup (scheduler-plugins'
+// CRD; a cluster without it counts as having none, see ResourceKind::optional), Pod (non-terminal
+// phases only), and ConfigMap in the scheduler's own namespace when one is given.
 //
 // Start order: the Pod reflector lists only after Node, Namespace and PriorityClass have delivered
 // their first list (or `pod_list_prerequisite_timeout` passed, so that e.g. a missing RBAC rule

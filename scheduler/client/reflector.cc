@@ -19,6 +19,7 @@ namespace {
 
 using util::Absl;
 
+constexpr int kHttpNotFound = 404;
 constexpr int kHttpGone = 410;
 constexpr size_t kMaxLoggedLineLength = 200;
 
@@ -135,58 +136,6 @@ util::Clock* RealClockInstance() {
 
 }  // namespace
 
-ResourceKind PodResourceKind() {
-  return {"Pod", "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed", ""};
-}
-ResourceKind NodeResourceKind() { return {"Node", "/api/v1/nodes", "", ""}; }
-ResourceKind NamespaceResourceKind() { return {"Namespace", "/api/v1/namespaces", "", ""}; }
-ResourceKind PersistentVolumeClaimResourceKind() {
-  return {"PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", "", ""};
-}
-ResourceKind PersistentVolumeResourceKind() {
-  return {"PersistentVolume", "/api/v1/persistentvolumes", "", ""};
-}
-ResourceKind StorageClassResourceKind() {
-  return {"StorageClass", "/apis/storage.k8s.io/v1/storageclasses", "", ""};
-}
-ResourceKind CsiNodeResourceKind() {
-  return {"CSINode", "/apis/storage.k8s.io/v1/csinodes", "", ""};
-}
-ResourceKind VolumeAttachmentResourceKind() {
-  return {"VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments", "", ""};
-}
-ResourceKind PriorityClassResourceKind() {
-  return {"PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", "", ""};
-}
-ResourceKind PodDisruptionBudgetResourceKind() {
-  return {"PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", "", ""};
-}
-ResourceKind ConfigMapResourceKind(std::string_view namespace_name) {
-  return {"ConfigMap",
-          absl::StrCat("/api/v1/namespaces/", UrlEncodeQueryValue(namespace_name), "/configmaps"),
-          "", ""};
-}
-
-std::string UrlEncodeQueryValue(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(value.size());
-  for (const char c : value) {
-    const auto byte = static_cast<unsigned char>(c);
-    const bool unreserved = (byte >= 'A' && byte <= 'Z') || (byte >= 'a' && byte <= 'z') ||
-                            (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' ||
-                            byte == '_' || byte == '~';
-    if (unreserved) {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 0xF]);
-    }
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 
 struct Reflector::ListedObjects {
@@ -226,6 +175,12 @@ void Reflector::Run(std::stop_token stop) {
     if (need_list) {
       const absl::Status listed = ListAndReconcile(stop);
       if (stop.stop_requested()) return;
+      if (!listed.ok() && kind_.optional &&
+          (absl::IsNotFound(listed) || absl::IsPermissionDenied(listed))) {
+        TreatAsAbsent(listed);
+        util::SleepFor(stop, std::max(options_.absent_retry_interval, kMinimumBackoff));
+        continue;
+      }
       if (!listed.ok()) {
         LogDistinct(util::Std(listed.message()));
         util::SleepFor(stop, NextBackoff());
@@ -237,6 +192,9 @@ void Reflector::Run(std::stop_token stop) {
     switch (WatchOnce(stop, &healthy)) {
       case WatchOutcome::kStopped:
         return;
+      case WatchOutcome::kVanished:
+        need_list = true;
+        break;
       case WatchOutcome::kExpired: {
         std::lock_guard<std::mutex> lock(stats_mu_);
         ++stats_.relists;
@@ -264,12 +222,38 @@ absl::Status Reflector::ListAndReconcile(std::stop_token stop) {
   if (stop.stop_requested()) return absl::CancelledError("stopped");
   DeliverDifference(listed);
   last_logged_failure_.clear();
+  if (absence_logged_) {
+    util::LogInfo(absl::StrCat(kind_.kind, " reflector: ", kind_.list_path, " is served now"));
+    absence_logged_ = false;
+  }
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.lists;
+    stats_.absent = false;
   }
   if (!synced_.exchange(true, std::memory_order_acq_rel) && on_synced_) on_synced_();
   return absl::OkStatus();
+}
+
+void Reflector::TreatAsAbsent(const absl::Status& listed) {
+  DeliverDifference(ListedObjects());  // what was listed before can no longer be seen
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.absent = true;
+  }
+  if (!absence_logged_) {
+    absence_logged_ = true;
+    const std::string why =
+        absl::IsNotFound(listed)
+            ? absl::StrCat("the API server does not serve ", kind_.list_path, " (HTTP 404): the ",
+                           kind_.crd, " CRD is not installed")
+            : absl::StrCat("the scheduler may not list ", kind_.list_path,
+                           " (HTTP 403): its RBAC rules lack get/list/watch on ", kind_.crd);
+    util::LogWarning(absl::StrCat(kind_.kind, " reflector: ", why,
+                                  "; treating it as empty and listing again every ",
+                                  absl::FormatDuration(options_.absent_retry_interval)));
+  }
+  if (!synced_.exchange(true, std::memory_order_acq_rel) && on_synced_) on_synced_();
 }
 
 absl::Status Reflector::ListAll(std::stop_token stop, ListedObjects* listed) {
@@ -393,6 +377,8 @@ Reflector::WatchOutcome Reflector::WatchOnce(std::stop_token stop, bool* healthy
     outcome = WatchOutcome::kFailed;
   } else if (response->status == kHttpGone) {
     outcome = WatchOutcome::kExpired;
+  } else if (response->status == kHttpNotFound && kind_.optional) {
+    return WatchOutcome::kVanished;  // the CRD was removed: the next list says so
   } else if (!IsSuccess(response->status)) {
     LogDistinct(util::Std(HttpFailure(*response, what).message()));
     outcome = WatchOutcome::kFailed;

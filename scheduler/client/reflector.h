@@ -50,6 +50,13 @@ struct ResourceKind {
   std::string list_path;  // "/api/v1/pods"
   std::string field_selector;
   std::string label_selector;
+  // A custom resource that a cluster may not have (its CRD is not installed): a LIST answered
+  // 404 counts as an empty list, so that the informers sync without it, and is logged once as a
+  // warning naming `crd`; the reflector then lists again every `absent_retry_interval` until the
+  // CRD appears, and watches from then on. A 403 (RBAC rules older than the kind) is treated the
+  // same, so that a missing rule costs the feature, not all scheduling.
+  bool optional = false;
+  std::string crd;  // "podgroups.scheduling.x-k8s.io"
 };
 
 // The kinds the scheduler watches. Pods exclude terminal phases: the scheduler has nothing to do
@@ -63,6 +70,7 @@ ResourceKind PersistentVolumeResourceKind();
 ResourceKind StorageClassResourceKind();
 ResourceKind CsiNodeResourceKind();
 ResourceKind VolumeAttachmentResourceKind();
+ResourceKind PodGroupResourceKind();  // optional: scheduler-plugins' CRD
 ResourceKind PriorityClassResourceKind();
 ResourceKind PodDisruptionBudgetResourceKind();
 ResourceKind ConfigMapResourceKind(std::string_view namespace_name);
@@ -86,6 +94,9 @@ struct ReflectorOptions {
   // thereby backed off like an error.
   absl::Duration healthy_watch_duration = absl::Seconds(10);
   util::Clock* clock = nullptr;  // measures watch lifetimes; nullptr means the real clock
+  // How often an optional kind whose CRD is missing is listed again (ResourceKind::optional): a
+  // low rate, since a CRD is installed rarely and the 404 costs the API server little.
+  absl::Duration absent_retry_interval = absl::Minutes(1);
 };
 
 struct ReflectorStats {
@@ -96,6 +107,7 @@ struct ReflectorStats {
   int64_t watch_errors = 0;   // watches that ended in an error rather than a server timeout
   int64_t decode_errors = 0;  // lines or objects skipped because they did not decode
   int64_t events = 0;         // events delivered to the sink
+  bool absent = false;        // an optional kind whose last LIST said the CRD is not installed
   std::string last_resource_version;
 };
 
@@ -136,11 +148,15 @@ class Reflector {
   const ResourceKind& kind() const { return kind_; }
 
  private:
-  enum class WatchOutcome { kEnded, kFailed, kExpired, kStopped };
+  // kVanished: an optional kind's watch answered 404 (its CRD was removed).
+  enum class WatchOutcome { kEnded, kFailed, kExpired, kVanished, kStopped };
   struct ListedObjects;  // defined in the .cc, which alone sees RapidJSON
   struct WatchState;
 
   absl::Status ListAndReconcile(std::stop_token stop);
+  // An optional kind's LIST answered 404 (or 403): deliver an empty list (what was listed before
+  // is gone with the CRD) and report synced; warns once per absence, saying which it was.
+  void TreatAsAbsent(const absl::Status& listed);
   absl::Status ListAll(std::stop_token stop, ListedObjects* listed);
   absl::Status ParseListPage(std::string_view body, ListedObjects* listed,
                              std::string* continue_token);
@@ -176,6 +192,7 @@ class Reflector {
   absl::Duration current_backoff_;
   std::string last_logged_failure_;
   absl::BitGen random_;
+  bool absence_logged_ = false;
 
   std::atomic<bool> synced_{false};
   mutable std::mutex stats_mu_;

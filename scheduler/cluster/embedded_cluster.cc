@@ -67,6 +67,9 @@ void Dispatch(client::ClusterEventHandler* h, const client::Event<api::CsiNode>&
 void Dispatch(client::ClusterEventHandler* h, const client::Event<api::VolumeAttachment>& e) {
   h->OnVolumeAttachment(e);
 }
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::PodGroup>& e) {
+  h->OnPodGroup(e);
+}
 
 }  // namespace
 
@@ -123,6 +126,9 @@ absl::Status EmbeddedCluster::Create(const api::Object& object) {
         if constexpr (std::is_same_v<T, api::CsiNode>) return Insert(csi_nodes_, typed, "CSINode");
         if constexpr (std::is_same_v<T, api::VolumeAttachment>) {
           return Insert(attachments_, typed, "VolumeAttachment");
+        }
+        if constexpr (std::is_same_v<T, api::PodGroup>) {
+          return Insert(pod_groups_, typed, "PodGroup");
         }
         return absl::InvalidArgumentError("unsupported kind");
       },
@@ -232,6 +238,7 @@ void EmbeddedCluster::Watch(client::ClusterEventHandler* handler) {
   ReplayStore(claims_, handler);
   ReplayStore(csi_nodes_, handler);
   ReplayStore(attachments_, handler);
+  ReplayStore(pod_groups_, handler);
   // Pods in creation order (resourceVersion), so queue arrival order follows the input files.
   std::vector<std::shared_ptr<const api::Pod>> pods;
   for (const auto& [key, pod] : pods_) pods.push_back(pod);

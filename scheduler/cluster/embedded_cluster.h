@@ -13,6 +13,7 @@
 #include "scheduler/api/decode.h"
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
+#include "scheduler/client/pod_group_status_writer.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/framework/volume_binding.h"
 
@@ -35,7 +36,8 @@ namespace kubesched::cluster {
 // Watchers are called without the lock held.
 class EmbeddedCluster : public framework::PodBinder,
                         public client::PodDeleter,
-                        public framework::VolumeBinder {
+                        public framework::VolumeBinder,
+                        public client::PodGroupStatusWriter {
  public:
   EmbeddedCluster() = default;
 
@@ -63,6 +65,11 @@ class EmbeddedCluster : public framework::PodBinder,
       const api::PersistentVolumeClaim& claim) override;
   bool BindsAtOnce() const override { return true; }
 
+  // client::PodGroupStatusWriter (embedded_pod_groups.cc): replaces the stored group's status at
+  // once (a new resourceVersion, MODIFIED to the watchers); a group that is gone is logged.
+  void WriteStatus(const std::string& namespace_name, const std::string& name,
+                   const api::PodGroupStatus& status) override;
+
   // Registers a watcher. It first receives every stored object as ADDED (like an informer's
   // initial list), on the next DeliverEvents().
   void Watch(client::ClusterEventHandler* handler);
@@ -71,6 +78,8 @@ class EmbeddedCluster : public framework::PodBinder,
   bool HasPendingEvents() const;
 
   std::shared_ptr<const api::Pod> GetPod(const std::string& key) const;
+  // By "namespace/name"; null when absent.
+  std::shared_ptr<const api::PodGroup> GetPodGroup(const std::string& key) const;
 
   int64_t resource_version() const;
 
@@ -81,7 +90,7 @@ class EmbeddedCluster : public framework::PodBinder,
                    client::Event<api::PodDisruptionBudget>, client::Event<api::NodeMetrics>,
                    client::Event<api::PersistentVolumeClaim>, client::Event<api::PersistentVolume>,
                    client::Event<api::StorageClass>, client::Event<api::CsiNode>,
-                   client::Event<api::VolumeAttachment>>;
+                   client::Event<api::VolumeAttachment>, client::Event<api::PodGroup>>;
   template <typename T>
   using Store = absl::btree_map<std::string, std::shared_ptr<const T>>;
 
@@ -120,6 +129,7 @@ class EmbeddedCluster : public framework::PodBinder,
   Store<api::StorageClass> storage_classes_ ABSL_GUARDED_BY(mu_);
   Store<api::CsiNode> csi_nodes_ ABSL_GUARDED_BY(mu_);
   Store<api::VolumeAttachment> attachments_ ABSL_GUARDED_BY(mu_);
+  Store<api::PodGroup> pod_groups_ ABSL_GUARDED_BY(mu_);
   // An event not yet delivered: addressed to one new watcher (its initial replay), or to every
   // watcher registered before the event was written (target == nullptr).
   struct PendingEvent {
@@ -137,5 +147,18 @@ class EmbeddedCluster : public framework::PodBinder,
   std::vector<PendingEvent> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<Watcher> watchers_ ABSL_GUARDED_BY(mu_);
 };
+
+// Defined here because the volume and PodGroup writers (embedded_volumes.cc,
+// embedded_pod_groups.cc) both replace objects.
+template <typename T>
+std::shared_ptr<const T> EmbeddedCluster::Replace(Store<T>& store, const std::string& key,
+                                                  T object) {
+  object.meta.resource_version = NextResourceVersion();
+  auto updated = std::make_shared<const T>(std::move(object));
+  std::shared_ptr<const T>& slot = store[key];
+  Enqueue(nullptr, client::Event<T>{client::EventType::kModified, slot, updated});
+  slot = updated;
+  return updated;
+}
 
 }  // namespace kubesched::cluster

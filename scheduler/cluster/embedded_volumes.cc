@@ -59,17 +59,6 @@ absl::Status NotFound(const char* resource, const std::string& name) {
 
 }  // namespace
 
-template <typename T>
-std::shared_ptr<const T> EmbeddedCluster::Replace(Store<T>& store, const std::string& key,
-                                                  T object) {
-  object.meta.resource_version = NextResourceVersion();
-  auto updated = std::make_shared<const T>(std::move(object));
-  std::shared_ptr<const T>& slot = store[key];
-  Enqueue(nullptr, client::Event<T>{client::EventType::kModified, slot, updated});
-  slot = updated;
-  return updated;
-}
-
 framework::VolumeWriteResult EmbeddedCluster::BindClaimLocked(const std::string& volume_key,
                                                               const std::string& claim_key) {
   api::PersistentVolumeClaim claim = *claims_.at(claim_key);

@@ -175,6 +175,34 @@ void Scheduler::OnVolumeAttachment(const client::Event<api::VolumeAttachment>& e
   OnStorageObject(event);
 }
 
+namespace {
+
+// Whether a PodGroup event may change a verdict: the group came or went, or what its pods are
+// judged by (its spec, or why the spec is unusable) changed. A status-only update, the
+// scheduler's own status writes among them, helps no waiting pod; retrying them on it would turn
+// every status write into a round of attempts.
+bool PodGroupSpecChanged(const client::Event<api::PodGroup>& event) {
+  if (event.type != EventType::kModified || event.old_object == nullptr) return true;
+  const api::PodGroup& before = *event.old_object;
+  const api::PodGroup& after = *event.object;
+  return before.min_member != after.min_member || !(before.min_resources == after.min_resources) ||
+         before.schedule_timeout_seconds != after.schedule_timeout_seconds ||
+         before.error != after.error;
+}
+
+}  // namespace
+
+void Scheduler::OnPodGroup(const client::Event<api::PodGroup>& event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemovePodGroup(event.object->Key());
+  } else {
+    cache_->SetPodGroup(event.object);
+  }
+  if (PodGroupSpecChanged(event)) {
+    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodGroupChanged);
+  }
+}
+
 void Scheduler::OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) {
   if (event.type == EventType::kDeleted) {
     cache_->RemovePdb(

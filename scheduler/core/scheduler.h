@@ -15,6 +15,7 @@
 #include "scheduler/cache/cache.h"
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
+#include "scheduler/client/pod_group_status_writer.h"
 #include "scheduler/core/algorithm.h"
 #include "scheduler/core/bind_executor.h"
 #include "scheduler/core/nominated_pods.h"
@@ -44,6 +45,8 @@ struct SchedulerDeps {
   const plugins::RegistryMap* registry = nullptr;  // plugin factories; null = the built-in ones
   metrics::SchedulerMetrics* metrics = nullptr;    // framework timings; optional
   framework::VolumeBinder* volume_binder = nullptr;  // VolumeBinding's writes; optional
+  // Where PodGroup status goes (gang scheduling's phase and counts); optional.
+  client::PodGroupStatusWriter* pod_group_status = nullptr;
 };
 
 // The scheduler: consumes cluster events into the cache and the queue, and schedules one pod at a
@@ -77,6 +80,9 @@ class Scheduler : public client::ClusterEventHandler {
   void OnStorageClass(const client::Event<api::StorageClass>& event) override;
   void OnCsiNode(const client::Event<api::CsiNode>& event) override;
   void OnVolumeAttachment(const client::Event<api::VolumeAttachment>& event) override;
+  // PodGroups feed the cache's snapshots (Snapshot::gangs(), the gang plugin); one added, deleted
+  // or with a changed spec may help pods waiting for their group (ClusterEvent::kPodGroupChanged).
+  void OnPodGroup(const client::Event<api::PodGroup>& event) override;
   // Budgets feed the cache's snapshots (preemption prefers victims that violate none).
   void OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) override;
 

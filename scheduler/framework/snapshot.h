@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "scheduler/api/labels.h"
+#include "scheduler/framework/gang_state.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/storage_state.h"
 
@@ -44,6 +45,8 @@ class Snapshot {
   }
   // The volume objects (claims, volumes, classes, CSINodes, attachments), for the volume plugins.
   const StorageState& storage() const { return *storage_state_; }
+  // The PodGroup objects by "namespace/name", for the gang plugin.
+  const GangState& gangs() const { return *gang_state_; }
   // Every PodDisruptionBudget, for preemption (which prefers victims that violate none).
   const std::vector<std::shared_ptr<const api::PodDisruptionBudget>>& pdbs() const { return pdbs_; }
 
@@ -70,6 +73,7 @@ class Snapshot {
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
   std::shared_ptr<const StorageState> storage_state_ = std::make_shared<const StorageState>();
+  std::shared_ptr<const GangState> gang_state_ = std::make_shared<const GangState>();
   std::shared_ptr<const absl::flat_hash_map<api::Symbol, int32_t>> image_node_counts_ =
       std::make_shared<const absl::flat_hash_map<api::Symbol, int32_t>>();
   api::ResourceList cluster_allocatable_;
@@ -104,6 +108,9 @@ class SnapshotBuilder {
   }
   void SetStorage(std::shared_ptr<const StorageState> storage) {
     snapshot_->storage_state_ = std::move(storage);
+  }
+  void SetGangs(std::shared_ptr<const GangState> gangs) {
+    snapshot_->gang_state_ = std::move(gangs);
   }
   void set_generation(int64_t generation) { snapshot_->generation_ = generation; }
   void set_time(absl::Time time) { snapshot_->time_ = time; }

@@ -81,6 +81,8 @@ std::string_view IncomingEventName(IncomingEvent event) {
       return "QuotaChange";
     case IncomingEvent::kStorageChange:
       return "StorageChange";
+    case IncomingEvent::kPodGroupChange:
+      return "PodGroupChange";
   }
   return "Unknown";
 }

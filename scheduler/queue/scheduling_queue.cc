@@ -34,6 +34,8 @@ IncomingEvent IncomingEventOf(framework::ClusterEvent event) {
       return IncomingEvent::kAssignedPodAdd;
     case framework::ClusterEvent::kStorageChanged:
       return IncomingEvent::kStorageChange;
+    case framework::ClusterEvent::kPodGroupChanged:
+      return IncomingEvent::kPodGroupChange;
     case framework::ClusterEvent::kUnschedulableTimeout:
       return IncomingEvent::kUnschedulableTimeout;
   }

@@ -49,7 +49,8 @@ struct QueuedPodInfo {
 // scheduler_queue_incoming_pods_total labels it ("PodAdd", "BackoffComplete", "NodeAdd", ...;
 // kQuotaChange, "QuotaChange", is kubesched's: queue quota freed room or changed; kStorageChange,
 // "StorageChange", stands for upstream's PersistentVolumeClaim/PersistentVolume/StorageClass/
-// CSINode/VolumeAttachment events).
+// CSINode/VolumeAttachment events; kPodGroupChange, "PodGroupChange", for scheduler-plugins'
+// PodGroup events).
 enum class IncomingEvent : uint8_t {
   kPodAdd,
   kPodUpdate,
@@ -62,8 +63,9 @@ enum class IncomingEvent : uint8_t {
   kUnschedulableTimeout,
   kQuotaChange,
   kStorageChange,
+  kPodGroupChange,
 };
-inline constexpr size_t kIncomingEventCount = 11;
+inline constexpr size_t kIncomingEventCount = 12;
 std::string_view IncomingEventName(IncomingEvent event);
 // Pods that entered each sub-queue by event: [0] activeQ, [1] backoffQ, [2] the unschedulable set
 // (quota waiters included), indexed by IncomingEvent.

@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "scheduler/client/api_binder.h"
 #include "scheduler/client/api_pod_deleter.h"
+#include "scheduler/client/api_pod_group_status_writer.h"
 #include "scheduler/client/api_volume_binder.h"
 #include "scheduler/client/async_writer.h"
 #include "scheduler/client/event_recorder.h"
@@ -210,6 +211,8 @@ class Runner {
     status_queue_->Start();
     reporter_ = std::make_unique<ApiReporter>(events_.get(), status_writer_.get(),
                                               status_queue_.get(), &clock_);
+    pod_group_status_ =
+        std::make_unique<client::ApiPodGroupStatusWriter>(rest_.get(), status_queue_.get());
     bind_pool_ = std::make_unique<BindWorkerPool>(options_.bind_workers);
 
     SchedulerDeps deps;
@@ -220,6 +223,7 @@ class Runner {
     deps.threads = options_.threads > 0 ? options_.threads : DefaultFilterThreads();
     deps.deleter = deleter_.get();
     deps.volume_binder = volume_binder_.get();
+    deps.pod_group_status = pod_group_status_.get();
     instrumentation_->Instrument(deps);
     auto scheduler = Scheduler::Create(config_, deps);
     if (!scheduler.ok()) {
@@ -413,6 +417,8 @@ class Runner {
   std::unique_ptr<client::ApiVolumeBinder> volume_binder_;
   std::unique_ptr<client::ApiPodDeleter> deleter_;
   std::unique_ptr<client::PodStatusWriter> status_writer_;
+  // Its writes run on status_queue_, which goes first.
+  std::unique_ptr<client::ApiPodGroupStatusWriter> pod_group_status_;
   std::unique_ptr<client::EventRecorder> events_;
   std::unique_ptr<client::AsyncWriter> status_queue_;
   std::unique_ptr<ApiReporter> reporter_;

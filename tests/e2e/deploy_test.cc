@@ -177,10 +177,13 @@ spec:
   for (const char* key :
        {"create pods/binding", "patch pods/status", "watch pods", "list nodes",
         "create events.events.k8s.io", "create leases.coordination.k8s.io",
-        "update leases.coordination.k8s.io", "watch configmaps", "get configmaps"}) {
+        "update leases.coordination.k8s.io", "watch configmaps", "get configmaps",
+        "list podgroups.scheduling.x-k8s.io", "watch podgroups.scheduling.x-k8s.io"}) {
     INFO(key);
     CHECK(checked.count(key) == 1);
   }
+  // Not made yet (the gang plugin will): the PodGroup status writer's patch.
+  CHECK(Allowed(rbac, ParseRequestKey("patch podgroups.scheduling.x-k8s.io/status")));
 }
 
 }  // namespace

@@ -173,6 +173,22 @@ TEST_CASE("kubectl works against kubesched-testapi", "[testapi][e2e]") {
     CHECK(std::stoull(rv_after) > rv_before);
   }
 
+  SECTION("PodGroups are created, listed by name and short name, and their status patched") {
+    std::string group_path = (*server)->dir() + "/podgroup.yaml";
+    std::ofstream(group_path) << "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+                                 "metadata: {name: train}\nspec: {minMember: 3}\n";
+    CHECK(absl::StrContains(kubectl.Ok({"create", "--validate=false", "-f", group_path}),
+                            "podgroup.scheduling.x-k8s.io/train created"));
+    CHECK(absl::StrContains(kubectl.Ok({"get", "podgroups", "-o", "name"}),
+                            "podgroup.scheduling.x-k8s.io/train"));
+    CHECK(absl::StrContains(kubectl.Ok({"get", "pg", "-A", "-o", "name"}),
+                            "podgroup.scheduling.x-k8s.io/train"));
+    kubectl.Ok({"patch", "podgroup", "train", "--subresource=status", "--type=merge", "-p",
+                R"({"status":{"phase":"Scheduled","scheduled":3}})"});
+    CHECK(kubectl.Ok({"get", "podgroup", "train", "-o", "jsonpath={.status.phase}"}) ==
+          "Scheduled");
+  }
+
   SECTION("requests without the token are refused") {
     auto result = testing::RunCommand(
         {.argv = {"kubectl", "--server", (*server)->url(), "--certificate-authority",

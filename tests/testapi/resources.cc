@@ -140,6 +140,16 @@ std::vector<ResourceType> BuildTypes() {
        .kind = "VolumeAttachment",
        .namespaced = false,
        .subresources = {{"status", kStatusVerbs}}});
+  // scheduler-plugins' PodGroup, served as the API server serves its CRD: a custom resource, so
+  // merge and JSON patches only, and its schema checked on every write (admission.h).
+  add({.group = "scheduling.x-k8s.io",
+       .version = "v1alpha1",
+       .plural = "podgroups",
+       .singular = "podgroup",
+       .kind = "PodGroup",
+       .short_names = {"pg", "pgs"},
+       .subresources = {{"status", kStatusVerbs}},
+       .custom = true});
   add({.group = "coordination.k8s.io",
        .version = "v1",
        .plural = "leases",

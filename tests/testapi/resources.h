@@ -27,6 +27,9 @@ struct ResourceType {
   // Reads a selectable field's value from an object when that is not simply the string at its
   // path (core v1 Events' "source"); null reads every field with StringAt.
   std::string (*field_value)(const rapidjson::Value& object, std::string_view field) = nullptr;
+  // Served from a CustomResourceDefinition: strategic merge patches are refused (415), as the
+  // real API server refuses them for custom resources.
+  bool custom = false;
 
   // "v1" or "group/version", as in an object's apiVersion.
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }

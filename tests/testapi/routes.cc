@@ -14,6 +14,7 @@
 #include "scheduler/api/yaml_to_json_internal.h"
 #include "scheduler/util/strings.h"
 #include "tests/testapi/admission.h"
+#include "tests/testapi/custom_resources.h"
 #include "tests/testapi/event_views.h"
 #include "tests/testapi/patch.h"
 
@@ -859,6 +860,8 @@ absl::StatusOr<ObjectPtr> ApiServer::CreateObject(const ResourceType& type,
   ToStoredForm(type, object, object.GetAllocator());
   absl::Status status = Admit(*store_, stored_type, object, keep_status);
   if (!status.ok()) return status;
+  status = CheckCustomResourceSchema(stored_type, object);
+  if (!status.ok()) return status;
   return store_->Create(stored_type, std::move(object));
 }
 
@@ -1001,7 +1004,7 @@ HttpResponse ApiServer::Update(const HttpRequest& request, const Route& route) {
         original.CopyFrom(object, original.GetAllocator());
         object.CopyFrom(replacement, object.GetAllocator());
         KeepOtherHalf(type, route.subresource, original, object);
-        return absl::OkStatus();
+        return CheckCustomResourceSchema(type, object);
       });
   if (!updated.ok() && updated.status().code() == absl::StatusCode::kNotFound &&
       route.subresource.empty() && (type.kind == "Lease" || type.kind == "Event")) {
@@ -1026,6 +1029,8 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
     return StatusResponse(400, "BadRequest", "the patch is not valid JSON");
   }
   std::optional<PatchKind> kind = PatchKindFor(request.content_type);
+  // Custom resources have no patch strategy to merge by.
+  if (kind == PatchKind::kStrategic && route.type->custom) kind.reset();
   if (!kind.has_value()) {
     return StatusResponse(415, "UnsupportedMediaType",
                           absl::StrCat("the body of the request was in an unknown format - "
@@ -1054,7 +1059,7 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
               "version and try again"));
         }
         KeepOtherHalf(type, route.subresource, original, object);
-        return absl::OkStatus();
+        return CheckCustomResourceSchema(type, object);
       });
   if (!patched.ok()) return ErrorResponse(patched.status(), route.Details());
   return JsonResponse(200, Render(type, **patched, TypeMeta::kInclude));

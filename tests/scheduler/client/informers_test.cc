@@ -159,7 +159,7 @@ TEST_CASE("informers sync only when every kind has listed, and pods list after t
   CHECK(kinds == std::vector<std::string>{"Node", "Namespace", "PriorityClass",
                                           "PodDisruptionBudget", "StorageClass", "PersistentVolume",
                                           "PersistentVolumeClaim", "CSINode", "VolumeAttachment",
-                                          "ConfigMap", "Pod"});
+                                          "PodGroup", "ConfigMap", "Pod"});
   for (const ReflectorStats& entry : stats) CHECK(entry.lists == 1);
   informers.Stop();
 }
@@ -170,7 +170,7 @@ TEST_CASE("without a scheduler namespace no ConfigMaps are watched", "[reflector
   Informers informers(server.transport(), &handler, FastOptions());
   informers.Start();
   REQUIRE(informers.WaitForSync(absl::Seconds(10)));
-  CHECK(informers.Stats().size() == 10);
+  CHECK(informers.Stats().size() == 11);
   for (const ReflectorStats& entry : informers.Stats()) CHECK(entry.kind != "ConfigMap");
   informers.Stop();
 }

@@ -226,6 +226,19 @@ TEST_CASE("an event the rejecting plugins did not register leaves the pod waitin
   CHECK(f.PopAll() == std::vector<std::string>{"default/nodes-only"});
 }
 
+TEST_CASE("a PodGroup change moves only pods whose plugins registered it", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("gang", framework::kDefaultEvents |
+                                  framework::EventBit(framework::ClusterEvent::kPodGroupChanged));
+  f.MakeUnschedulable("fit", framework::kDefaultEvents);
+  f.clock.Advance(absl::Seconds(5));
+  f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodGroupChanged);
+  CHECK(f.queue.UnschedulableCount() == 1);
+  CHECK(f.PopAll() == std::vector<std::string>{"default/gang"});
+  CHECK(f.queue.Incoming()[0][static_cast<size_t>(queue::IncomingEvent::kPodGroupChange)] == 1);
+  CHECK(queue::IncomingEventName(queue::IncomingEvent::kPodGroupChange) == "PodGroupChange");
+}
+
 TEST_CASE("a move request for an event the pod ignores does not send it to backoffQ", "[core]") {
   Fixture f;
   f.queue.Add(Pod("p"));
