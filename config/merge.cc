@@ -40,6 +40,8 @@ Plugins DefaultPlugins() {
       {std::string(names::kPodTopologySpread), 2},
       {std::string(names::kInterPodAffinity), 2},
       {std::string(names::kDefaultPreemption), 0},
+      // After preemption: a member gives its group up only when no victims make room for it.
+      {std::string(names::kCoscheduling), 0},
       {std::string(names::kNodeResourcesBalancedAllocation), 1},
       {std::string(names::kImageLocality), 1},
       {std::string(names::kDefaultBinder), 0},

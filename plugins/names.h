@@ -30,6 +30,8 @@ inline constexpr std::string_view kVolumeZone = "VolumeZone";
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
 // kubesched extension: hierarchical queue quota and budgets, on by default.
 inline constexpr std::string_view kQueueQuota = "QueueQuota";
+// kubesched extension: gangs (PodGroups of scheduler-plugins, implicit groups), on by default.
+inline constexpr std::string_view kCoscheduling = "Coscheduling";
 
 inline constexpr std::array kAll = {
     kPrioritySort,      kNodeResourcesFit,  kNodeResourcesBalancedAllocation,
@@ -38,7 +40,7 @@ inline constexpr std::array kAll = {
     kPodTopologySpread, kDefaultBinder,     kMostAvailable,
     kQueueQuota,        kDefaultPreemption, kImageLocality,
     kSchedulingGates,   kVolumeBinding,     kVolumeRestrictions,
-    kNodeVolumeLimits,  kVolumeZone,
+    kNodeVolumeLimits,  kVolumeZone,        kCoscheduling,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler

@@ -1,5 +1,6 @@
 #include "plugins/registry/registry.h"
 
+#include "plugins/coscheduling/coscheduling.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
@@ -48,6 +49,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kVolumeRestrictions, NewVolumeRestrictions},
       {names::kNodeVolumeLimits, NewNodeVolumeLimits},
       {names::kVolumeZone, NewVolumeZone},
+      {names::kCoscheduling, NewCoscheduling},
   };
   return *registry;
 }

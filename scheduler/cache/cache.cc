@@ -215,6 +215,26 @@ void Cache::SetPodGroup(std::shared_ptr<const api::PodGroup> group) {
   impl_->gangs_generation = impl_->NextGeneration();
 }
 
+void Cache::SetGangMember(const std::string& pod_key, const std::string& gang_key) {
+  absl::MutexLock lock(&impl_->mu);
+  auto [it, inserted] = impl_->gang_members.try_emplace(pod_key, gang_key);
+  if (inserted) {
+    impl_->CountGang(gang_key, 1, 0);
+  } else if (it->second != gang_key) {  // the pod moved to another group
+    impl_->CountGang(it->second, -1, 0);
+    impl_->CountGang(gang_key, 1, 0);
+    it->second = gang_key;
+  }
+}
+
+void Cache::RemoveGangMember(const std::string& pod_key) {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->gang_members.find(pod_key);
+  if (it == impl_->gang_members.end()) return;
+  impl_->CountGang(it->second, -1, 0);
+  impl_->gang_members.erase(it);
+}
+
 void Cache::RemovePodGroup(const std::string& key) {
   absl::MutexLock lock(&impl_->mu);
   if (impl_->gangs.Find(key) == nullptr) return;

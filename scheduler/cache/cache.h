@@ -101,6 +101,11 @@ class Cache : public framework::VolumeAssumeCache {
   // a snapshot copies only the shards changed since the last one.
   void SetPodGroup(std::shared_ptr<const api::PodGroup> group);
   void RemovePodGroup(const std::string& key);
+  // The pods of gangs, pending or not, so that snapshots count each gang's members
+  // (framework::GangCounts): SetGangMember when a member appears (idempotent), RemoveGangMember
+  // when it is deleted or finished. Placed members are counted as the cache places them.
+  void SetGangMember(const std::string& pod_key, const std::string& gang_key);
+  void RemoveGangMember(const std::string& pod_key);
 
   // framework::VolumeAssumeCache (see there and the class comment).
   absl::Status AssumeVolumes(std::string_view pod_key,

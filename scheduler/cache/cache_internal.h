@@ -130,6 +130,14 @@ struct Cache::Impl {
   // gangs_generation moved.
   framework::GangState gangs ABSL_GUARDED_BY(mu);
   int64_t gangs_generation ABSL_GUARDED_BY(mu) = 0;
+  // The gang members the scheduler told of (SetGangMember), by pod key: their gang's key.
+  absl::flat_hash_map<std::string, std::string> gang_members ABSL_GUARDED_BY(mu);
+
+  void CountGang(const std::string& gang_key, int32_t pods, int32_t assigned)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    gangs.AddToCounts(gang_key, pods, assigned);
+    gangs_generation = NextGeneration();
+  }
   // Signalled (mu held) whenever storage_generation moves or the waits stop: PreBind's wait.
   absl::CondVar storage_changed;
   bool storage_waits_stopped ABSL_GUARDED_BY(mu) = false;
@@ -215,6 +223,7 @@ struct Cache::Impl {
       if (PlacedSinceSample(info, placed_at)) info.AddVirtualSinceSample(pod->virtual_request);
     });
     if (is_assumed) assumed.insert(pod->key);
+    if (pod->gang.InGroup()) CountGang(pod->gang.key, 0, 1);
     std::string key = pod->key;  // read before the move below
     pods[std::move(key)] = PodState{
         .pod = std::move(pod), .node = node, .assumed = is_assumed, .placed_at = placed_at};
@@ -248,6 +257,7 @@ struct Cache::Impl {
     const PodInfoPtr pod = std::move(it->second.pod);  // alive until the node has dropped it
     pods.erase(it);
     assumed.erase(key);
+    if (pod->gang.InGroup()) CountGang(pod->gang.key, 0, -1);
     auto node_it = nodes.find(node);
     if (node_it == nodes.end()) {
       return absl::InternalError(absl::StrCat("pod ", key, " names unknown node ", node));

@@ -3,7 +3,6 @@
 
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/util/strings.h"
 
@@ -57,13 +56,16 @@ void Scheduler::HoldAtPermit(const runtime::Framework& fw,
   pod.timeout = wait.timeout;
   pod.deadline = deps_.clock->Now() + wait.timeout;
   for (std::string_view plugin : wait.plugins) pod.waiting_on.emplace(plugin);
+  // The first member of a gang to wait: its siblings go next, before any other pod.
+  const std::string gang = pod.assumed->gang.key;
+  const bool first_of_gang = !gang.empty() && !waiting_->HasGangMember(gang);
   waiting_->Add(std::move(pod));
+  if (first_of_gang) queue_->ActivateGang(gang);
 }
 
 void Scheduler::SettleWaitingPods() {
   std::vector<WaitingPod> settled = waiting_->TakeSettled(deps_.clock->Now());
   if (settled.empty()) return;
-  absl::flat_hash_set<std::string> released_gangs;
   bool released = false;
   for (WaitingPod& pod : settled) {
     if (!pod.rejection.has_value()) {
@@ -75,13 +77,17 @@ void Scheduler::SettleWaitingPods() {
       continue;
     }
     released = true;
-    if (pod.assumed->gang.InGroup()) released_gangs.insert(pod.assumed->gang.key);
+    const std::string gang = pod.assumed->gang.key;
+    const std::vector<std::string> plugins = {pod.rejection->first};
+    const framework::ClusterEventSet events = pod.fw->EventsHelping(plugins);
     UndoRejectedWait(std::move(pod));
+    // The gang's members not tried yet wait with it rather than being tried in vain.
+    if (!gang.empty()) queue_->ParkGang(gang, plugins, events);
   }
-  // The room the rejected pods held is free again, except for their own gangs: what they gave
-  // back cannot help them, and retrying them on it would only repeat the attempt.
+  // The room the rejected pods held is free again for the pods outside gangs that wanted it.
   if (released) {
-    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted, &released_gangs);
+    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted,
+                                     /*except_gang_members=*/true);
   }
 }
 

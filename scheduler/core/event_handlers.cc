@@ -39,7 +39,19 @@ void Scheduler::OnPod(const client::Event<api::Pod>& event) {
   }
 }
 
+void Scheduler::TrackGangMember(const api::Pod& pod) {
+  const framework::GangMembership gang = framework::GangMembershipOf(pod);
+  if (!gang.InGroup()) return;
+  const bool member = !pod.IsTerminal() && (IsAssigned(pod) || PendingFrameworkFor(pod) != nullptr);
+  if (member) {
+    cache_->SetGangMember(pod.Key(), gang.key);
+  } else {
+    cache_->RemoveGangMember(pod.Key());
+  }
+}
+
 void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
+  TrackGangMember(*pod);
   if (IsAssigned(*pod)) {
     if (pod->IsTerminal()) return;  // finished pods take no resources
     auto info = MakeInfo(pod);
@@ -51,12 +63,17 @@ void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
   if (const runtime::Framework* fw = PendingFrameworkFor(*pod)) {
     auto info = MakeInfo(pod);
     queue_->Add(info, fw->RunPreEnqueue(*info));
+    // Members of its group that waited for enough pods may go now.
+    if (info->gang.InGroup()) {
+      queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kGangMemberAdded);
+    }
   }
 }
 
 void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
                              const std::shared_ptr<const api::Pod>& pod) {
   const std::string key = pod->Key();
+  TrackGangMember(*pod);
   const bool was_assigned = old_pod != nullptr && IsAssigned(*old_pod);
   if (IsAssigned(*pod)) {
     if (!was_assigned) {
@@ -95,6 +112,7 @@ void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
   const std::string key = pod->Key();
   // A pod deleted while it waits at Permit is undone on the scheduling thread (and not requeued).
   (void)waiting_->Reject(key, "", "");
+  cache_->RemoveGangMember(key);
   if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
     (void)cache_->RemovePod(key);
     quota_->Release(key, /*assumed_only=*/false);

@@ -48,6 +48,7 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
                               const framework::PodInfoPtr& pod, FitError* fit_error) {
   if (fw.post_filter_plugins().empty()) return;
   auto outcome = DryRunPostFilter(fw, state, *pod, *fit_error);
+  if (outcome.status.IsSkip()) return;  // no PostFilter plugin had anything to do for this pod
   if (!outcome.status.IsSuccess()) {
     fit_error->post_filter_message = outcome.status.Message();
     if (outcome.clear_nomination && !queue_->NominatedNodeOf(pod->key).empty()) {

@@ -137,6 +137,8 @@ class Scheduler : public client::ClusterEventHandler {
   void OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
                     const std::shared_ptr<const api::Pod>& pod);
   void OnPodDeleted(const std::shared_ptr<const api::Pod>& pod);
+  // Keeps the cache's count of the pod's gang members (framework::GangCounts) true.
+  void TrackGangMember(const api::Pod& pod);
   template <typename T>
   void OnStorageObject(const client::Event<T>& event);
   // The profile that schedules `pod` when it is pending for us (not bound, not terminal, not

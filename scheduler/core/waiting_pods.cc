@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "scheduler/util/strings.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -20,7 +19,7 @@ void WaitingPodRegistry::Add(WaitingPod pod) {
 
 bool WaitingPodRegistry::Allow(std::string_view pod_key, std::string_view plugin) {
   absl::MutexLock lock(&mu_);
-  auto it = pods_.find(util::Absl(pod_key));
+  auto it = pods_.find(pod_key);
   if (it == pods_.end() || Settled(it->second)) return false;
   auto waiting = it->second.waiting_on.find(plugin);
   if (waiting == it->second.waiting_on.end()) return false;
@@ -32,7 +31,7 @@ bool WaitingPodRegistry::Allow(std::string_view pod_key, std::string_view plugin
 bool WaitingPodRegistry::Reject(std::string_view pod_key, std::string_view plugin,
                                 std::string_view message) {
   absl::MutexLock lock(&mu_);
-  auto it = pods_.find(util::Absl(pod_key));
+  auto it = pods_.find(pod_key);
   if (it == pods_.end() || Settled(it->second)) return false;
   it->second.rejection.emplace(std::string(plugin), std::string(message));
   ++settled_;
@@ -63,7 +62,7 @@ std::vector<WaitingPod> WaitingPodRegistry::TakeSettled(absl::Time now) {
   for (auto it = pods_.begin(); it != pods_.end();) {
     if (Settled(it->second)) {
       settled.push_back(std::move(it->second));
-      pods_.erase(it++);
+      it = pods_.erase(it);
     } else {
       ++it;
     }
@@ -84,7 +83,15 @@ std::optional<absl::Time> WaitingPodRegistry::NextDeadline() const {
 
 bool WaitingPodRegistry::IsWaiting(std::string_view pod_key) const {
   absl::MutexLock lock(&mu_);
-  return pods_.contains(util::Absl(pod_key));
+  return pods_.contains(pod_key);
+}
+
+bool WaitingPodRegistry::HasGangMember(std::string_view gang_key) const {
+  absl::MutexLock lock(&mu_);
+  for (const auto& [key, pod] : pods_) {
+    if (pod.assumed->gang.key == gang_key) return true;
+  }
+  return false;
 }
 
 size_t WaitingPodRegistry::size() const {

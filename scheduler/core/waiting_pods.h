@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/btree_set.h"
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/btree_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "scheduler/framework/cycle_state.h"
@@ -52,11 +52,14 @@ class WaitingPodRegistry : public framework::WaitingPods {
   // The earliest deadline of a pod still waiting; nullopt when none waits.
   std::optional<absl::Time> NextDeadline() const;
   bool IsWaiting(std::string_view pod_key) const;
+  // Whether a member of the gang waits (settled or not).
+  bool HasGangMember(std::string_view gang_key) const;
   size_t size() const;
 
  private:
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, WaitingPod> pods_ ABSL_GUARDED_BY(mu_);
+  // By pod key, ordered, so that pods settled together are handled in the same order every run.
+  absl::btree_map<std::string, WaitingPod, std::less<>> pods_ ABSL_GUARDED_BY(mu_);
   size_t settled_ ABSL_GUARDED_BY(mu_) = 0;  // entries allowed or rejected, not yet taken
 };
 

@@ -15,6 +15,13 @@
 
 namespace kubesched::framework {
 
+// How many pods of a gang the scheduler knows (its members), and how many of them are on a node:
+// bound, or assumed by kubesched (binding, or waiting at Permit).
+struct GangCounts {
+  int32_t pods = 0;      // members not finished: pending, waiting, binding or running
+  int32_t assigned = 0;  // members bound or assumed
+};
+
 // Threads: a published GangState is read-only and may be read from any number of threads.
 class GangState {
  public:
@@ -34,8 +41,26 @@ class GangState {
   }
   void Remove(std::string_view key) { groups_.Remove(key); }
 
+  // The member counts of the gang "namespace/name" (implicit groups too); zero when none is known.
+  GangCounts CountsOf(std::string_view key) const {
+    const GangCounts* counts = counts_.Find(key);
+    return counts == nullptr ? GangCounts{} : *counts;
+  }
+  // The writer side: changes the gang's counts by the deltas.
+  void AddToCounts(const std::string& key, int32_t pods, int32_t assigned) {
+    GangCounts counts = CountsOf(key);
+    counts.pods += pods;
+    counts.assigned += assigned;
+    if (counts.pods == 0 && counts.assigned == 0) {
+      counts_.Remove(key);
+    } else {
+      counts_.Set(key, std::make_shared<const GangCounts>(counts));
+    }
+  }
+
  private:
   ShardedObjectMap<api::PodGroup> groups_;
+  ShardedObjectMap<GangCounts> counts_;
 };
 
 }  // namespace kubesched::framework

@@ -216,7 +216,8 @@ class PostFilterHost {
 class PostFilterPlugin : public virtual Plugin {
  public:
   // Called when no node fits (e.g. preemption). `filtered` has every node that was rejected,
-  // with its status (a PreFilter rejection is given to every node).
+  // with its status (a PreFilter rejection is given to every node). Skip: nothing to do for this
+  // pod; the outcome of the plugins before it stands.
   virtual PostFilterOutcome PostFilter(CycleState& state, const PodInfo& pod,
                                        const Snapshot& snapshot,
                                        absl::Span<const NodeStatus> filtered,

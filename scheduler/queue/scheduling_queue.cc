@@ -36,6 +36,8 @@ IncomingEvent IncomingEventOf(framework::ClusterEvent event) {
       return IncomingEvent::kStorageChange;
     case framework::ClusterEvent::kPodGroupChanged:
       return IncomingEvent::kPodGroupChange;
+    case framework::ClusterEvent::kGangMemberAdded:
+      return IncomingEvent::kPodAdd;
     case framework::ClusterEvent::kUnschedulableTimeout:
       return IncomingEvent::kUnschedulableTimeout;
   }
@@ -211,8 +213,8 @@ void SchedulingQueue::Done(const std::string& pod_key) {
   impl_->Unnominate(pod_key);
 }
 
-void SchedulingQueue::MoveAllToActiveOrBackoff(
-    framework::ClusterEvent event, const absl::flat_hash_set<std::string>* except_gangs) {
+void SchedulingQueue::MoveAllToActiveOrBackoff(framework::ClusterEvent event,
+                                               bool except_gang_members) {
   absl::MutexLock lock(&impl_->mu);
   const auto index = static_cast<size_t>(event);
   const auto& source = event == framework::ClusterEvent::kUnschedulableTimeout
@@ -220,16 +222,39 @@ void SchedulingQueue::MoveAllToActiveOrBackoff(
                            : impl_->unschedulable_by_event[index];
   // Copied first: moving an item erases it from the set being walked.
   std::vector<Item*> moving(source.begin(), source.end());
-  if (except_gangs != nullptr && !except_gangs->empty()) {
-    std::erase_if(moving, [&](const Item* item) {
-      return except_gangs->contains(item->info.pod_info->gang.key);
-    });
+  if (except_gang_members) {
+    std::erase_if(moving, [](const Item* item) { return item->info.pod_info->gang.InGroup(); });
   }
   SortByQueueOrder(moving);
   const absl::Time now = impl_->clock->Now();
   const IncomingEvent incoming = IncomingEventOf(event);
   for (Item* item : moving) impl_->MoveToActiveOrBackoff(item, now, incoming);
   impl_->move_request_cycle[index] = impl_->scheduling_cycle;
+}
+
+void SchedulingQueue::ActivateGang(std::string_view gang_key) {
+  absl::MutexLock lock(&impl_->mu);
+  std::vector<Item*> members = impl_->GangItems(gang_key);
+  if (members.empty()) return;
+  const uint64_t lane = impl_->next_lane++;
+  for (Item* item : members) {
+    impl_->Detach(item);
+    item->lane = lane;
+    impl_->PushActive(item);
+  }
+}
+
+void SchedulingQueue::ParkGang(std::string_view gang_key, const std::vector<std::string>& plugins,
+                               framework::ClusterEventSet events) {
+  absl::MutexLock lock(&impl_->mu);
+  for (Item* item : impl_->GangItems(gang_key)) {
+    if (item->where == Where::kUnschedulable) continue;
+    impl_->Detach(item);
+    item->lane = 0;
+    item->info.unschedulable_plugins = plugins;
+    item->info.helpful_events = events;
+    impl_->PushUnschedulable(item);
+  }
 }
 
 void SchedulingQueue::MoveQuotaWaiters(const std::vector<std::string>& keys) {

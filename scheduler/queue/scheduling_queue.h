@@ -135,10 +135,17 @@ class SchedulingQueue {
   void Done(const std::string& pod_key);
 
   // Moves every unschedulable pod that the event could help to activeQ (or backoffQ while its
-  // backoff has not expired). Members of the gangs in `except_gangs` stay: the event is their own
-  // gang giving back what it held, which cannot help them.
-  void MoveAllToActiveOrBackoff(framework::ClusterEvent event,
-                                const absl::flat_hash_set<std::string>* except_gangs = nullptr);
+  // backoff has not expired). `except_gang_members`: members of gangs stay (the event is a gang
+  // giving back what it held tentatively, which helps no other gang: retrying them on it could
+  // only repeat attempts that failed on real pods).
+  void MoveAllToActiveOrBackoff(framework::ClusterEvent event, bool except_gang_members = false);
+  // A member of the gang reached Permit: the gang's other pending members go to the head of
+  // activeQ (whatever their backoff), so that the gang is placed before any other pod.
+  void ActivateGang(std::string_view gang_key);
+  // The gang was given up: its members still in activeQ or backoffQ wait as unschedulable, as if
+  // `plugins` had rejected them (helped by `events`), instead of each being tried in vain.
+  void ParkGang(std::string_view gang_key, const std::vector<std::string>& plugins,
+                framework::ClusterEventSet events);
   // Moves the quota-waiting pods under any of `keys` (quota::kWakeAll: all of them) to activeQ
   // (or backoffQ while their backoff has not expired).
   void MoveQuotaWaiters(const std::vector<std::string>& keys);

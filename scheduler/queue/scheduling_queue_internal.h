@@ -41,12 +41,16 @@ struct Item {
   uint64_t sequence = 0;      // insertion order, breaks ties so equal pods stay FIFO
   int64_t enqueued_ns = 0;    // info.timestamp in ns, as QueueSortPlugin::Less wants it
   absl::Time backoff_expiry;  // backoffQ's key
+  // Non-zero for the members of a gang being placed (SchedulingQueue::ActivateGang): they pop
+  // before every other pod, the latest gang's first, so that gangs are not interleaved.
+  uint64_t lane = 0;
 };
 
 // activeQ order: the profile's QueueSort plugin, else priority (high first) then arrival.
 struct ActiveOrder {
   const framework::QueueSortPlugin* plugin;
   bool operator()(const Item* a, const Item* b) const {
+    if (a->lane != b->lane) return a->lane > b->lane;
     const framework::PodInfo& pa = *a->info.pod_info;
     const framework::PodInfo& pb = *b->info.pod_info;
     if (plugin != nullptr) {
@@ -120,6 +124,7 @@ struct SchedulingQueue::Impl {
   // so that a scrape can list them by plugin.
   absl::flat_hash_set<Item*> gated ABSL_GUARDED_BY(mu);
   uint64_t next_sequence ABSL_GUARDED_BY(mu) = 0;
+  uint64_t next_lane ABSL_GUARDED_BY(mu) = 1;  // Item::lane of the next gang activated
 
   // Upstream's schedulingCycle / moveRequestCycle: a pod popped in cycle c that fails after a
   // move request in cycle >= c may have missed the event that helps it, so it goes to backoffQ
@@ -171,6 +176,22 @@ struct SchedulingQueue::Impl {
       duration *= 2;
     }
     return std::min(duration, options.max_backoff);
+  }
+
+  // The items of a gang waiting in activeQ, backoffQ or the unschedulable set.
+  std::vector<Item*> GangItems(std::string_view gang_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::vector<Item*> found;
+    for (const auto& [key, item] : items) {
+      const Where where = item->where;
+      if (item->info.pod_info->gang.key != gang_key) continue;
+      if (where == Where::kActive || where == Where::kBackoff || where == Where::kUnschedulable) {
+        found.push_back(item.get());
+      }
+    }
+    // In the order they were queued, whatever the map's order: simulate must be reproducible.
+    std::sort(found.begin(), found.end(),
+              [](const Item* a, const Item* b) { return a->sequence < b->sequence; });
+    return found;
   }
 
   Item* NewItem(QueuedPodInfo info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {

@@ -96,6 +96,7 @@ class Framework {
   const std::vector<framework::PostFilterPlugin*>& post_filter_plugins() const {
     return post_filter_;
   }
+  const std::vector<framework::PermitPlugin*>& permit_plugins() const { return permit_; }
   const std::vector<framework::PreScorePlugin*>& pre_score_plugins() const { return pre_score_; }
   const std::vector<WeightedScorePlugin>& score_plugins() const { return score_; }
 

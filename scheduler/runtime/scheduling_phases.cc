@@ -234,23 +234,28 @@ framework::PostFilterOutcome Framework::RunPostFilter(
     framework::CycleState& state, const framework::PodInfo& pod,
     const framework::Snapshot& snapshot, absl::Span<const framework::NodeStatus> filtered,
     const framework::PostFilterHost& host) const {
-  // Upstream's DefaultPreemption counts every PostFilter run as a preemption attempt.
-  if (scheduler_metrics_ != nullptr && !post_filter_.empty()) {
-    scheduler_metrics_->CountPreemptionAttempt();
-  }
-  return ObservePoint(metrics_, ExtensionPoint::kPostFilter, post_filter_.size(), [&] {
-    framework::PostFilterOutcome last;
-    last.status = Status::Unschedulable("no PostFilter plugin could help");
-    for (size_t i = 0; i < post_filter_.size(); ++i) {
-      auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPostFilter, i), state, [&] {
-        return post_filter_[i]->PostFilter(state, pod, snapshot, filtered, host);
+  bool ran = false;
+  framework::PostFilterOutcome outcome =
+      ObservePoint(metrics_, ExtensionPoint::kPostFilter, post_filter_.size(), [&] {
+        framework::PostFilterOutcome last;
+        last.status = Status::Skip();  // stays so while every plugin skips the pod
+        for (size_t i = 0; i < post_filter_.size(); ++i) {
+          auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPostFilter, i), state, [&] {
+            return post_filter_[i]->PostFilter(state, pod, snapshot, filtered, host);
+          });
+          if (outcome.status.IsSkip()) continue;
+          ran = true;
+          outcome.status.set_plugin(post_filter_[i]->Name());
+          if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
+          outcome.clear_nomination = outcome.clear_nomination || last.clear_nomination;
+          last = std::move(outcome);
+        }
+        return last;
       });
-      outcome.status.set_plugin(post_filter_[i]->Name());
-      if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
-      last = std::move(outcome);
-    }
-    return last;
-  });
+  // Upstream's DefaultPreemption counts every PostFilter run as a preemption attempt; a run where
+  // every plugin skipped the pod is none.
+  if (ran && scheduler_metrics_ != nullptr) scheduler_metrics_->CountPreemptionAttempt();
+  return outcome;
 }
 
 PreScoreSummary Framework::RunPreScore(

@@ -88,7 +88,7 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
-        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, Coscheduling, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, -NodePorts");
 }
 
@@ -186,7 +186,7 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
         "NodeResourcesFit:5, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
-        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, Coscheduling, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }
 

@@ -68,6 +68,9 @@ config::Configuration ConfigWithProbe() {
   config::Configuration configuration = config::DefaultConfiguration();
   configuration.profiles[0].plugins.pre_filter.enabled.push_back(
       {std::string(GangProbe::kName), 0});
+  // The probe reports what the snapshot holds; the gang plugin would answer first.
+  std::erase_if(configuration.profiles[0].plugins.multi_point.enabled,
+                [](const config::PluginRef& ref) { return ref.name == "Coscheduling"; });
   return configuration;
 }
 

@@ -197,8 +197,10 @@ class Harness {
       }
     }
     if (plugin == nullptr) {
-      REQUIRE(fw_->post_filter_plugins().size() == 1);
-      plugin = fw_->post_filter_plugins().front();
+      for (auto* candidate : fw_->post_filter_plugins()) {
+        if (candidate->Name() == "DefaultPreemption") plugin = candidate;
+      }
+      REQUIRE(plugin != nullptr);
     }
     const scheduler::CycleFilterHost cycle_host(*fw_, algorithm_.last_skip_filter(), nominated_,
                                                 &pool_);

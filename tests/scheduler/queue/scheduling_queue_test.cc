@@ -187,7 +187,7 @@ TEST_CASE("node and pod-deletion events move every pod whose plugins registered 
   }
 }
 
-TEST_CASE("a gang giving back its room does not move its own members", "[core]") {
+TEST_CASE("a gang giving back its room moves no gang member", "[core]") {
   Fixture f;
   for (const char* name : {"w-0", "w-1"}) {
     f.queue.Add(MakePodInfo(PodBuilder(name).Label(framework::kPodGroupLabel, "train").Ptr(), 0));
@@ -197,10 +197,46 @@ TEST_CASE("a gang giving back its room does not move its own members", "[core]")
   }
   f.MakeUnschedulable("other");
   f.clock.Advance(absl::Seconds(5));
-  const absl::flat_hash_set<std::string> released = {"default/train"};
-  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kPodDeleted, &released);
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kPodDeleted, /*except_gang_members=*/true);
   CHECK(f.PopAll() == std::vector<std::string>{"default/other"});
   CHECK(f.queue.UnschedulableCount() == 2);
+}
+
+TEST_CASE("an activated gang pops before every other pod, whatever its backoff", "[core]") {
+  Fixture f;
+  f.MakeUnschedulable("plain");
+  f.queue.Add(Pod("high", 100));
+  f.queue.Add(MakePodInfo(PodBuilder("w-0").Label(framework::kPodGroupLabel, "job").Ptr(), 0));
+  // w-1 failed once (backoff), w-2 waits as unschedulable.
+  for (const char* name : {"w-1", "w-2"}) {
+    f.queue.Add(MakePodInfo(PodBuilder(name).Label(framework::kPodGroupLabel, "job").Ptr(), 0));
+  }
+  auto high = f.queue.Pop();  // priority 100 first
+  REQUIRE(high->pod_info->key == "default/high");
+  auto w0 = f.queue.Pop();
+  REQUIRE(w0->pod_info->key == "default/w-0");
+  f.queue.AddUnschedulable(std::move(*f.queue.Pop()), /*unschedulable=*/false);  // w-1: backoff
+  f.queue.AddUnschedulable(std::move(*f.queue.Pop()), /*unschedulable=*/true);   // w-2
+  f.queue.Add(Pod("later", 50));
+  f.queue.ActivateGang("default/job");
+  CHECK(f.PopAll() == std::vector<std::string>{"default/w-1", "default/w-2", "default/later"});
+  CHECK(f.queue.UnschedulableCount() == 1);  // plain stays
+}
+
+TEST_CASE("a parked gang waits as unschedulable for the events of its rejecting plugin", "[core]") {
+  Fixture f;
+  for (const char* name : {"w-0", "w-1"}) {
+    f.queue.Add(MakePodInfo(PodBuilder(name).Label(framework::kPodGroupLabel, "job").Ptr(), 0));
+  }
+  f.queue.Add(Pod("other"));
+  f.queue.ParkGang("default/job", {"Coscheduling"}, framework::EventBit(ClusterEvent::kNodeAdded));
+  CHECK(f.queue.UnschedulableCount() == 2);
+  CHECK(f.PopAll() == std::vector<std::string>{"default/other"});
+  f.clock.Advance(absl::Seconds(5));
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kPodDeleted);
+  CHECK(f.queue.UnschedulableCount() == 2);  // not an event that helps them
+  f.queue.MoveAllToActiveOrBackoff(ClusterEvent::kNodeAdded);
+  CHECK(f.PopAll() == std::vector<std::string>{"default/w-0", "default/w-1"});
 }
 
 TEST_CASE("an assigned pod moves only pods it could help", "[core]") {

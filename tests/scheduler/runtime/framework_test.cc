@@ -43,7 +43,9 @@ TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstr
                                                      {"InterPodAffinity", 2},
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1}});
-  CHECK(Names((*fw)->post_filter_plugins()) == std::vector<std::string>{"DefaultPreemption"});
+  CHECK(Names((*fw)->post_filter_plugins()) ==
+        std::vector<std::string>{"DefaultPreemption", "Coscheduling"});
+  CHECK(Names((*fw)->permit_plugins()) == std::vector<std::string>{"Coscheduling"});
   CHECK(std::string((*fw)->queue_sort()->Name()) == "PrioritySort");
 }
 
