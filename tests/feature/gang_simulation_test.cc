@@ -13,6 +13,7 @@
 #include "scheduler/core/scheduler.h"
 #include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
+#include "tests/testing/temp_file.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -258,6 +259,29 @@ TEST_CASE("random groups are placed whole or not at all", "[gang][simulation]") 
     for (const auto& [group, minimum] : min_member) one_fits_alone |= minimum <= 2;
     if (one_fits_alone) CHECK(placed_groups >= 1);
   }
+}
+
+TEST_CASE("the shipped gang example places finetune and eval whole and no llm-pretrain worker",
+          "[gang][simulation]") {
+  auto report = RunSimulation({testing::SourcePath("examples/cluster.yaml"),
+                               testing::SourcePath("examples/gangs.yaml"), /*seed=*/1, 1},
+                              config::DefaultConfiguration());
+  REQUIRE(report.ok());
+  CHECK(report->problems.empty());
+  std::map<std::string, int> placed, pods;
+  for (const auto& pod : report->pod_results) {
+    const std::string group = pod.name.substr(0, pod.name.rfind('-'));
+    ++pods[group];
+    if (pod.node.has_value()) ++placed[group];
+    if (group == "llm-pretrain-worker") {
+      CHECK_THAT(pod.message.value_or(""),
+                 Catch::Contains("pod group ml-training/llm-pretrain cannot be placed whole"));
+    }
+  }
+  CHECK(pods["llm-pretrain-worker"] == 4);
+  CHECK(placed["llm-pretrain-worker"] == 0);
+  CHECK(placed["finetune-worker"] == 3);
+  CHECK(placed["eval"] == 2);
 }
 
 }  // namespace
