@@ -103,9 +103,10 @@ int RunWorkload(const kubesched::bench::WorkloadSpec& spec, const Options& optio
       std::cerr << spec.name << ": " << report.status().message() << "\n";
       return 1;
     }
-    if (report->scheduled != spec.measured_pods) {
-      std::cerr << spec.name << ": only " << report->scheduled << " of " << spec.measured_pods
-                << " pods were scheduled\n";
+    const int expected = spec.expect_scheduled >= 0 ? spec.expect_scheduled : spec.measured_pods;
+    if (report->scheduled != expected) {
+      std::cerr << spec.name << ": " << report->scheduled << " of " << spec.measured_pods
+                << " pods were scheduled, not " << expected << "\n";
       return 1;
     }
     reports.push_back(std::move(*report));

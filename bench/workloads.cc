@@ -9,6 +9,13 @@ namespace {
 
 constexpr char kSetupNamespace[] = "sched-setup";
 constexpr char kTestNamespace[] = "sched-test";
+// The measured pods' queue (root.sched-test) holds 600 cpu; the initial pods' is unlimited.
+constexpr char kGangQuotaConfig[] = R"(queues:
+  autoCreate: true
+  tree:
+  - name: sched-test
+    max: {cpu: "600"}
+)";
 
 // Upstream's node-default.yaml: 110 pods, 4 cpu, 32Gi; labelNodePrepareStrategy adds the zone.
 std::string Node(int index, const std::vector<std::string>& zones, int cpu) {
@@ -137,8 +144,10 @@ std::string CsiNode(int index) {
 }
 
 std::string Pod(const std::string& name, const std::string& namespace_name, PodShape shape,
-                const std::string& node_name, PodVolume volume = PodVolume::kNone) {
-  const ShapeParts parts = PartsOf(shape);
+                const std::string& node_name, PodVolume volume = PodVolume::kNone,
+                const std::string& gang_annotations = "") {
+  ShapeParts parts = PartsOf(shape);
+  if (!gang_annotations.empty()) parts.annotations = gang_annotations;
   std::string metadata =
       absl::StrCat(R"("name":")", name, R"(","namespace":")", namespace_name, "\"");
   if (!parts.labels.empty()) absl::StrAppend(&metadata, R"(,"labels":)", parts.labels);
@@ -248,6 +257,26 @@ const std::vector<WorkloadSpec>& Workloads() {
        "",
        PodVolume::kInTreeAws},
       {"SchedulingCSIPVs", 5000, 2000, 1000, kDefault, kDefault, {}, 4, "", PodVolume::kCsi},
+      // Gangs (kubesched): SchedulingBasic's pods in implicit groups of 8 and of 64, all placed;
+      // then groups of 8 under a queue whose max holds 600 of the 1000 cpu they ask for, so that
+      // 750 groups are placed whole and 500 wait on group quota.
+      {.name = "GangScheduling8",
+       .nodes = 5000,
+       .init_pods = 1000,
+       .measured_pods = 10000,
+       .gang_size = 8},
+      {.name = "GangScheduling64",
+       .nodes = 5000,
+       .init_pods = 1000,
+       .measured_pods = 10000,
+       .gang_size = 64},
+      {.name = "GangScheduling8Quota",
+       .nodes = 5000,
+       .init_pods = 1000,
+       .measured_pods = 10000,
+       .config_yaml = kGangQuotaConfig,
+       .gang_size = 8,
+       .expect_scheduled = 6000},
   };
   return *workloads;
 }
@@ -277,7 +306,12 @@ GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) 
   for (int i = 0; i < spec.measured_pods; ++i) {
     const std::string name = absl::StrCat("pod-", i);
     add_volume(name, kTestNamespace);
-    workload.push_back(Pod(name, kTestNamespace, spec.measured_shape, "", spec.volume));
+    std::string gang;
+    if (spec.gang_size > 0) {
+      gang = absl::StrCat(R"({"kubesched.io/pod-group":"gang-)", i / spec.gang_size,
+                          R"(","kubesched.io/pod-group-min-member":")", spec.gang_size, "\"}");
+    }
+    workload.push_back(Pod(name, kTestNamespace, spec.measured_shape, "", spec.volume, gang));
   }
   GeneratedFiles files{absl::StrCat(directory, "/", spec.name, "-cluster.json"),
                        absl::StrCat(directory, "/", spec.name, "-workload.json")};

@@ -63,6 +63,11 @@ struct WorkloadSpec {
   // Configuration sections (YAML) beyond upstream's defaults; empty = the defaults.
   std::string config_yaml{};
   PodVolume volume = PodVolume::kNone;
+  // > 0: the measured pods form gangs of this many (an implicit group each, by annotations, with
+  // minMember the gang's size), created in order.
+  int gang_size = 0;
+  // How many measured pods must end up scheduled; -1: all of them.
+  int expect_scheduled = -1;
 };
 
 // The workloads `kubesched_bench` knows, with upstream's sizes (the 5000-node performance cases).

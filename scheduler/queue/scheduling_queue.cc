@@ -135,7 +135,8 @@ std::optional<QueuedPodInfo> SchedulingQueue::Impl::PopLocked() {
   Item* item = active.Pop();
   auto it = items.find(item->info.pod_info->key);
   QueuedPodInfo info = std::move(item->info);
-  items.erase(it);
+  item->info.pod_info = info.pod_info;  // ForgetItem reads the gang
+  ForgetItem(it);
   ++info.attempts;
   info.quota_wait_keys.clear();  // set again by the attempt's verdict
   if (info.attempts == 1) info.initial_attempt_timestamp = clock->Now();

@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "scheduler/queue/indexed_heap.h"
 #include "scheduler/queue/scheduling_queue.h"
+#include "scheduler/util/strings.h"
 
 namespace kubesched::queue {
 namespace internal {
@@ -125,6 +126,8 @@ struct SchedulingQueue::Impl {
   absl::flat_hash_set<Item*> gated ABSL_GUARDED_BY(mu);
   uint64_t next_sequence ABSL_GUARDED_BY(mu) = 0;
   uint64_t next_lane ABSL_GUARDED_BY(mu) = 1;  // Item::lane of the next gang activated
+  // The items of each gang, by gang key (kept by NewItem and ForgetItem).
+  absl::flat_hash_map<std::string, absl::flat_hash_set<Item*>> gang_items ABSL_GUARDED_BY(mu);
 
   // Upstream's schedulingCycle / moveRequestCycle: a pod popped in cycle c that fails after a
   // move request in cycle >= c may have missed the event that helps it, so it goes to backoffQ
@@ -181,23 +184,40 @@ struct SchedulingQueue::Impl {
   // The items of a gang waiting in activeQ, backoffQ or the unschedulable set.
   std::vector<Item*> GangItems(std::string_view gang_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::vector<Item*> found;
-    for (const auto& [key, item] : items) {
+    auto members = gang_items.find(util::Absl(gang_key));
+    if (members == gang_items.end()) return found;
+    for (Item* item : members->second) {
       const Where where = item->where;
-      if (item->info.pod_info->gang.key != gang_key) continue;
       if (where == Where::kActive || where == Where::kBackoff || where == Where::kUnschedulable) {
-        found.push_back(item.get());
+        found.push_back(item);
       }
     }
-    // In the order they were queued, whatever the map's order: simulate must be reproducible.
+    // In the order they were queued, whatever the set's order: simulate must be reproducible.
     std::sort(found.begin(), found.end(),
               [](const Item* a, const Item* b) { return a->sequence < b->sequence; });
     return found;
+  }
+
+  // Every item leaves `items` through here, so that the gang index stays true.
+  void ForgetItem(absl::flat_hash_map<std::string, std::unique_ptr<Item>>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const std::string& gang = it->second->info.pod_info->gang.key;
+    if (!gang.empty()) {
+      auto members = gang_items.find(gang);
+      if (members != gang_items.end()) {
+        members->second.erase(it->second.get());
+        if (members->second.empty()) gang_items.erase(members);
+      }
+    }
+    items.erase(it);
   }
 
   Item* NewItem(QueuedPodInfo info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     auto& slot = items[info.pod_info->key];
     slot = std::make_unique<Item>();
     slot->info = std::move(info);
+    const std::string& gang = slot->info.pod_info->gang.key;
+    if (!gang.empty()) gang_items[gang].insert(slot.get());
     return slot.get();
   }
 
@@ -304,7 +324,7 @@ struct SchedulingQueue::Impl {
     auto it = items.find(key);
     if (it == items.end()) return;
     Detach(it->second.get());
-    items.erase(it);
+    ForgetItem(it);
   }
 
   // The pod lifecycle's steps under the lock (scheduling_queue.cc).
