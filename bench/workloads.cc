@@ -183,6 +183,16 @@ void WriteList(const std::string& path, const std::vector<std::string>& items) {
   out << "]}\n";
 }
 
+// SchedulingBasic's 5000 nodes and 1000 initial pods, with the measured pods in gangs of `size`.
+WorkloadSpec Gangs(const char* name, int size, int measured, const char* config = "",
+                   int expect_scheduled = -1) {
+  WorkloadSpec spec{.name = name, .nodes = 5000, .init_pods = 1000, .measured_pods = measured};
+  spec.config_yaml = config;
+  spec.gang_size = size;
+  spec.expect_scheduled = expect_scheduled;
+  return spec;
+}
+
 }  // namespace
 
 const std::vector<WorkloadSpec>& Workloads() {
@@ -260,23 +270,10 @@ const std::vector<WorkloadSpec>& Workloads() {
       // Gangs (kubesched): SchedulingBasic's pods in implicit groups of 8 and of 64, all placed;
       // then groups of 8 under a queue whose max holds 600 of the 1000 cpu they ask for, so that
       // 750 groups are placed whole and 500 wait on group quota.
-      {.name = "GangScheduling8",
-       .nodes = 5000,
-       .init_pods = 1000,
-       .measured_pods = 10000,
-       .gang_size = 8},
-      {.name = "GangScheduling64",
-       .nodes = 5000,
-       .init_pods = 1000,
-       .measured_pods = 10000,
-       .gang_size = 64},
-      {.name = "GangScheduling8Quota",
-       .nodes = 5000,
-       .init_pods = 1000,
-       .measured_pods = 10000,
-       .config_yaml = kGangQuotaConfig,
-       .gang_size = 8,
-       .expect_scheduled = 6000},
+      Gangs("GangScheduling8", 8, 10000),
+      // 156 whole groups: a partial 157th would wait for the members it lacks.
+      Gangs("GangScheduling64", 64, 9984),
+      Gangs("GangScheduling8Quota", 8, 10000, kGangQuotaConfig, 6000),
   };
   return *workloads;
 }
