@@ -205,6 +205,32 @@ void Nodes(Writer& w, const SimulationReport& r) {
   w.EndArray();
 }
 
+// "groups": one object per gang; left out when there is none, so that reports of clusters
+// without gangs keep their shape.
+void Groups(Writer& w, const std::vector<GroupResult>& groups) {
+  if (groups.empty()) return;
+  Key(w, "groups");
+  w.StartArray();
+  for (const auto& group : groups) {
+    w.StartObject();
+    Field(w, "namespace", std::string_view(group.namespace_name));
+    Field(w, "name", std::string_view(group.name));
+    Field(w, "kind", std::string_view(group.kind));
+    Key(w, "minMember");
+    if (group.min_member.has_value()) {
+      w.Int64(*group.min_member);
+    } else {
+      w.Null();
+    }
+    Field(w, "members", int64_t{group.members});
+    Field(w, "placed", int64_t{group.placed});
+    Field(w, "state", std::string_view(group.state));
+    Field(w, "reason", std::string_view(group.reason));
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // Left-aligned columns sized to their widest cell.
 std::string Table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
@@ -229,6 +255,20 @@ std::string ResourceSummary(const api::ResourceList& requested, const api::Resou
                             api::ResourceId id) {
   return absl::StrCat(api::FormatAmount(id, requested.Get(id)), "/",
                       api::FormatAmount(id, alloc.Get(id)));
+}
+
+// The groups section of the table, preceded by a blank line; empty when there is no group.
+std::string GroupsTable(const std::vector<GroupResult>& groups) {
+  if (groups.empty()) return "";
+  std::vector<std::vector<std::string>> rows = {
+      {"GROUP", "KIND", "MIN", "MEMBERS", "PLACED", "STATE", "REASON"}};
+  for (const auto& group : groups) {
+    rows.push_back({absl::StrCat(group.namespace_name, "/", group.name), group.kind,
+                    group.min_member.has_value() ? absl::StrCat(*group.min_member) : "-",
+                    absl::StrCat(group.members), absl::StrCat(group.placed), group.state,
+                    group.reason});
+  }
+  return "\n" + Table(rows);
 }
 
 }  // namespace
@@ -258,6 +298,7 @@ std::string SimulationJson(const SimulationReport& report) {
   w.StartArray();
   for (const auto& queue : report.queues) Queue(w, queue);
   w.EndArray();
+  Groups(w, report.groups);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
@@ -318,6 +359,7 @@ std::string SimulationTable(const SimulationReport& report) {
       std::any_of(report.queues.begin(), report.queues.end(),
                   [](const auto& q) { return !q.limited.empty() || !q.budgets.empty(); });
   if (any_limits) out += "\n" + Table(queues);
+  out += GroupsTable(report.groups);
   return out;
 }
 

@@ -35,6 +35,7 @@ struct LoadedInput {
   std::vector<api::DecodeProblem> problems;
   std::vector<std::string> pending_pod_keys;  // in input order: pending at start or workload
   absl::flat_hash_map<std::string, std::string> workload_bound;  // workload pods with a node
+  std::vector<std::string> gang_pod_keys;  // pods of a group, bound or not, in input order
 };
 
 void CreateAll(std::vector<api::Object> objects, const std::string& source, bool is_workload,
@@ -49,6 +50,7 @@ void CreateAll(std::vector<api::Object> objects, const std::string& source, bool
     }
     const auto* pod = std::get_if<api::Pod>(&object);
     if (pod == nullptr || pod->IsTerminal()) continue;
+    if (framework::GangMembershipOf(*pod).InGroup()) loaded->gang_pod_keys.push_back(pod->Key());
     if (pod->spec.node_name.empty()) {
       loaded->pending_pod_keys.push_back(pod->Key());
     } else if (is_workload) {
@@ -236,6 +238,28 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
   report->pods = static_cast<int>(report->pod_results.size());
 }
 
+// The groups of the pods in `loaded` (those still there) and the PodGroups the cache holds.
+std::vector<GroupResult> GroupResults(const LoadedInput& loaded,
+                                      const cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
+                                      const SimulationReport& report) {
+  absl::flat_hash_map<std::string, const PodResult*> results;
+  for (const auto& result : report.pod_results) {
+    results[absl::StrCat(result.namespace_name, "/", result.name)] = &result;
+  }
+  std::vector<GroupMember> members;
+  for (const auto& key : loaded.gang_pod_keys) {
+    const auto pod = cluster.GetPod(key);  // null: deleted (preempted)
+    if (pod == nullptr || pod->IsTerminal()) continue;
+    GroupMember member{pod->meta.name, framework::GangMembershipOf(*pod),
+                       !pod->spec.node_name.empty(), std::nullopt};
+    if (auto it = results.find(key); it != results.end()) member.message = it->second->message;
+    members.push_back(std::move(member));
+  }
+  framework::Snapshot snapshot;
+  scheduler.cache().UpdateSnapshot(&snapshot);
+  return BuildGroupResults(std::move(members), snapshot.gangs());
+}
+
 }  // namespace
 
 void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
@@ -329,6 +353,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   report.nodes = NodeResults(*sim.scheduler);
   report.watermark = FirstWatermark(*sim.scheduler, config);
   report.queues = sim.scheduler->quota().Usage();
+  report.groups = GroupResults(loaded, sim.cluster, *sim.scheduler, report);
   if (instrumentation.has_value()) {
     report.metrics_text = metrics::ScrapeText(instrumentation->collectables());
     instrumentation->state().AttachScheduler(nullptr);

@@ -15,6 +15,7 @@
 #include "scheduler/core/algorithm.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/quota/quota_tracker.h"
+#include "scheduler/simulate/group_report.h"
 #include "scheduler/util/clock.h"
 
 namespace kubesched::scheduler {
@@ -74,6 +75,8 @@ struct SimulationReport {
   std::vector<NodeResult> nodes;
   // Every queue at the end: max, used and budget spent (by the virtual clock).
   std::vector<quota::QueueUsage> queues;
+  // Every gang (pod group) with a pod in the simulation, and every PodGroup of the dump.
+  std::vector<GroupResult> groups;
   // Input objects that were bad and skipped (the CLI's exit code reflects them).
   std::vector<api::DecodeProblem> problems;
   // The final scrape of the run's metrics (Prometheus text format); set when asked for.
