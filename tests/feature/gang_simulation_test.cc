@@ -284,5 +284,27 @@ TEST_CASE("the shipped gang example places finetune and eval whole and no llm-pr
   CHECK(placed["eval"] == 2);
 }
 
+TEST_CASE("the shipped gang configuration refuses the group its queue cannot hold whole",
+          "[gang][simulation]") {
+  auto config = config::LoadConfigurationFile(testing::SourcePath("config/examples/gangs.yaml"));
+  REQUIRE(config.ok());
+  auto report = RunSimulation({testing::SourcePath("examples/cluster.yaml"),
+                               testing::SourcePath("examples/gangs.yaml"), /*seed=*/1, 1},
+                              *config);
+  REQUIRE(report.ok());
+  int finetune = 0;
+  for (const auto& pod : report->pod_results) {
+    if (pod.name.rfind("llm-pretrain", 0) == 0) {
+      CHECK_FALSE(pod.node.has_value());
+      CHECK_THAT(pod.message.value_or(""),
+                 Catch::Contains("queue root.ml-training: insufficient quota for pod group "
+                                 "ml-training/llm-pretrain: nvidia.com/gpu (used 8, max 32, group "
+                                 "needs 32)"));
+    }
+    if (pod.name.rfind("finetune", 0) == 0 && pod.node.has_value()) ++finetune;
+  }
+  CHECK(finetune == 3);
+}
+
 }  // namespace
 }  // namespace kubesched::scheduler
