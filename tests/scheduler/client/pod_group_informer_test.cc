@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,11 +93,13 @@ InformerOptions FastOptions() {
   return options;
 }
 
-const ReflectorStats* StatsOf(const std::vector<ReflectorStats>& stats, const std::string& kind) {
+// A copy: Informers::Stats() returns a fresh vector each call.
+std::optional<ReflectorStats> StatsOf(const std::vector<ReflectorStats>& stats,
+                                      const std::string& kind) {
   for (const ReflectorStats& entry : stats) {
-    if (entry.kind == kind) return &entry;
+    if (entry.kind == kind) return entry;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 TEST_CASE("PodGroups are listed and delivered to OnPodGroup", "[reflector]") {
@@ -108,8 +111,8 @@ TEST_CASE("PodGroups are listed and delivered to OnPodGroup", "[reflector]") {
   REQUIRE(informers.WaitForSync(absl::Seconds(10)));
   CHECK(handler.events() == std::vector<std::string>{"ADDED ml/train minMember=3"});
   REQUIRE(WaitUntil([&] { return server.WatchTargets(kPodGroups).size() == 1; }));
-  const ReflectorStats* stats = StatsOf(informers.Stats(), "PodGroup");
-  REQUIRE(stats != nullptr);
+  const std::optional<ReflectorStats> stats = StatsOf(informers.Stats(), "PodGroup");
+  REQUIRE(stats.has_value());
   CHECK_FALSE(stats->absent);
   informers.Stop();
 }
