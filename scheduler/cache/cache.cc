@@ -292,6 +292,7 @@ void Cache::Impl::CopyNamespaces(const framework::Snapshot& snapshot,
 Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
                                                  std::vector<const NodeInfo*>* refreshed) {
   absl::MutexLock lock(&impl_->mu);
+  impl_->ApplyGangDeltas();
   framework::SnapshotBuilder builder(snapshot);
   const int64_t since = snapshot->generation();
   SnapshotUpdateStats stats;

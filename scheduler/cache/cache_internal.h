@@ -133,10 +133,28 @@ struct Cache::Impl {
   // The gang members the scheduler told of (SetGangMember), by pod key: their gang's key.
   absl::flat_hash_map<std::string, std::string> gang_members ABSL_GUARDED_BY(mu);
 
+  // Member count changes since the last snapshot, applied once per snapshot: a pod's assume and
+  // its confirmation (removed, then added) cancel out, and the copy-on-write GangState is written
+  // once per cycle rather than once per change.
+  absl::flat_hash_map<std::string, std::pair<int32_t, int32_t>> gang_deltas ABSL_GUARDED_BY(mu);
+
   void CountGang(const std::string& gang_key, int32_t pods, int32_t assigned)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    gangs.AddToCounts(gang_key, pods, assigned);
-    gangs_generation = NextGeneration();
+    auto& delta = gang_deltas[gang_key];
+    delta.first += pods;
+    delta.second += assigned;
+  }
+
+  void ApplyGangDeltas() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (gang_deltas.empty()) return;
+    bool changed = false;
+    for (const auto& [key, delta] : gang_deltas) {
+      if (delta.first == 0 && delta.second == 0) continue;
+      gangs.AddToCounts(key, delta.first, delta.second);
+      changed = true;
+    }
+    gang_deltas.clear();
+    if (changed) gangs_generation = NextGeneration();
   }
   // Signalled (mu held) whenever storage_generation moves or the waits stop: PreBind's wait.
   absl::CondVar storage_changed;
