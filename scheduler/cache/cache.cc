@@ -235,6 +235,21 @@ void Cache::RemoveGangMember(const std::string& pod_key) {
   impl_->gang_members.erase(it);
 }
 
+std::shared_ptr<const api::PodGroup> Cache::PodGroupOf(std::string_view gang_key) const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->gangs.Get(gang_key);
+}
+
+framework::GangCounts Cache::GangCountsOf(const std::string& gang_key) const {
+  absl::MutexLock lock(&impl_->mu);
+  framework::GangCounts counts = impl_->gangs.CountsOf(gang_key);
+  if (auto it = impl_->gang_deltas.find(gang_key); it != impl_->gang_deltas.end()) {
+    counts.pods += it->second.first;
+    counts.assigned += it->second.second;
+  }
+  return counts;
+}
+
 void Cache::RemovePodGroup(const std::string& key) {
   absl::MutexLock lock(&impl_->mu);
   if (impl_->gangs.Find(key) == nullptr) return;

@@ -106,6 +106,10 @@ class Cache : public framework::VolumeAssumeCache {
   // when it is deleted or finished. Placed members are counted as the cache places them.
   void SetGangMember(const std::string& pod_key, const std::string& gang_key);
   void RemoveGangMember(const std::string& pod_key);
+  // The PodGroup object of a gang (null if none), and its member counts now (changes not yet in
+  // a snapshot included).
+  std::shared_ptr<const api::PodGroup> PodGroupOf(std::string_view gang_key) const;
+  framework::GangCounts GangCountsOf(const std::string& gang_key) const;
 
   // framework::VolumeAssumeCache (see there and the class comment).
   absl::Status AssumeVolumes(std::string_view pod_key,

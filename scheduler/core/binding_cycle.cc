@@ -95,6 +95,7 @@ void Scheduler::UndoRejectedWait(WaitingPod pod) {
   const auto& [plugin, message] = *pod.rejection;
   pod.fw->RunUnreserve(*pod.state, *pod.assumed, pod.node);
   (void)cache_->ForgetPod(pod.assumed->key);
+  ReportGangStatus(*pod.assumed);
   queue::QueuedPodInfo& queued = pod.queued;
   // No plugin: the pod was deleted while it waited, and there is no one to tell.
   if (deps_.observer != nullptr && !plugin.empty()) {
@@ -117,6 +118,7 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
     (void)cache_->FinishBinding(assumed->key);
     queue_->Done(assumed->key);
     fw.RunPostBind(*state, *assumed, node);
+    ReportGangStatus(*assumed);
     if (deps_.observer != nullptr) deps_.observer->OnBound(*assumed, node, queued.attempts);
     return;
   }

@@ -171,8 +171,12 @@ class Scheduler : public client::ClusterEventHandler {
   void HoldAtPermit(const runtime::Framework& fw, std::shared_ptr<framework::CycleState> state,
                     queue::QueuedPodInfo queued, framework::PodInfoPtr assumed,
                     const std::string& node, const runtime::Framework::PermitWait& wait);
-  // Undoes a waiting pod that was rejected; returns its gang key ("" if none).
+  // Undoes a waiting pod that was rejected.
   void UndoRejectedWait(WaitingPod pod);
+  // Writes the member's PodGroup status (members placed, phase) when it changed (gang_status.cc).
+  // Called as members bind and as a group is given up; best effort, off the scheduling thread
+  // where binding is.
+  void ReportGangStatus(const framework::PodInfo& member);
   void RunBindingCycle(const runtime::Framework& fw,
                        const std::shared_ptr<framework::CycleState>& state,
                        queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/btree_set.h"
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "scheduler/framework/cycle_state.h"

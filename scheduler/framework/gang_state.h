@@ -27,6 +27,7 @@ class GangState {
  public:
   // The PodGroup by "namespace/name" (GangMembership::key), or null when there is none.
   const api::PodGroup* Find(std::string_view key) const { return groups_.Find(key); }
+  std::shared_ptr<const api::PodGroup> Get(std::string_view key) const { return groups_.Get(key); }
   size_t size() const { return groups_.size(); }
   // Calls fn(key, group) for every group, in no particular order.
   template <typename Fn>

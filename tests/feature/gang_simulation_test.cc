@@ -50,6 +50,7 @@ struct World {
   explicit World(const config::Configuration& config = ParseConfig()) {
     SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
     deps.deleter = &cluster;
+    deps.pod_group_status = &cluster;
     auto created = Scheduler::Create(config, deps);
     REQUIRE(created.ok());
     scheduler = std::move(*created);
@@ -163,6 +164,41 @@ TEST_CASE("a PodGroup object forms the group of the pods labelled with it", "[ga
   world.Add(Group("none", 1));
   world.Run();
   CHECK(world.observer.bound.count("default/lost") == 1);
+}
+
+TEST_CASE("the PodGroup status says how many members are placed and whether that is enough",
+          "[gang][simulation]") {
+  World world;
+  world.Nodes(1, "2");
+  world.Add(Group("fits", 2));
+  world.Add(Group("toobig", 3));
+  for (const char* name : {"f0", "f1"}) {
+    world.Add(PodBuilder(name)
+                  .Container({{"cpu", "1"}})
+                  .Label(framework::kPodGroupLabel, "fits")
+                  .Build());
+  }
+  world.Run();
+  const auto fits = world.cluster.GetPodGroup("default/fits");
+  REQUIRE(fits != nullptr);
+  CHECK(fits->status.phase == "Scheduled");
+  CHECK(fits->status.scheduled == 2);
+  REQUIRE(fits->status.schedule_start_time.has_value());
+  CHECK(*fits->status.schedule_start_time <= world.clock.Now());
+  // A group that cannot fit (the node is full now) is given up and says so.
+  for (const char* name : {"t0", "t1", "t2"}) {
+    world.Add(PodBuilder(name)
+                  .Container({{"cpu", "1"}})
+                  .Label(framework::kPodGroupLabel, "toobig")
+                  .Build());
+  }
+  world.Add(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"pods", "110"}}).Build());
+  world.Run();
+  const auto too_big = world.cluster.GetPodGroup("default/toobig");
+  REQUIRE(too_big != nullptr);
+  CHECK(world.Bound("default/t") == 0);
+  CHECK(too_big->status.phase == "Pending");
+  CHECK(too_big->status.scheduled == 0);
 }
 
 TEST_CASE("bad groups keep their pods pending with the reason", "[gang][simulation]") {

@@ -1,0 +1,37 @@
+// The PodGroup status the scheduler owns: how many members it has placed, and whether that makes
+// the group scheduled. What happens after binding (Running, Finished) is the group's controller's
+// to write, and is kept.
+
+#include <string>
+
+#include "scheduler/core/scheduler.h"
+
+namespace kubesched::scheduler {
+namespace {
+
+bool PastScheduling(const std::string& phase) {
+  return phase == "Running" || phase == "Finished" || phase == "Failed";
+}
+
+}  // namespace
+
+void Scheduler::ReportGangStatus(const framework::PodInfo& member) {
+  if (deps_.pod_group_status == nullptr || !member.gang.InGroup() || member.gang.implicit) return;
+  const std::shared_ptr<const api::PodGroup> group = cache_->PodGroupOf(member.gang.key);
+  if (group == nullptr || !group->error.empty()) return;
+  const framework::GangCounts counts = cache_->GangCountsOf(member.gang.key);
+  api::PodGroupStatus status = group->status;
+  status.scheduled = counts.assigned;
+  if (!PastScheduling(status.phase)) {
+    status.phase = counts.assigned >= group->min_member ? "Scheduled"
+                   : counts.assigned > 0                ? "Scheduling"
+                                                        : "Pending";
+  }
+  if (counts.assigned > 0 && !status.schedule_start_time.has_value()) {
+    status.schedule_start_time = deps_.clock->Now();
+  }
+  if (status == group->status) return;
+  deps_.pod_group_status->WriteStatus(group->meta.namespace_name, group->meta.name, status);
+}
+
+}  // namespace kubesched::scheduler
