@@ -174,24 +174,28 @@ Status Coscheduling::Permit(framework::CycleState& state, const framework::PodIn
     *timeout = data->timeout;
     return Status::Wait();
   }
-  std::vector<std::string> members;
-  waiting_->ForEach([&](const framework::PodInfo& waiting, std::string_view) {
-    if (waiting.gang.key == data->key) members.push_back(waiting.key);
-  });
-  for (const std::string& member : members) waiting_->Allow(member, Name());
+  for (const std::string& member : WaitingMembers(data->key, "")) waiting_->Allow(member, Name());
   // Every member is placed: their own charges now stand for the group's hold.
   if (tracker_ != nullptr) tracker_->ReleaseGang(data->key);
   return Status();
 }
 
+std::vector<std::string> Coscheduling::WaitingMembers(std::string_view gang_key,
+                                                      std::string_view except) const {
+  // Collected first: Allow and Reject must not be called from inside ForEach.
+  std::vector<std::string> members;
+  waiting_->ForEach([&](const framework::PodInfo& waiting, std::string_view) {
+    if (waiting.gang.key == gang_key && waiting.key != except) members.push_back(waiting.key);
+  });
+  return members;
+}
+
 void Coscheduling::GiveUpGroup(const std::string& gang_key, std::string_view except,
                                const std::string& message) {
   if (waiting_ != nullptr) {
-    std::vector<std::string> members;
-    waiting_->ForEach([&](const framework::PodInfo& waiting, std::string_view) {
-      if (waiting.gang.key == gang_key && waiting.key != except) members.push_back(waiting.key);
-    });
-    for (const std::string& member : members) waiting_->Reject(member, Name(), message);
+    for (const std::string& member : WaitingMembers(gang_key, except)) {
+      waiting_->Reject(member, Name(), message);
+    }
   }
   if (tracker_ != nullptr) tracker_->ReleaseGang(gang_key);
 }

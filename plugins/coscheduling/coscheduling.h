@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "config/plugin_args.h"
@@ -61,6 +63,8 @@ class Coscheduling final : public framework::PreFilterPlugin,
   // group's quota hold.
   void GiveUpGroup(const std::string& gang_key, std::string_view except,
                    const std::string& message);
+  // The keys of the gang's members waiting at Permit, but `except`.
+  std::vector<std::string> WaitingMembers(std::string_view gang_key, std::string_view except) const;
 
   framework::WaitingPods* const waiting_;
   quota::QuotaTracker* const tracker_;
