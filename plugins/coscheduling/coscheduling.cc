@@ -64,14 +64,11 @@ std::optional<std::string> ResolveSpec(const framework::PodInfo& pod,
   return std::nullopt;
 }
 
-// The group's whole need: spec.minResources, else minMember times this member's requests.
-api::ResourceList GangNeed(const framework::PodInfo& pod, int32_t min_member,
+// The group's whole need: spec.minResources, else the requests of its first minMember members.
+api::ResourceList GangNeed(const framework::GangState& gangs, const GangCycleState& gang,
                            api::ResourceList min_resources) {
   if (!min_resources.IsZero()) return min_resources;
-  api::ResourceList need;
-  pod.requests.ForEachNonZero(
-      [&](api::ResourceId resource, int64_t amount) { need.Set(resource, amount * min_member); });
-  return need;
+  return gangs.RequestsOfFirst(gang.key, gang.min_member);
 }
 
 Status QuotaVerdict(const quota::Admission& admission, std::string_view message) {
@@ -117,7 +114,7 @@ framework::PreFilterOutcome Coscheduling::PreFilter(framework::CycleState& state
                                   " pod(s), fewer than its minMember ", gang.min_member);
       status = Status::Unresolvable(gang.message);
     } else if (!gang.running && counts.assigned == 0 && tracker_ != nullptr) {
-      const api::ResourceList need = GangNeed(pod, gang.min_member, std::move(min_resources));
+      const api::ResourceList need = GangNeed(snapshot.gangs(), gang, std::move(min_resources));
       const quota::Admission admission = tracker_->AdmitGang(pod, need, gang.min_member);
       gang.message = admission.message;
       status = QuotaVerdict(admission, gang.message);

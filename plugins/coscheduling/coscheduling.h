@@ -20,8 +20,8 @@ namespace kubesched::plugins {
 // kubesched.io/pod-group and kubesched.io/pod-group-min-member); see gang_membership.h.
 //
 // PreFilter (once per member): the group must exist and be valid, and have at least minMember
-// pods; before its first member is placed, its whole need (spec.minResources, else minMember
-// times the member's requests) must fit the member's queue and every ancestor, and is then held
+// pods; before its first member is placed, its whole need (spec.minResources, else the requests
+// of its first minMember members by creation) must fit the member's queue and every ancestor, and is then held
 // there (QuotaTracker::HoldGang) so two groups never each take half. A pod outside any group,
 // or a member of a group already running with minMember members, is skipped.
 // Permit: a member waits, reserved, until minMember members are reserved; the last one allows

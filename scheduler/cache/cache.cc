@@ -215,16 +215,18 @@ void Cache::SetPodGroup(std::shared_ptr<const api::PodGroup> group) {
   impl_->gangs_generation = impl_->NextGeneration();
 }
 
-void Cache::SetGangMember(const std::string& pod_key, const std::string& gang_key) {
+void Cache::SetGangMember(const std::string& gang_key, framework::GangMember member) {
   absl::MutexLock lock(&impl_->mu);
-  auto [it, inserted] = impl_->gang_members.try_emplace(pod_key, gang_key);
-  if (inserted) {
-    impl_->CountGang(gang_key, 1, 0);
-  } else if (it->second != gang_key) {  // the pod moved to another group
+  auto [it, inserted] = impl_->gang_members.try_emplace(member.pod_key, gang_key);
+  if (!inserted && it->second == gang_key) return;
+  if (!inserted) {  // the pod moved to another group
     impl_->CountGang(it->second, -1, 0);
-    impl_->CountGang(gang_key, 1, 0);
+    impl_->gangs.RemoveMember(it->second, member.pod_key);
     it->second = gang_key;
   }
+  impl_->CountGang(gang_key, 1, 0);
+  impl_->gangs.SetMember(gang_key, std::move(member));
+  impl_->gangs_generation = impl_->NextGeneration();
 }
 
 void Cache::RemoveGangMember(const std::string& pod_key) {
@@ -232,6 +234,8 @@ void Cache::RemoveGangMember(const std::string& pod_key) {
   auto it = impl_->gang_members.find(pod_key);
   if (it == impl_->gang_members.end()) return;
   impl_->CountGang(it->second, -1, 0);
+  impl_->gangs.RemoveMember(it->second, pod_key);
+  impl_->gangs_generation = impl_->NextGeneration();
   impl_->gang_members.erase(it);
 }
 

@@ -102,9 +102,11 @@ class Cache : public framework::VolumeAssumeCache {
   void SetPodGroup(std::shared_ptr<const api::PodGroup> group);
   void RemovePodGroup(const std::string& key);
   // The pods of gangs, pending or not, so that snapshots count each gang's members
-  // (framework::GangCounts): SetGangMember when a member appears (idempotent), RemoveGangMember
-  // when it is deleted or finished. Placed members are counted as the cache places them.
-  void SetGangMember(const std::string& pod_key, const std::string& gang_key);
+  // (framework::GangCounts) and know the requests of their first members (a group's need):
+  // SetGangMember when a member appears (idempotent: a known member keeps the requests it came
+  // with), RemoveGangMember when it is deleted or finished. Placed members are counted as the
+  // cache places them.
+  void SetGangMember(const std::string& gang_key, framework::GangMember member);
   void RemoveGangMember(const std::string& pod_key);
   // The PodGroup object of a gang (null if none), and its member counts now (changes not yet in
   // a snapshot included).

@@ -138,10 +138,10 @@ struct Cache::Impl {
   // once per cycle rather than once per change.
   absl::flat_hash_map<std::string, std::pair<int32_t, int32_t>> gang_deltas ABSL_GUARDED_BY(mu);
 
-  void CountGang(const std::string& gang_key, int32_t pods, int32_t assigned)
+  void CountGang(const std::string& gang_key, int32_t members, int32_t assigned)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     auto& delta = gang_deltas[gang_key];
-    delta.first += pods;
+    delta.first += members;
     delta.second += assigned;
   }
 

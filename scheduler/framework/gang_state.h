@@ -9,8 +9,11 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "absl/time/time.h"
 #include "scheduler/api/pod_group.h"
+#include "scheduler/api/resource.h"
 #include "scheduler/framework/storage_state.h"
 
 namespace kubesched::framework {
@@ -21,6 +24,16 @@ struct GangCounts {
   int32_t pods = 0;      // members not finished: pending, waiting, binding or running
   int32_t assigned = 0;  // members bound or assumed
 };
+
+// A member of a gang as its group's need counts it: the first minMember members by creation
+// make up a group's need when its PodGroup names no minResources.
+struct GangMember {
+  absl::Time created;  // InfinitePast when the pod has no creationTimestamp
+  std::string pod_key;
+  api::ResourceList requests;  // as when the member appeared (framework::PodRequests)
+};
+// Ordered by creation, then key.
+using GangMembers = std::vector<GangMember>;
 
 // Threads: a published GangState is read-only and may be read from any number of threads.
 class GangState {
@@ -59,9 +72,18 @@ class GangState {
     }
   }
 
+  // The requests of the gang's first `count` members (by creation, then key), summed; of all of
+  // them when it has fewer.
+  api::ResourceList RequestsOfFirst(std::string_view key, int32_t count) const;
+  // The writer side: adds or replaces the member `member.pod_key` of gang `key`.
+  void SetMember(const std::string& key, GangMember member);
+  void RemoveMember(const std::string& key, std::string_view pod_key);
+
  private:
   ShardedObjectMap<api::PodGroup> groups_;
   ShardedObjectMap<GangCounts> counts_;
+  // A change copies one gang's list: members come and go far less often than pods are placed.
+  ShardedObjectMap<GangMembers> members_;
 };
 
 }  // namespace kubesched::framework

@@ -21,30 +21,6 @@ api::ResourceList ContainerRequests(const api::Container& container, bool non_ze
   return requests;
 }
 
-// Upstream's PodRequests (resourcehelper.PodRequests): regular containers and sidecars run
-// together; each ordinary init container runs alone next to the sidecars declared before it.
-api::ResourceList PodRequests(const api::PodSpec& spec, bool non_zero) {
-  api::ResourceList total;
-  for (const auto& container : spec.containers) total.Add(ContainerRequests(container, non_zero));
-
-  api::ResourceList sidecars;      // sidecars started so far
-  api::ResourceList init_maximum;  // the largest moment of the init phase
-  for (const auto& container : spec.init_containers) {
-    api::ResourceList requests = ContainerRequests(container, non_zero);
-    if (container.restart_policy == "Always") {
-      total.Add(requests);
-      sidecars.Add(requests);
-      init_maximum.SetMax(sidecars);
-    } else {
-      requests.Add(sidecars);
-      init_maximum.SetMax(requests);
-    }
-  }
-  total.SetMax(init_maximum);
-  total.Add(spec.overhead);
-  return total;
-}
-
 AffinityTerm CompileTerm(const api::PodAffinityTerm& term, api::Symbol own_namespace) {
   AffinityTerm compiled;
   compiled.selector = term.label_selector;
@@ -92,6 +68,30 @@ std::vector<PodVolumeRef> VolumeRefs(const api::Pod& pod) {
 }
 
 }  // namespace
+
+// Regular containers and sidecars run together; each ordinary init container runs alone next to
+// the sidecars declared before it.
+api::ResourceList PodRequests(const api::PodSpec& spec, bool non_zero) {
+  api::ResourceList total;
+  for (const auto& container : spec.containers) total.Add(ContainerRequests(container, non_zero));
+
+  api::ResourceList sidecars;      // sidecars started so far
+  api::ResourceList init_maximum;  // the largest moment of the init phase
+  for (const auto& container : spec.init_containers) {
+    api::ResourceList requests = ContainerRequests(container, non_zero);
+    if (container.restart_policy == "Always") {
+      total.Add(requests);
+      sidecars.Add(requests);
+      init_maximum.SetMax(sidecars);
+    } else {
+      requests.Add(sidecars);
+      init_maximum.SetMax(requests);
+    }
+  }
+  total.SetMax(init_maximum);
+  total.Add(spec.overhead);
+  return total;
+}
 
 bool AffinityTerm::Matches(const api::Pod& pod, const api::LabelSet* namespace_labels) const {
   if (!selector.has_value()) return false;

@@ -136,6 +136,10 @@ struct PriorityClassTraits {
 
 // Builds the PodInfo of `pod` with the given resolved priority and its class's traits (the pod's
 // own annotation and preemptionPolicy are read here and win over the class's policy).
+// Upstream's PodRequests (resourcehelper.PodRequests): what PodInfo::requests holds (with
+// `non_zero`, PodInfo::non_zero_requests), for a pod no PodInfo is made for.
+api::ResourceList PodRequests(const api::PodSpec& spec, bool non_zero);
+
 PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
                        PriorityClassTraits traits = {});
 

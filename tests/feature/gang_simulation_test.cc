@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
@@ -246,6 +247,32 @@ TEST_CASE("a group over its queue's quota places no member and says why", "[gang
   CHECK(world.Bound("default/b") == 0);  // one cpu left, the group needs two
   CHECK_THAT(world.Message("default/b0"),
              Catch::Contains("queue root.ml: insufficient quota for pod group default/b: cpu"));
+}
+
+TEST_CASE("a group's quota need is what its first minMember members ask", "[gang][simulation]") {
+  World world(ParseConfig(R"(queues:
+  tree:
+  - name: ml
+    max: {cpu: "3"}
+)"));
+  world.Nodes(2, "8");
+  // minMember 2 of three pods: the two created first ask 1 and 3 cpu, so the group needs 4, over
+  // the queue's max, whichever member is tried first (the small one: higher priority). The last
+  // one, beyond minMember, does not count.
+  const std::tuple<const char*, const char*, int64_t, int32_t> members[] = {
+      {"small", "1", 10, 10}, {"large", "3", 20, 0}, {"extra", "1", 30, 0}};
+  for (const auto& [name, cpu, created, priority] : members) {
+    api::Pod pod = Member(name, "job", 2, cpu);
+    pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern("root.ml"));
+    pod.spec.priority = priority;
+    pod.meta.creation_timestamp = absl::FromUnixSeconds(1'600'000'000 + created);
+    world.Add(pod);
+  }
+  world.Run();
+  CHECK(world.Bound("default/") == 0);
+  CHECK_THAT(world.Message("default/small"),
+             Catch::Contains("insufficient quota for pod group default/job: cpu (used 0, max 3, "
+                             "group needs 4)"));
 }
 
 // Random groups on random clusters: whatever happens, a group is never left with fewer than

@@ -45,5 +45,34 @@ TEST_CASE("a published GangState keeps what it saw while the writer goes on", "[
   CHECK(visited == 99);
 }
 
+GangMember MemberOf(int64_t created_seconds, const std::string& key, int64_t cpu_milli) {
+  GangMember member{absl::FromUnixSeconds(created_seconds), key, {}};
+  member.requests.Set(api::kCpu, cpu_milli);
+  return member;
+}
+
+TEST_CASE("a group's need counts its first members by creation, then by key", "[framework]") {
+  GangState gangs;
+  gangs.SetMember("ml/train", MemberOf(30, "ml/worker-2", 4000));
+  gangs.SetMember("ml/train", MemberOf(10, "ml/launcher", 1000));
+  gangs.SetMember("ml/train", MemberOf(20, "ml/worker-1", 2000));
+  gangs.SetMember("ml/train", MemberOf(20, "ml/worker-0", 3000));  // same time: key decides
+  gangs.SetMember("ml/other", MemberOf(0, "ml/x", 500));
+  CHECK(gangs.RequestsOfFirst("ml/train", 1).Get(api::kCpu) == 1000);
+  CHECK(gangs.RequestsOfFirst("ml/train", 2).Get(api::kCpu) == 4000);  // launcher + worker-0
+  CHECK(gangs.RequestsOfFirst("ml/train", 3).Get(api::kCpu) == 6000);
+  CHECK(gangs.RequestsOfFirst("ml/train", 9).Get(api::kCpu) == 10000);  // all it has
+  CHECK(gangs.RequestsOfFirst("ml/missing", 3).IsZero());
+
+  const GangState published = gangs;
+  gangs.RemoveMember("ml/train", "ml/launcher");
+  gangs.SetMember("ml/train", MemberOf(40, "ml/worker-0", 9000));      // replaced, now last
+  CHECK(gangs.RequestsOfFirst("ml/train", 2).Get(api::kCpu) == 6000);  // worker-1 + worker-2
+  CHECK(published.RequestsOfFirst("ml/train", 2).Get(api::kCpu) == 4000);
+  gangs.RemoveMember("ml/other", "ml/x");
+  gangs.RemoveMember("ml/other", "ml/x");  // gone already: nothing happens
+  CHECK(gangs.RequestsOfFirst("ml/other", 1).IsZero());
+}
+
 }  // namespace
 }  // namespace kubesched::framework
