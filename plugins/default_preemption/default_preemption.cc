@@ -9,8 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "plugins/default_preemption/gang_victims.h"
 #include "plugins/default_preemption/pick_node.h"
 #include "plugins/default_preemption/victims.h"
 #include "plugins/helper/args.h"
@@ -248,6 +250,7 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
                                                         host, worker.scratch, &result.victims,
                                                         &result.pdb_violations);
         if (result.status.IsSuccess() && !result.victims.empty()) {
+          if (policy.gangs != nullptr) policy.gangs->Expand(&result.victims);
           result.summary = preemption::SummarizeVictims(result.victims);
         }
       }
@@ -294,6 +297,31 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
   return run;
 }
 
+// The nomination and the victims: the best candidate's, or, for a member of a pod group with
+// `members` members still to place, the victims of the best `members` candidates (one member
+// per node, each judged as this one), nominated to the best.
+PostFilterOutcome Nominate(const DryRun& run, size_t members,
+                           const preemption::GangVictims* gangs) {
+  PostFilterOutcome outcome;
+  const std::vector<size_t> chosen =
+      members <= 1 ? std::vector<size_t>{preemption::PickOneNode(run.candidates)}
+                   : preemption::RankCandidates(run.candidates, members);
+  outcome.nominated_node = run.candidates[chosen.front()].node->name();
+  std::vector<const framework::PodInfo*> victims;
+  absl::flat_hash_set<const framework::PodInfo*> taken;
+  for (const size_t index : chosen) {
+    const Candidate& candidate = run.candidates[index];
+    for (size_t i = candidate.begin; i < candidate.end; ++i) {
+      if (taken.insert(run.victim_pool[i]).second) victims.push_back(run.victim_pool[i]);
+    }
+  }
+  // Members a group could spare on each node may be more than it can spare in all.
+  if (chosen.size() > 1 && gangs != nullptr) gangs->Expand(&victims);
+  outcome.victims.reserve(victims.size());
+  for (const framework::PodInfo* victim : victims) outcome.victims.push_back(victim->key);
+  return outcome;
+}
+
 }  // namespace
 
 DefaultPreemption::DefaultPreemption(const config::DefaultPreemptionArgs& args,
@@ -328,8 +356,11 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
   }
   std::optional<quota::QuotaPreemption> quota_view;
   if (quota_ != nullptr && BlockedByQuota(filtered)) quota_view = quota_->PreemptionView(pod);
-  const preemption::VictimPolicy policy{pod.priority, args_.non_preemptible_override_priority,
-                                        quota_view.has_value() ? &*quota_view : nullptr};
+  preemption::VictimPolicy policy{pod.priority, args_.non_preemptible_override_priority,
+                                  quota_view.has_value() ? &*quota_view : nullptr};
+  const std::unique_ptr<preemption::GangVictims> gangs =
+      preemption::GangVictims::Collect(snapshot, policy);
+  policy.gangs = gangs.get();
   if (WaitsForVictims(pod, snapshot, filtered, policy)) {
     return Rejected(Status::Unschedulable(kNotEligibleTerminating));
   }
@@ -337,30 +368,31 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
 
   const std::vector<const framework::NodeInfo*> nodes =
       PotentialNodes(filtered, quota_view.has_value());
+  const int32_t members = preemption::MembersToPlace(pod, snapshot);
   DryRun run;
   if (!nodes.empty()) {
     const auto n = static_cast<int32_t>(nodes.size());
-    run = DryRunPreemption(state, pod, snapshot, nodes, {NextOffset(n), NumCandidates(n)}, policy,
-                           host);
+    run = DryRunPreemption(state, pod, snapshot, nodes,
+                           {NextOffset(n), std::max(NumCandidates(n), members)}, policy, host);
   }
-  if (run.candidates.empty()) {
+  if (run.candidates.empty() || run.candidates.size() < static_cast<size_t>(members)) {
     if (!run.error.IsSuccess()) {
       return Rejected(Status::Error(absl::StrCat("preemption: ", run.error.Message())));
     }
     // No node would do: an earlier nomination of the pod is void (upstream clears it).
-    PostFilterOutcome outcome =
-        RejectedWith(state, Code::kUnschedulable, Diagnosis(snapshot.nodes().size(), run.failed));
+    PostFilterOutcome outcome = RejectedWith(
+        state, Code::kUnschedulable,
+        run.candidates.empty()
+            ? Diagnosis(snapshot.nodes().size(), run.failed)
+            : absl::StrCat("preemption: pod group ", pod.gang.key, " needs room for ", members,
+                           " more member(s); removing lower-priority pods makes room on ",
+                           run.candidates.size(), " node(s)"));
     outcome.clear_nomination = true;
     return outcome;
   }
   // Upstream lists candidates without PDB violations before the others; the order only matters
   // among candidates tied on every score, which have equal violations, so it is kept as found.
-  const Candidate& best = run.candidates[preemption::PickOneNode(run.candidates)];
-  PostFilterOutcome outcome;
-  outcome.nominated_node = best.node->name();
-  outcome.victims.reserve(best.end - best.begin);
-  for (size_t i = best.begin; i < best.end; ++i) outcome.victims.push_back(run.victim_pool[i]->key);
-  return outcome;
+  return Nominate(run, static_cast<size_t>(members), gangs.get());
 }
 
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewDefaultPreemption(

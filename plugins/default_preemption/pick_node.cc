@@ -1,5 +1,7 @@
 #include "plugins/default_preemption/pick_node.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -36,12 +38,32 @@ int64_t SmallestPrioritySum(const Candidate& c) { return -c.victims.shifted_prio
 int64_t FewestVictims(const Candidate& c) { return -static_cast<int64_t>(c.victims.count); }
 int64_t LatestStartTime(const Candidate& c) { return c.victims.earliest_top_start; }
 
+using ScoreFn = int64_t (*)(const Candidate&);
+constexpr ScoreFn kScores[] = {FewestPdbViolations, LowestHighestPriority, SmallestPrioritySum,
+                               FewestVictims, LatestStartTime};
+
 }  // namespace
 
+std::vector<size_t> RankCandidates(absl::Span<const Candidate> candidates, size_t count) {
+  std::vector<size_t> order(candidates.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  count = std::min(count, order.size());
+  // Lexicographic on the scores, then the first found: PickOneNode's tie-breaking.
+  const auto better = [&](size_t a, size_t b) {
+    for (const ScoreFn score : kScores) {
+      const int64_t left = score(candidates[a]);
+      const int64_t right = score(candidates[b]);
+      if (left != right) return left > right;
+    }
+    return a < b;
+  };
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(count), order.end(),
+                    better);
+  order.resize(count);
+  return order;
+}
+
 size_t PickOneNode(absl::Span<const Candidate> candidates) {
-  using ScoreFn = int64_t (*)(const Candidate&);
-  constexpr ScoreFn kScores[] = {FewestPdbViolations, LowestHighestPriority, SmallestPrioritySum,
-                                 FewestVictims, LatestStartTime};
   // Indices of the candidates still tied; each score keeps those with the highest value.
   std::vector<size_t> tied(candidates.size());
   for (size_t i = 0; i < tied.size(); ++i) tied[i] = i;

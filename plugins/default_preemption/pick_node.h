@@ -42,5 +42,8 @@ struct Candidate {
 // important victim, then the smallest sum of victim priorities, then the fewest victims, then the
 // latest start among its highest-priority victims, then the first. `candidates` is not empty.
 size_t PickOneNode(absl::Span<const Candidate> candidates);
+// The indices of the best `count` candidates (all of them when fewer), best first, in
+// PickOneNode's order: its first is PickOneNode's choice.
+std::vector<size_t> RankCandidates(absl::Span<const Candidate> candidates, size_t count);
 
 }  // namespace kubesched::plugins::preemption

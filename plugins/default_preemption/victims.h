@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+#include "plugins/default_preemption/gang_victims.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/quota/quota_tracker.h"
@@ -27,12 +28,15 @@ struct VictimPolicy {
   // Set when queue quota holds the preemptor back: only pods counted in the blocking queue's
   // subtree may go, and the victims must free the quota as well as the node.
   const quota::QuotaPreemption* quota = nullptr;
+  // Set when some pod group has placed members: a member may go only with its whole group.
+  const GangVictims* gangs = nullptr;
 
   // Lower priority, and not NonPreemptible unless the preemptor is at the override or above.
   bool MayPreempt(const framework::PodInfo& victim) const {
     return victim.priority < preemptor_priority &&
            (!victim.non_preemptible || preemptor_priority >= override_priority) &&
-           (quota == nullptr || quota->MayPreempt(victim.key));
+           (quota == nullptr || quota->MayPreempt(victim.key)) &&
+           (gangs == nullptr || gangs->WholeGroupMayGo(victim));
   }
   // Lower priority but NonPreemptible: what only the override could remove.
   bool Protected(const framework::PodInfo& victim) const {

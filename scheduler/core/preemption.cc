@@ -35,7 +35,10 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
       all_rejected.push_back({node, allowed ? pre : excluded});
     }
   } else if (!pre.IsSuccess()) {
-    for (const auto* node : snapshot_.nodes()) all_rejected.push_back({node, pre});
+    // Removing pods cannot lift it (the plugin did not say it may): no node is worth a dry run.
+    framework::Status stands(framework::Code::kUnschedulableAndUnresolvable, pre.reasons());
+    stands.set_plugin(pre.plugin());
+    for (const auto* node : snapshot_.nodes()) all_rejected.push_back({node, stands});
   }
   const CycleFilterHost host(fw, skip, nominated_, pool_.get());
   return fw.RunPostFilter(state, pod, snapshot_,
@@ -62,13 +65,23 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
     return;
   }
   std::vector<framework::PodInfoPtr> victims;
+  std::vector<std::string> waiting_victims;
   for (const auto& key : outcome.victims) {
     framework::PodInfoPtr victim = cache_->GetPod(key);
     if (victim == nullptr) {
       fit_error->post_filter_message = absl::StrCat("preemption: victim ", key, " is not cached");
       return;
     }
-    victims.push_back(std::move(victim));
+    // A pod waiting at Permit is not bound: it is sent back to the queue, not deleted (upstream).
+    if (waiting_->IsWaiting(key)) {
+      waiting_victims.push_back(key);
+    } else {
+      victims.push_back(std::move(victim));
+    }
+  }
+  const std::string preempted = absl::StrCat("preempted by ", pod->key);
+  for (const auto& key : waiting_victims) {
+    waiting_->Reject(key, outcome.status.plugin(), preempted);
   }
   queue_->AddNominatedPod(pod, outcome.nominated_node);
   // Pods of lower priority nominated to the same node lose the nomination (upstream): the room

@@ -60,6 +60,11 @@ class GangState {
     const GangCounts* counts = counts_.Find(key);
     return counts == nullptr ? GangCounts{} : *counts;
   }
+  // Calls fn(key, counts) for every gang with members, in no particular order.
+  template <typename Fn>
+  void ForEachCounts(Fn&& fn) const {
+    counts_.ForEach(std::forward<Fn>(fn));
+  }
   // The writer side: changes the gang's counts by the deltas.
   void AddToCounts(const std::string& key, int32_t pods, int32_t assigned) {
     GangCounts counts = CountsOf(key);

@@ -237,8 +237,10 @@ framework::PostFilterOutcome Framework::RunPostFilter(
   bool ran = false;
   framework::PostFilterOutcome outcome =
       ObservePoint(metrics_, ExtensionPoint::kPostFilter, post_filter_.size(), [&] {
-        framework::PostFilterOutcome last;
-        last.status = Status::Skip();  // stays so while every plugin skips the pod
+        // Upstream's: the first success, unresolvable or error ends it; otherwise the reasons
+        // of every plugin that rejected the pod, named after the first.
+        framework::PostFilterOutcome rejected;
+        rejected.status = Status::Skip();  // stays so while every plugin skips the pod
         for (size_t i = 0; i < post_filter_.size(); ++i) {
           auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPostFilter, i), state, [&] {
             return post_filter_[i]->PostFilter(state, pod, snapshot, filtered, host);
@@ -246,11 +248,17 @@ framework::PostFilterOutcome Framework::RunPostFilter(
           if (outcome.status.IsSkip()) continue;
           ran = true;
           outcome.status.set_plugin(post_filter_[i]->Name());
-          if (outcome.status.IsSuccess() || outcome.status.code() == Code::kError) return outcome;
-          outcome.clear_nomination = outcome.clear_nomination || last.clear_nomination;
-          last = std::move(outcome);
+          if (outcome.status.code() != Code::kUnschedulable) return outcome;
+          if (rejected.status.IsSkip()) {
+            rejected = std::move(outcome);
+            continue;
+          }
+          for (const std::string_view reason : outcome.status.reasons()) {
+            rejected.status.AddReason(reason);
+          }
+          rejected.clear_nomination = rejected.clear_nomination || outcome.clear_nomination;
         }
-        return last;
+        return rejected;
       });
   // Upstream's DefaultPreemption counts every PostFilter run as a preemption attempt; a run where
   // every plugin skipped the pod is none.

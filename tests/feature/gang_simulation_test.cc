@@ -10,86 +10,18 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "config/config.h"
-#include "scheduler/core/scheduler.h"
-#include "scheduler/simulate/simulation.h"
-#include "tests/testing/builders.h"
+#include "tests/feature/gang_world.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched::scheduler {
 namespace {
 
+using gang_testing::Group;
+using gang_testing::Member;
+using gang_testing::ParseConfig;
+using gang_testing::World;
 using testing::NodeBuilder;
 using testing::PodBuilder;
-
-class Observer : public SchedulingObserver {
- public:
-  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message, int) override {
-    messages[pod.key] = message;
-  }
-  void OnBound(const framework::PodInfo& pod, const std::string& node, int) override {
-    bound[pod.key] = node;
-  }
-  std::map<std::string, std::string> messages, bound;
-};
-
-config::Configuration ParseConfig(const std::string& extra = "") {
-  auto parsed = config::ParseConfiguration(absl::StrCat(
-      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n", extra));
-  INFO(parsed.status().message());
-  REQUIRE(parsed.ok());
-  return *parsed;
-}
-
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
-  Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
-
-  explicit World(const config::Configuration& config = ParseConfig()) {
-    SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
-    deps.deleter = &cluster;
-    deps.pod_group_status = &cluster;
-    auto created = Scheduler::Create(config, deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-  }
-  void Add(const api::Object& object) { REQUIRE(cluster.Create(object).ok()); }
-  void Nodes(int count, const std::string& cpu) {
-    for (int i = 0; i < count; ++i) {
-      Add(NodeBuilder(absl::StrCat("n", i)).Capacity({{"cpu", cpu}, {"pods", "110"}}).Build());
-    }
-  }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
-  int Bound(const std::string& prefix) const {
-    int n = 0;
-    for (const auto& [key, node] : observer.bound) n += key.rfind(prefix, 0) == 0 ? 1 : 0;
-    return n;
-  }
-  std::string Message(const std::string& key) { return observer.messages[key]; }
-};
-
-// A member of the implicit group `group` (annotations) asking for `cpu`.
-api::Pod Member(const std::string& name, const std::string& group, int min_member,
-                const std::string& cpu = "1") {
-  return PodBuilder(name)
-      .Container({{"cpu", cpu}})
-      .Annotation(framework::kPodGroupAnnotation, group)
-      .Annotation(framework::kPodGroupMinMemberAnnotation, std::to_string(min_member))
-      .Build();
-}
-
-api::PodGroup Group(const std::string& name, int min_member) {
-  api::PodGroup group;
-  group.meta.name = name;
-  group.meta.namespace_name = "default";
-  group.meta.namespace_symbol = api::Intern("default");
-  group.min_member = min_member;
-  return group;
-}
 
 TEST_CASE("a group that fits is placed whole", "[gang][simulation]") {
   World world;

@@ -271,8 +271,10 @@ TEST_CASE("a PostFilter rejection joins the FailedScheduling message", "[schedul
       h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
   h.Run();
   CHECK(h.NodeOf("default/high").empty());
+  // Every PostFilter plugin that rejected the pod adds its reasons (upstream).
   CHECK(h.recorder.messages["default/high"] ==
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: no lower-priority pods.");
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No "
+        "preemption victims found for incoming pod., preemption: no lower-priority pods.");
   CHECK(h.cluster.GetPod("default/peer") != nullptr);
 }
 
