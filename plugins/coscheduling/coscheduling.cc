@@ -41,8 +41,7 @@ framework::CycleState::Key StateKey() {
 // Reads the group's spec from its PodGroup object, or from the pod for an implicit group. On
 // failure, the message the pod waits with.
 std::optional<std::string> ResolveSpec(const framework::PodInfo& pod,
-                                       const framework::GangState& gangs, GangCycleState* data,
-                                       api::ResourceList* min_resources) {
+                                       const framework::GangState& gangs, GangCycleState* data) {
   const framework::GangMembership& gang = pod.gang;
   data->key = gang.key;
   if (!gang.error.empty()) return gang.error;
@@ -57,18 +56,10 @@ std::optional<std::string> ResolveSpec(const framework::PodInfo& pod,
   }
   if (!group->error.empty()) return absl::StrCat("pod group ", gang.key, ": ", group->error);
   data->min_member = group->min_member;
-  *min_resources = group->min_resources;
   if (group->schedule_timeout_seconds.has_value() && *group->schedule_timeout_seconds > 0) {
     data->timeout = absl::Seconds(*group->schedule_timeout_seconds);
   }
   return std::nullopt;
-}
-
-// The group's whole need: spec.minResources, else the requests of its first minMember members.
-api::ResourceList GangNeed(const framework::GangState& gangs, const GangCycleState& gang,
-                           api::ResourceList min_resources) {
-  if (!min_resources.IsZero()) return min_resources;
-  return gangs.RequestsOfFirst(gang.key, gang.min_member);
 }
 
 Status QuotaVerdict(const quota::Admission& admission, std::string_view message) {
@@ -100,9 +91,8 @@ framework::PreFilterOutcome Coscheduling::PreFilter(framework::CycleState& state
   if (!pod.gang.InGroup()) return {Status::Skip(), {}};
   auto data = std::make_unique<GangCycleState>();
   GangCycleState& gang = *data;
-  api::ResourceList min_resources;
   Status status;
-  if (auto problem = ResolveSpec(pod, snapshot.gangs(), &gang, &min_resources)) {
+  if (auto problem = ResolveSpec(pod, snapshot.gangs(), &gang)) {
     gang.message = *std::move(problem);
     status = Status::Unresolvable(gang.message);
   } else {
@@ -114,7 +104,7 @@ framework::PreFilterOutcome Coscheduling::PreFilter(framework::CycleState& state
                                   " pod(s), fewer than its minMember ", gang.min_member);
       status = Status::Unresolvable(gang.message);
     } else if (!gang.running && counts.assigned == 0 && tracker_ != nullptr) {
-      const api::ResourceList need = GangNeed(snapshot.gangs(), gang, std::move(min_resources));
+      const api::ResourceList need = framework::GangNeedOf(pod, snapshot.gangs());
       const quota::Admission admission = tracker_->AdmitGang(pod, need, gang.min_member);
       gang.message = admission.message;
       status = QuotaVerdict(admission, gang.message);

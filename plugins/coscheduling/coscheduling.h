@@ -21,15 +21,14 @@ namespace kubesched::plugins {
 //
 // PreFilter (once per member): the group must exist and be valid, and have at least minMember
 // pods; before its first member is placed, its whole need (spec.minResources, else the requests
-// of its first minMember members by creation) must fit the member's queue and every ancestor, and is then held
-// there (QuotaTracker::HoldGang) so two groups never each take half. A pod outside any group,
-// or a member of a group already running with minMember members, is skipped.
-// Permit: a member waits, reserved, until minMember members are reserved; the last one allows
-// them all. The wait ends after spec.scheduleTimeoutSeconds (default 60 s).
-// PostFilter (after preemption found nothing): a member that fits nowhere rejects the members
-// waiting, so the group gives back what it held at once rather than at its timeout.
-// Unreserve: a member given up (timeout, rejection, failed bind) gives up the others and the
-// group's quota hold.
+// of its first minMember members by creation) must fit the member's queue and every ancestor, and
+// is then held there (QuotaTracker::HoldGang) so two groups never each take half. A pod outside any
+// group, or a member of a group already running with minMember members, is skipped. Permit: a
+// member waits, reserved, until minMember members are reserved; the last one allows them all. The
+// wait ends after spec.scheduleTimeoutSeconds (default 60 s). PostFilter (after preemption found
+// nothing): a member that fits nowhere rejects the members waiting, so the group gives back what it
+// held at once rather than at its timeout. Unreserve: a member given up (timeout, rejection, failed
+// bind) gives up the others and the group's quota hold.
 class Coscheduling final : public framework::PreFilterPlugin,
                            public framework::PostFilterPlugin,
                            public framework::ReservePlugin,
@@ -46,6 +45,10 @@ class Coscheduling final : public framework::PreFilterPlugin,
   framework::ClusterEventSet EventsToRegister() const override;
   framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::Snapshot& snapshot) override;
+  // Its one Unschedulable rejection is group quota, which preempting the queue's lower-priority
+  // pods may lift (DefaultPreemption, with QuotaTracker::GangPreemptionView); the others are
+  // unresolvable.
+  bool PreemptionMayLiftRejection() const override { return true; }
   framework::PostFilterOutcome PostFilter(framework::CycleState& state,
                                           const framework::PodInfo& pod,
                                           const framework::Snapshot& snapshot,

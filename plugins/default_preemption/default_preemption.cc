@@ -92,23 +92,37 @@ bool WaitsForVictims(const framework::PodInfo& pod, const framework::Snapshot& s
 }
 
 // Upstream's nodesWherePreemptionMightHelp: rejected as Unschedulable, which removing pods may
-// fix. QueueQuota's rejections count only with a quota view (quota-aware preemption): then the
-// victims must free the queue as well as the node.
+// fix. Quota rejections (QueueQuota's, Coscheduling's for a group) count only with a quota view
+// (quota-aware preemption): then the victims must free the queue as well as the node.
 std::vector<const framework::NodeInfo*> PotentialNodes(absl::Span<const NodeStatus> filtered,
                                                        bool quota_aware) {
   std::vector<const framework::NodeInfo*> nodes;
   for (const NodeStatus& entry : filtered) {
     if (entry.node == nullptr || entry.status.code() != Code::kUnschedulable) continue;
-    if (entry.status.plugin() == names::kQueueQuota && !quota_aware) continue;
+    const std::string_view plugin = entry.status.plugin();
+    if ((plugin == names::kQueueQuota || plugin == names::kCoscheduling) && !quota_aware) continue;
     nodes.push_back(entry.node);
   }
   return nodes;
 }
 
-// Queue quota holds the pod back (its PreFilter rejection is every node's status).
-bool BlockedByQuota(absl::Span<const NodeStatus> filtered) {
-  return !filtered.empty() && filtered.front().status.plugin() == names::kQueueQuota &&
-         filtered.front().status.code() == Code::kUnschedulable;
+// When queue quota holds the pod back (a PreFilter rejection is every node's status), by the pod's
+// own need (QueueQuota) or its group's (Coscheduling): what victims must free in the queue.
+std::optional<quota::QuotaPreemption> QuotaView(quota::QuotaTracker* quota,
+                                                const framework::PodInfo& pod,
+                                                const framework::Snapshot& snapshot,
+                                                absl::Span<const NodeStatus> filtered) {
+  if (quota == nullptr || filtered.empty() ||
+      filtered.front().status.code() != Code::kUnschedulable) {
+    return std::nullopt;
+  }
+  const std::string_view plugin = filtered.front().status.plugin();
+  if (plugin == names::kQueueQuota) return quota->PreemptionView(pod);
+  if (plugin == names::kCoscheduling) {
+    return quota->GangPreemptionView(pod, framework::GangNeedOf(pod, snapshot.gangs()),
+                                     framework::MinMemberOf(pod, snapshot.gangs()));
+  }
+  return std::nullopt;
 }
 
 // Upstream's FitError text over the nodes that were tried and failed; every other node of the
@@ -297,26 +311,67 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
   return run;
 }
 
+// What a group member's nomination needs besides the dry run: for a group held back by quota,
+// the best candidate's victims free the group's quota as well as one member's room; the other
+// members then need only room, so the victims on their nodes are chosen again without the
+// quota's condition (the queue is freed already).
+struct GroupNomination {
+  size_t members = 1;
+  const preemption::GangVictims* gangs = nullptr;
+  // Set for a group held back by quota: the policy without the quota's condition, and what
+  // SelectVictimsOnNode needs.
+  const preemption::VictimPolicy* room_only = nullptr;
+  const framework::CycleState* state = nullptr;
+  const framework::PodInfo* pod = nullptr;
+  const framework::Snapshot* snapshot = nullptr;
+  const framework::PostFilterHost* host = nullptr;
+};
+
+// The victims on a candidate node beyond the best, when only room is wanted there.
+Status RoomOnlyVictims(const GroupNomination& group, const framework::NodeInfo& node,
+                       std::vector<const framework::PodInfo*>* victims) {
+  Worker& worker = ThreadWorker(*group.snapshot, NextDryRunNumber());
+  int pdb_violations = 0;
+  // Success without victims: a member fits there once the queue is freed.
+  const Status status = preemption::SelectVictimsOnNode(*group.state, *group.pod, node,
+                                                        *group.room_only, *worker.pdbs, *group.host,
+                                                        worker.scratch, victims, &pdb_violations);
+  if (status.IsSuccess()) return status;
+  // Fewer conditions than the dry run's, which found room here: not expected.
+  return Status::Error(
+      absl::StrCat("preemption: node ", node.name(),
+                   " has no room without the quota's condition: ", status.Message()));
+}
+
 // The nomination and the victims: the best candidate's, or, for a member of a pod group with
-// `members` members still to place, the victims of the best `members` candidates (one member
+// more than one member still to place, the victims of the best `members` candidates (one member
 // per node, each judged as this one), nominated to the best.
-PostFilterOutcome Nominate(const DryRun& run, size_t members,
-                           const preemption::GangVictims* gangs) {
+PostFilterOutcome Nominate(const DryRun& run, const GroupNomination& group) {
   PostFilterOutcome outcome;
   const std::vector<size_t> chosen =
-      members <= 1 ? std::vector<size_t>{preemption::PickOneNode(run.candidates)}
-                   : preemption::RankCandidates(run.candidates, members);
+      group.members <= 1 ? std::vector<size_t>{preemption::PickOneNode(run.candidates)}
+                         : preemption::RankCandidates(run.candidates, group.members);
   outcome.nominated_node = run.candidates[chosen.front()].node->name();
   std::vector<const framework::PodInfo*> victims;
+  std::vector<const framework::PodInfo*> room;
   absl::flat_hash_set<const framework::PodInfo*> taken;
-  for (const size_t index : chosen) {
-    const Candidate& candidate = run.candidates[index];
-    for (size_t i = candidate.begin; i < candidate.end; ++i) {
-      if (taken.insert(run.victim_pool[i]).second) victims.push_back(run.victim_pool[i]);
+  for (size_t rank = 0; rank < chosen.size(); ++rank) {
+    const Candidate& candidate = run.candidates[chosen[rank]];
+    absl::Span<const framework::PodInfo* const> found(run.victim_pool.data() + candidate.begin,
+                                                      candidate.end - candidate.begin);
+    if (rank > 0 && group.room_only != nullptr) {
+      room.clear();
+      if (Status status = RoomOnlyVictims(group, *candidate.node, &room); !status.IsSuccess()) {
+        return Rejected(std::move(status));
+      }
+      found = room;
+    }
+    for (const framework::PodInfo* victim : found) {
+      if (taken.insert(victim).second) victims.push_back(victim);
     }
   }
   // Members a group could spare on each node may be more than it can spare in all.
-  if (chosen.size() > 1 && gangs != nullptr) gangs->Expand(&victims);
+  if (chosen.size() > 1 && group.gangs != nullptr) group.gangs->Expand(&victims);
   outcome.victims.reserve(victims.size());
   for (const framework::PodInfo* victim : victims) outcome.victims.push_back(victim->key);
   return outcome;
@@ -354,8 +409,8 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
   if (pod.preempt_never) {
     return Rejected(Status::Unschedulable(kNotEligibleNever));
   }
-  std::optional<quota::QuotaPreemption> quota_view;
-  if (quota_ != nullptr && BlockedByQuota(filtered)) quota_view = quota_->PreemptionView(pod);
+  const std::optional<quota::QuotaPreemption> quota_view =
+      QuotaView(quota_, pod, snapshot, filtered);
   preemption::VictimPolicy policy{pod.priority, args_.non_preemptible_override_priority,
                                   quota_view.has_value() ? &*quota_view : nullptr};
   const std::unique_ptr<preemption::GangVictims> gangs =
@@ -392,7 +447,17 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
   }
   // Upstream lists candidates without PDB violations before the others; the order only matters
   // among candidates tied on every score, which have equal violations, so it is kept as found.
-  return Nominate(run, static_cast<size_t>(members), gangs.get());
+  GroupNomination group{static_cast<size_t>(members), gangs.get()};
+  preemption::VictimPolicy room_only = policy;
+  room_only.quota = nullptr;
+  if (members > 1 && quota_view.has_value()) {
+    group.room_only = &room_only;
+    group.state = &state;
+    group.pod = &pod;
+    group.snapshot = &snapshot;
+    group.host = &host;
+  }
+  return Nominate(run, group);
 }
 
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewDefaultPreemption(

@@ -6,17 +6,6 @@
 #include "plugins/default_preemption/victims.h"
 
 namespace kubesched::plugins::preemption {
-namespace {
-
-// The group's minMember; 0 (no group constraint) when its PodGroup is gone or invalid.
-int32_t MinMemberOf(const framework::PodInfo& member, const framework::GangState& gangs) {
-  if (!member.gang.InGroup() || !member.gang.error.empty()) return 0;
-  if (member.gang.implicit) return member.gang.min_member;
-  const api::PodGroup* group = gangs.Find(member.gang.key);
-  return group == nullptr || !group->error.empty() ? 0 : group->min_member;
-}
-
-}  // namespace
 
 std::unique_ptr<GangVictims> GangVictims::Collect(const framework::Snapshot& snapshot,
                                                   const VictimPolicy& policy) {
@@ -28,7 +17,7 @@ std::unique_ptr<GangVictims> GangVictims::Collect(const framework::Snapshot& sna
   auto collected = std::make_unique<GangVictims>();
   for (const framework::NodeInfo* node : snapshot.nodes()) {
     for (const framework::PodInfoPtr& pod : node->pods()) {
-      const int32_t min_member = MinMemberOf(*pod, snapshot.gangs());
+      const int32_t min_member = framework::MinMemberOf(*pod, snapshot.gangs());
       // A member being deleted is gone already for its group.
       if (min_member <= 0 || pod->get().meta.deletion_timestamp.has_value()) continue;
       Group& group = collected->groups_[pod->gang.key];
@@ -73,7 +62,7 @@ void GangVictims::Expand(std::vector<const framework::PodInfo*>* victims) const 
 
 int32_t MembersToPlace(const framework::PodInfo& pod, const framework::Snapshot& snapshot) {
   if (!pod.gang.InGroup()) return 1;
-  const int32_t min_member = MinMemberOf(pod, snapshot.gangs());
+  const int32_t min_member = framework::MinMemberOf(pod, snapshot.gangs());
   const int32_t placed = snapshot.gangs().CountsOf(pod.gang.key).assigned;
   return std::max(1, min_member - placed);
 }

@@ -1,7 +1,10 @@
 // The PostFilter phase (preemption) as the scheduler runs it: a dry run of the profile's PostFilter
 // plugins, then the nomination and the victims' eviction off the scheduling thread.
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/core/scheduler.h"
@@ -18,8 +21,19 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
   runtime::FilterSkips skip = algorithm_->last_skip_filter();
   const framework::Status& pre = fit_error.pre_filter_status;
   if (pre.code() == framework::Code::kUnschedulable && fw.PreemptionMayLift(pre.plugin())) {
-    // Quota-aware preemption needs what the other plugins say: their PreFilter did not run.
-    auto others = fw.RunPreFilter(state, pod, snapshot_, pre.plugin());
+    // Quota-aware preemption needs what the other plugins say: their PreFilter did not run. A
+    // later one may hold the pod back for quota too (a group's need after the pod's own): the
+    // last such rejection is what the victims must lift.
+    std::vector<std::string_view> lifted{pre.plugin()};
+    framework::Status blocking = pre;
+    auto others = fw.RunPreFilter(state, pod, snapshot_, lifted);
+    while (others.status.code() == framework::Code::kUnschedulable &&
+           fw.PreemptionMayLift(others.status.plugin()) &&
+           std::find(lifted.begin(), lifted.end(), others.status.plugin()) == lifted.end()) {
+      blocking = others.status;
+      lifted.push_back(blocking.plugin());
+      others = fw.RunPreFilter(state, pod, snapshot_, lifted);
+    }
     if (!others.status.IsSuccess()) {
       // Removing pods of the queue would not be enough.
       framework::PostFilterOutcome none;
@@ -32,7 +46,7 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
     for (const auto* node : snapshot_.nodes()) {
       const bool allowed =
           !others.node_names.has_value() || others.node_names->contains(node->name());
-      all_rejected.push_back({node, allowed ? pre : excluded});
+      all_rejected.push_back({node, allowed ? blocking : excluded});
     }
   } else if (!pre.IsSuccess()) {
     // Removing pods cannot lift it (the plugin did not say it may): no node is worth a dry run.

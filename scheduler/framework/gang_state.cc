@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "scheduler/framework/pod_info.h"
+
 namespace kubesched::framework {
 namespace {
 
@@ -41,6 +43,23 @@ void GangState::RemoveMember(const std::string& key, std::string_view pod_key) {
   } else {
     members_.Set(key, std::move(members));
   }
+}
+
+int32_t MinMemberOf(const PodInfo& member, const GangState& gangs) {
+  if (!member.gang.InGroup() || !member.gang.error.empty()) return 0;
+  if (member.gang.implicit) return member.gang.min_member;
+  const api::PodGroup* group = gangs.Find(member.gang.key);
+  return group == nullptr || !group->error.empty() ? 0 : group->min_member;
+}
+
+api::ResourceList GangNeedOf(const PodInfo& member, const GangState& gangs) {
+  const int32_t min_member = MinMemberOf(member, gangs);
+  if (min_member <= 0) return {};
+  if (!member.gang.implicit) {
+    const api::PodGroup* group = gangs.Find(member.gang.key);
+    if (!group->min_resources.IsZero()) return group->min_resources;
+  }
+  return gangs.RequestsOfFirst(member.gang.key, min_member);
 }
 
 }  // namespace kubesched::framework

@@ -91,4 +91,13 @@ class GangState {
   ShardedObjectMap<GangMembers> members_;
 };
 
+struct PodInfo;
+
+// The minMember of `member`'s group: its PodGroup's, or the annotation's for an implicit group;
+// 0 when the pod is in no group or its group is missing or invalid.
+int32_t MinMemberOf(const PodInfo& member, const GangState& gangs);
+// The group's whole need: its PodGroup's spec.minResources, else the requests of its first
+// minMember members by creation (README "Gangs"). Empty when MinMemberOf is 0.
+api::ResourceList GangNeedOf(const PodInfo& member, const GangState& gangs);
+
 }  // namespace kubesched::framework

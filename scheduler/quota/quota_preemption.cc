@@ -43,11 +43,33 @@ std::optional<QuotaPreemption> QuotaTracker::PreemptionView(const framework::Pod
       ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
   const Admission admission = CheckLocked(pod, where, now);
   if (admission.verdict != Verdict::kOverQuota) return std::nullopt;
+  return PreemptionViewLocked(pod, where.queue, admission.blocking_queue, BaseAmounts(pod));
+}
+
+std::optional<QuotaPreemption> QuotaTracker::GangPreemptionView(const framework::PodInfo& member,
+                                                                const api::ResourceList& gang_need,
+                                                                int32_t min_member) {
+  const absl::Time now = clock_->Now();
+  const api::Pod& p = member.get();
+  api::ResourceList need = gang_need;
+  if (need.Get(api::kPods) < min_member) need.Set(api::kPods, min_member);
+  absl::MutexLock lock(&mu_);
+  const Resolution where =
+      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Admission admission = CheckGangLocked(member, where, need, now);
+  if (admission.verdict != Verdict::kOverQuota) return std::nullopt;
+  return PreemptionViewLocked(member, where.queue, admission.blocking_queue,
+                              UncoveredGangNeedLocked(member, need));
+}
+
+QuotaPreemption QuotaTracker::PreemptionViewLocked(const framework::PodInfo& pod, int leaf,
+                                                   std::string blocking_queue,
+                                                   api::ResourceList request) const {
   QuotaPreemption view;
-  view.blocking_queue_ = admission.blocking_queue;
-  view.request_ = BaseAmounts(pod);
+  view.blocking_queue_ = std::move(blocking_queue);
+  view.request_ = std::move(request);
   const GangHold* own = HoldOfLocked(pod.gang.key);
-  for (int q = where.queue; q >= 0; q = tree_.node(q).parent) {
+  for (int q = leaf; q >= 0; q = tree_.node(q).parent) {
     const QueueNode& node = tree_.node(q);
     // Other groups' holds count as used; preempting pods does not shrink them.
     api::ResourceList counted = used_[q];

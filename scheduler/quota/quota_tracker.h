@@ -202,6 +202,11 @@ class QuotaTracker {
 
   // For a pod that Admit holds back with kOverQuota: the view preemption needs; nullopt otherwise.
   std::optional<QuotaPreemption> PreemptionView(const framework::PodInfo& pod);
+  // The same for a group member that AdmitGang holds back with kOverQuota (same arguments): the
+  // victims must free the part of the group's need not yet covered.
+  std::optional<QuotaPreemption> GangPreemptionView(const framework::PodInfo& member,
+                                                    const api::ResourceList& gang_need,
+                                                    int32_t min_member);
 
   std::vector<QueueUsage> Usage();
   // The pod's queue and every ancestor's usage, leaf first (explain's headroom).
@@ -299,6 +304,14 @@ class QuotaTracker {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Admission CheckGangLocked(const framework::PodInfo& member, const Resolution& where,
                             const api::ResourceList& gang_need, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The need the group's members placed so far do not cover (untyped keys only).
+  api::ResourceList UncoveredGangNeedLocked(const framework::PodInfo& member,
+                                            const api::ResourceList& gang_need) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The preemption view for `pod` held back by `blocking_queue`, wanting `request` at `leaf`.
+  QuotaPreemption PreemptionViewLocked(const framework::PodInfo& pod, int leaf,
+                                       std::string blocking_queue, api::ResourceList request) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Recomputes the group's hold from its need and its members' charges (see GangHold).
   void RefreshHoldLocked(const std::string& gang_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

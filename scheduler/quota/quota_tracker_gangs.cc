@@ -35,6 +35,16 @@ api::ResourceList Uncovered(const api::ResourceList& need, const api::ResourceLi
 
 }  // namespace
 
+api::ResourceList QuotaTracker::UncoveredGangNeedLocked(const framework::PodInfo& member,
+                                                        const api::ResourceList& gang_need) const {
+  api::ResourceList remaining = UntypedNeed(tree_, gang_need);
+  if (!member.gang.InGroup()) return remaining;
+  if (auto it = gang_charged_.find(member.gang.key); it != gang_charged_.end()) {
+    remaining = Uncovered(remaining, it->second.amounts);
+  }
+  return remaining;
+}
+
 Admission QuotaTracker::CheckGangLocked(const framework::PodInfo& member, const Resolution& where,
                                         const api::ResourceList& gang_need, absl::Time now) {
   Admission admission;
@@ -45,10 +55,7 @@ Admission QuotaTracker::CheckGangLocked(const framework::PodInfo& member, const 
   }
   admission.queue = tree_.node(where.queue).path;
   const std::string& gang_key = member.gang.InGroup() ? member.gang.key : member.key;
-  api::ResourceList remaining = UntypedNeed(tree_, gang_need);
-  if (auto it = gang_charged_.find(gang_key); member.gang.InGroup() && it != gang_charged_.end()) {
-    remaining = Uncovered(remaining, it->second.amounts);
-  }
+  const api::ResourceList remaining = UncoveredGangNeedLocked(member, gang_need);
   const GangHold* own = member.gang.InGroup() ? HoldOfLocked(gang_key) : nullptr;
   if (auto shortfall = FindShortfallLocked(where.queue, remaining, own)) {
     const QueueNode& node = tree_.node(shortfall->queue);

@@ -106,13 +106,13 @@ class Framework {
   // updated and costs a few nanoseconds for a pod without gates.
   framework::Status RunPreEnqueue(const framework::PodInfo& pod) const;
 
-  // `except` (optional): a plugin whose PreFilter is not run and whose Filter is skipped
-  // (quota-aware preemption re-runs the phase past QueueQuota's rejection to learn what the others
+  // `except` (optional): plugins whose PreFilter is not run and whose Filter is skipped
+  // (quota-aware preemption re-runs the phase past the quota rejections to learn what the others
   // say). Without `except` this is the start of a scheduling cycle: with metrics, it decides
   // whether the cycle's plugin calls are timed (CycleState::record_plugin_metrics).
   PreFilterSummary RunPreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                 const framework::Snapshot& snapshot,
-                                std::string_view except = {}) const;
+                                absl::Span<const std::string_view> except = {}) const;
 
   // Whether a plugin with PreFilter extensions ran its PreFilter in the cycle whose filter skips
   // are `skip`: then the PreFilter state depends on the pods of each node.
@@ -232,7 +232,7 @@ class Framework {
                                                  const plugins::RegistryMap& registry);
   PreFilterSummary RunPreFilterPlugins(framework::CycleState& state, const framework::PodInfo& pod,
                                        const framework::Snapshot& snapshot,
-                                       std::string_view except) const;
+                                       absl::Span<const std::string_view> except) const;
   // Fills the declarations' look-ups from the plugins (after every list is built).
   void CollectDeclarations();
   // Resolves this profile's series and registers every (plugin, extension point) for timing.

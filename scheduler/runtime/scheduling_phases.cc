@@ -3,6 +3,7 @@
 // sums, timed when sampled), PostFilter, PreScore, Score and NormalizeScore. Filter and Score run
 // once per node, so their untimed paths read no clock and copy no Status.
 
+#include <algorithm>
 #include <new>
 
 #include "absl/strings/str_cat.h"
@@ -54,7 +55,7 @@ framework::Status ExcludedByPreFilter(const PreFilterSummary& summary) {
 PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
                                          const framework::PodInfo& pod,
                                          const framework::Snapshot& snapshot,
-                                         std::string_view except) const {
+                                         absl::Span<const std::string_view> except) const {
   if (!except.empty()) return RunPreFilterPlugins(state, pod, snapshot, except);
   // A new cycle: upstream samples whether its plugin calls are timed here (schedulePod).
   state.set_record_plugin_metrics(timings_ != nullptr && metrics::PluginTimings::SampleCycle());
@@ -65,7 +66,7 @@ PreFilterSummary Framework::RunPreFilter(framework::CycleState& state,
 PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
                                                 const framework::PodInfo& pod,
                                                 const framework::Snapshot& snapshot,
-                                                std::string_view except) const {
+                                                absl::Span<const std::string_view> except) const {
   PreFilterSummary summary;
   if (!pod.get().spec.resource_claims.empty() && !allocates_claims_) {
     summary.status = framework::Status::Unresolvable(kClaimsWithoutAllocator);
@@ -74,7 +75,7 @@ PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
   }
   std::vector<bool> skipped_pre_filter(pre_filter_.size(), false);
   for (size_t i = 0; i < pre_filter_.size(); ++i) {
-    if (!except.empty() && pre_filter_[i]->Name() == except) {
+    if (std::find(except.begin(), except.end(), pre_filter_[i]->Name()) != except.end()) {
       skipped_pre_filter[i] = true;
       continue;
     }
@@ -102,8 +103,9 @@ PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
   summary.skip_filter = FilterSkips(filter_.size());
   for (size_t i = 0; i < filter_.size(); ++i) {
     const int pre = filter_pre_filter_index_[i];
-    summary.skip_filter.Set(i, (pre >= 0 && skipped_pre_filter[pre]) ||
-                                   (!except.empty() && filter_[i]->Name() == except));
+    summary.skip_filter.Set(
+        i, (pre >= 0 && skipped_pre_filter[pre]) ||
+               std::find(except.begin(), except.end(), filter_[i]->Name()) != except.end());
   }
   return summary;
 }

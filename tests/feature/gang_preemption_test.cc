@@ -15,6 +15,7 @@ namespace kubesched::scheduler {
 namespace {
 
 using gang_testing::Member;
+using gang_testing::ParseConfig;
 using gang_testing::World;
 using testing::NodeBuilder;
 using testing::PodBuilder;
@@ -141,6 +142,53 @@ TEST_CASE("members waiting at Permit are sent back to the queue, not deleted",
     INFO(name);
     CHECK(world.cluster.GetPod(absl::StrCat("default/", name)) != nullptr);
   }
+}
+
+api::Pod InQueue(api::Pod pod, const std::string& queue) {
+  pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern(queue));
+  return pod;
+}
+
+TEST_CASE("a group held back by its queue's quota preempts the queue's lower-priority pods",
+          "[gang][preemption][quota]") {
+  World world(ParseConfig(R"(queues:
+  tree:
+  - name: ml
+    max: {cpu: "4"}
+)"));
+  world.Nodes(2, "8");
+  for (int i = 0; i < 4; ++i) {
+    world.Add(
+        InQueue(Running(absl::StrCat("low", i), absl::StrCat("n", i % 2), "1", 0), "root.ml"));
+  }
+  world.Add(Running("other", "n0", "1", 0));  // in no queue: freeing it frees no quota
+  for (int i = 0; i < 2; ++i) {
+    world.Add(InQueue(Prioritized(Member(absl::StrCat("w", i), "job", 2), 100), "root.ml"));
+  }
+  world.Run();
+  CHECK(world.Bound("default/w") == 2);
+  // The group needs 2 of the queue's 4 cpu; both nodes have room: two victims, no more.
+  CHECK(Evicted(world, "default/low") == 2);
+  CHECK(world.cluster.GetPod("default/other") != nullptr);
+}
+
+TEST_CASE("a group whose queue cannot be freed enough preempts nobody",
+          "[gang][preemption][quota]") {
+  World world(ParseConfig(R"(queues:
+  tree:
+  - name: ml
+    max: {cpu: "4"}
+)"));
+  world.Nodes(2, "8");
+  world.Add(InQueue(Running("low", "n0", "1", 0), "root.ml"));
+  world.Add(InQueue(Running("peer", "n1", "3", 100), "root.ml"));  // same priority: stays
+  for (int i = 0; i < 2; ++i) {
+    world.Add(InQueue(Prioritized(Member(absl::StrCat("w", i), "job", 2, "2"), 100), "root.ml"));
+  }
+  world.Run();
+  CHECK(world.Bound("default/w") == 0);
+  CHECK(world.observer.evicted.empty());
+  CHECK_THAT(world.Message("default/w0"), Catch::Contains("queue root.ml: insufficient quota"));
 }
 
 // Random groups of two priorities on random clusters, the low ones placed first: whatever
