@@ -28,6 +28,11 @@ namespace kubesched::plugins {
 //   4. Pick the candidate (pick_node.h): fewest PDB violations, lowest highest victim priority,
 //      smallest priority sum, fewest victims, latest start of the highest-priority victims.
 //
+// Pod groups (gang_victims.h): a member of a group being placed needs a candidate per member still
+// missing, and the victims of that many best candidates go; a placed group's members are victims
+// only together. A member held back by group quota (Coscheduling's rejection) is judged with the
+// group's need (QuotaTracker::GangPreemptionView).
+//
 // NonPreemptible pods (PodInfo::non_preemptible) are never victims unless the preemptor's priority
 // is at least nonPreemptibleOverridePriority. A node where they are what stands in the way (the
 // preemptor would fit if they could go) is reported as "NonPreemptible pods cannot be preempted".
