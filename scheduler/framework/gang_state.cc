@@ -16,7 +16,7 @@ bool Earlier(const GangMember& a, const GangMember& b) {
 
 api::ResourceList GangState::RequestsOfFirst(std::string_view key, int32_t count) const {
   api::ResourceList total;
-  const GangMembers* members = members_.Find(key);
+  const GangMembers* members = members_.get().Find(key);
   if (members == nullptr) return total;
   const size_t n = std::min(members->size(), static_cast<size_t>(std::max(count, 0)));
   for (size_t i = 0; i < n; ++i) total.Add((*members)[i].requests);
@@ -24,24 +24,24 @@ api::ResourceList GangState::RequestsOfFirst(std::string_view key, int32_t count
 }
 
 void GangState::SetMember(const std::string& key, GangMember member) {
-  const GangMembers* old = members_.Find(key);
+  const GangMembers* old = members_.get().Find(key);
   auto members =
       old == nullptr ? std::make_shared<GangMembers>() : std::make_shared<GangMembers>(*old);
   std::erase_if(*members, [&](const GangMember& m) { return m.pod_key == member.pod_key; });
   const auto at = std::lower_bound(members->begin(), members->end(), member, Earlier);
   members->insert(at, std::move(member));
-  members_.Set(key, std::move(members));
+  members_.mutable_get().Set(key, std::move(members));
 }
 
 void GangState::RemoveMember(const std::string& key, std::string_view pod_key) {
-  const GangMembers* old = members_.Find(key);
+  const GangMembers* old = members_.get().Find(key);
   if (old == nullptr) return;
   auto members = std::make_shared<GangMembers>(*old);
   std::erase_if(*members, [&](const GangMember& m) { return m.pod_key == pod_key; });
   if (members->empty()) {
-    members_.Remove(key);
+    members_.mutable_get().Remove(key);
   } else {
-    members_.Set(key, std::move(members));
+    members_.mutable_get().Set(key, std::move(members));
   }
 }
 

@@ -35,35 +35,52 @@ struct GangMember {
 // Ordered by creation, then key.
 using GangMembers = std::vector<GangMember>;
 
+// A copy-on-write handle: copies share the object until one of them writes. Lets a GangState
+// copy (one per snapshot while members are placed) share whichever of its maps did not change.
+template <typename T>
+class CopyOnWrite {
+ public:
+  const T& get() const { return *object_; }
+  T& mutable_get() {
+    if (object_.use_count() > 1) object_ = std::make_shared<T>(*object_);
+    return *object_;
+  }
+
+ private:
+  std::shared_ptr<T> object_ = std::make_shared<T>();
+};
+
 // Threads: a published GangState is read-only and may be read from any number of threads.
 class GangState {
  public:
   // The PodGroup by "namespace/name" (GangMembership::key), or null when there is none.
-  const api::PodGroup* Find(std::string_view key) const { return groups_.Find(key); }
-  std::shared_ptr<const api::PodGroup> Get(std::string_view key) const { return groups_.Get(key); }
-  size_t size() const { return groups_.size(); }
+  const api::PodGroup* Find(std::string_view key) const { return groups_.get().Find(key); }
+  std::shared_ptr<const api::PodGroup> Get(std::string_view key) const {
+    return groups_.get().Get(key);
+  }
+  size_t size() const { return groups_.get().size(); }
   // Calls fn(key, group) for every group, in no particular order.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    groups_.ForEach(std::forward<Fn>(fn));
+    groups_.get().ForEach(std::forward<Fn>(fn));
   }
 
   // The writer side (the cache), on its own copy.
   void Set(std::shared_ptr<const api::PodGroup> group) {
     const std::string key = group->Key();
-    groups_.Set(key, std::move(group));
+    groups_.mutable_get().Set(key, std::move(group));
   }
-  void Remove(std::string_view key) { groups_.Remove(key); }
+  void Remove(std::string_view key) { groups_.mutable_get().Remove(key); }
 
   // The member counts of the gang "namespace/name" (implicit groups too); zero when none is known.
   GangCounts CountsOf(std::string_view key) const {
-    const GangCounts* counts = counts_.Find(key);
+    const GangCounts* counts = counts_.get().Find(key);
     return counts == nullptr ? GangCounts{} : *counts;
   }
   // Calls fn(key, counts) for every gang with members, in no particular order.
   template <typename Fn>
   void ForEachCounts(Fn&& fn) const {
-    counts_.ForEach(std::forward<Fn>(fn));
+    counts_.get().ForEach(std::forward<Fn>(fn));
   }
   // The writer side: changes the gang's counts by the deltas.
   void AddToCounts(const std::string& key, int32_t pods, int32_t assigned) {
@@ -71,9 +88,9 @@ class GangState {
     counts.pods += pods;
     counts.assigned += assigned;
     if (counts.pods == 0 && counts.assigned == 0) {
-      counts_.Remove(key);
+      counts_.mutable_get().Remove(key);
     } else {
-      counts_.Set(key, std::make_shared<const GangCounts>(counts));
+      counts_.mutable_get().Set(key, std::make_shared<const GangCounts>(counts));
     }
   }
 
@@ -85,10 +102,11 @@ class GangState {
   void RemoveMember(const std::string& key, std::string_view pod_key);
 
  private:
-  ShardedObjectMap<api::PodGroup> groups_;
-  ShardedObjectMap<GangCounts> counts_;
+  CopyOnWrite<ShardedObjectMap<api::PodGroup>> groups_;
+  // Changes with every member placed: a snapshot copies these alone while groups are placed.
+  CopyOnWrite<ShardedObjectMap<GangCounts>> counts_;
   // A change copies one gang's list: members come and go far less often than pods are placed.
-  ShardedObjectMap<GangMembers> members_;
+  CopyOnWrite<ShardedObjectMap<GangMembers>> members_;
 };
 
 struct PodInfo;
