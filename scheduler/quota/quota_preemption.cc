@@ -51,8 +51,7 @@ std::optional<QuotaPreemption> QuotaTracker::GangPreemptionView(const framework:
                                                                 int32_t min_member) {
   const absl::Time now = clock_->Now();
   const api::Pod& p = member.get();
-  api::ResourceList need = gang_need;
-  if (need.Get(api::kPods) < min_member) need.Set(api::kPods, min_member);
+  const api::ResourceList need = WithMemberPods(gang_need, min_member);
   absl::MutexLock lock(&mu_);
   const Resolution where =
       ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));

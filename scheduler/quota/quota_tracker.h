@@ -359,4 +359,8 @@ class QuotaTracker {
 // "root.prod" for "prod" or "root.prod": queue names may be written without the root.
 std::string NormalizeQueuePath(std::string_view name);
 
+// A group's need as group quota judges it (AdmitGang, GangPreemptionView, explain): `pods`
+// raised to minMember, since a group of n pods takes n pod slots whatever its spec.minResources.
+api::ResourceList WithMemberPods(api::ResourceList need, int32_t min_member);
+
 }  // namespace kubesched::quota

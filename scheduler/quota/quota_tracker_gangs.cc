@@ -45,6 +45,11 @@ api::ResourceList QuotaTracker::UncoveredGangNeedLocked(const framework::PodInfo
   return remaining;
 }
 
+api::ResourceList WithMemberPods(api::ResourceList need, int32_t min_member) {
+  if (need.Get(api::kPods) < min_member) need.Set(api::kPods, min_member);
+  return need;
+}
+
 Admission QuotaTracker::CheckGangLocked(const framework::PodInfo& member, const Resolution& where,
                                         const api::ResourceList& gang_need, absl::Time now) {
   Admission admission;
@@ -77,8 +82,7 @@ Admission QuotaTracker::AdmitGang(const framework::PodInfo& member,
                                   const api::ResourceList& gang_need, int32_t min_member) {
   const absl::Time now = clock_->Now();
   const api::Pod& p = member.get();
-  api::ResourceList need = gang_need;
-  if (need.Get(api::kPods) < min_member) need.Set(api::kPods, min_member);
+  const api::ResourceList need = WithMemberPods(gang_need, min_member);
   absl::MutexLock lock(&mu_);
   const Resolution where =
       ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));

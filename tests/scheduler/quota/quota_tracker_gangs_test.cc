@@ -73,6 +73,15 @@ tree:
   - name: search
 )";
 
+TEST_CASE("a group of n pods needs n pod slots, and a larger pods count stays", "[quota][gangs]") {
+  api::ResourceList need;
+  need.Set(api::InternResource(kGpu), 4);
+  CHECK(WithMemberPods(need, 3).Get(api::kPods) == 3);
+  CHECK(WithMemberPods(need, 3).Get(api::InternResource(kGpu)) == 4);
+  need.Set(api::kPods, 5);
+  CHECK(WithMemberPods(need, 3).Get(api::kPods) == 5);
+}
+
 TEST_CASE("a group over its parent's max is refused with one message naming the group",
           "[quota][gangs]") {
   util::FakeClock clock;
