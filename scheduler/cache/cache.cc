@@ -215,28 +215,33 @@ void Cache::SetPodGroup(std::shared_ptr<const api::PodGroup> group) {
   impl_->gangs_generation = impl_->NextGeneration();
 }
 
-void Cache::SetGangMember(const std::string& gang_key, framework::GangMember member) {
+void Cache::SetGangMember(const framework::GangMembership& gang, framework::GangMember member) {
   absl::MutexLock lock(&impl_->mu);
-  auto [it, inserted] = impl_->gang_members.try_emplace(member.pod_key, gang_key);
-  if (!inserted && it->second == gang_key) return;
+  if (gang.implicit) impl_->implicit_gangs[gang.key] = gang.min_member;
+  auto [it, inserted] = impl_->gang_members.try_emplace(member.pod_key, gang.key);
+  if (!inserted && it->second == gang.key) return;
   if (!inserted) {  // the pod moved to another group
     impl_->CountGang(it->second, -1, 0);
     impl_->gangs.RemoveMember(it->second, member.pod_key);
-    it->second = gang_key;
+    impl_->ForgetGangIfEmpty(it->second);
+    it->second = gang.key;
   }
-  impl_->CountGang(gang_key, 1, 0);
-  impl_->gangs.SetMember(gang_key, std::move(member));
+  impl_->CountGang(gang.key, 1, 0);
+  impl_->gangs.SetMember(gang.key, std::move(member));
   impl_->gangs_generation = impl_->NextGeneration();
 }
 
-void Cache::RemoveGangMember(const std::string& pod_key) {
+std::optional<std::string> Cache::RemoveGangMember(const std::string& pod_key) {
   absl::MutexLock lock(&impl_->mu);
   auto it = impl_->gang_members.find(pod_key);
-  if (it == impl_->gang_members.end()) return;
-  impl_->CountGang(it->second, -1, 0);
-  impl_->gangs.RemoveMember(it->second, pod_key);
-  impl_->gangs_generation = impl_->NextGeneration();
+  if (it == impl_->gang_members.end()) return std::nullopt;
+  std::string gang_key = std::move(it->second);
   impl_->gang_members.erase(it);
+  impl_->CountGang(gang_key, -1, 0);
+  impl_->gangs.RemoveMember(gang_key, pod_key);
+  impl_->gangs_generation = impl_->NextGeneration();
+  if (!impl_->ForgetGangIfEmpty(gang_key)) return std::nullopt;
+  return gang_key;
 }
 
 std::shared_ptr<const api::PodGroup> Cache::PodGroupOf(std::string_view gang_key) const {
@@ -246,12 +251,18 @@ std::shared_ptr<const api::PodGroup> Cache::PodGroupOf(std::string_view gang_key
 
 framework::GangCounts Cache::GangCountsOf(const std::string& gang_key) const {
   absl::MutexLock lock(&impl_->mu);
-  framework::GangCounts counts = impl_->gangs.CountsOf(gang_key);
-  if (auto it = impl_->gang_deltas.find(gang_key); it != impl_->gang_deltas.end()) {
-    counts.pods += it->second.first;
-    counts.assigned += it->second.second;
+  return impl_->CurrentGangCounts(gang_key);
+}
+
+void Cache::ForEachGang(absl::FunctionRef<void(const GangView&)> fn) const {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->gangs.ForEach([&](const std::string& key, const api::PodGroup& group) {
+    fn(GangView{key, &group, impl_->CurrentGangCounts(key), group.min_member});
+  });
+  for (const auto& [key, min_member] : impl_->implicit_gangs) {
+    if (impl_->gangs.Find(key) != nullptr) continue;  // the object names the group
+    fn(GangView{key, nullptr, impl_->CurrentGangCounts(key), min_member});
   }
-  return counts;
 }
 
 void Cache::RemovePodGroup(const std::string& key) {

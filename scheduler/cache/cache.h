@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "scheduler/framework/gang_membership.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/snapshot.h"
 #include "scheduler/framework/volume_binding.h"
@@ -105,13 +107,26 @@ class Cache : public framework::VolumeAssumeCache {
   // (framework::GangCounts) and know the requests of their first members (a group's need):
   // SetGangMember when a member appears (idempotent: a known member keeps the requests it came
   // with), RemoveGangMember when it is deleted or finished. Placed members are counted as the
-  // cache places them.
-  void SetGangMember(const std::string& gang_key, framework::GangMember member);
-  void RemoveGangMember(const std::string& pod_key);
+  // cache places them. An implicit group's minMember is the one its member set last says.
+  void SetGangMember(const framework::GangMembership& gang, framework::GangMember member);
+  // Returns the key of the pod's gang when the pod was its last member; nullopt otherwise.
+  std::optional<std::string> RemoveGangMember(const std::string& pod_key);
   // The PodGroup object of a gang (null if none), and its member counts now (changes not yet in
   // a snapshot included).
   std::shared_ptr<const api::PodGroup> PodGroupOf(std::string_view gang_key) const;
   framework::GangCounts GangCountsOf(const std::string& gang_key) const;
+
+  // One gang as the cache knows it now (changes not yet in a snapshot included).
+  struct GangView {
+    std::string_view key;                  // "namespace/name"
+    const api::PodGroup* group = nullptr;  // null for an implicit group
+    framework::GangCounts counts;
+    int32_t min_member = 0;  // the PodGroup's, else the members' annotation; 0 when unusable
+  };
+  // Calls fn for every PodGroup object and every implicit group with a member, in no particular
+  // order, under the cache's lock: fn must not call the cache. O(groups), never O(members);
+  // members naming a PodGroup that does not exist are no group. For metrics.
+  void ForEachGang(absl::FunctionRef<void(const GangView&)> fn) const;
 
   // framework::VolumeAssumeCache (see there and the class comment).
   absl::Status AssumeVolumes(std::string_view pod_key,

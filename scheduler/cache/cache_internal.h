@@ -19,6 +19,7 @@
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/gang_state.h"
 #include "scheduler/framework/storage_state.h"
+#include "scheduler/util/strings.h"
 
 namespace kubesched::cache {
 
@@ -132,6 +133,9 @@ struct Cache::Impl {
   int64_t gangs_generation ABSL_GUARDED_BY(mu) = 0;
   // The gang members the scheduler told of (SetGangMember), by pod key: their gang's key.
   absl::flat_hash_map<std::string, std::string> gang_members ABSL_GUARDED_BY(mu);
+  // The implicit groups (formed by annotations, no object) with a member, by key: the minMember
+  // their member set last gives (0 when unusable). An entry goes with the group's last member.
+  absl::flat_hash_map<std::string, int32_t> implicit_gangs ABSL_GUARDED_BY(mu);
 
   // Member count changes since the last snapshot, applied once per snapshot: a pod's assume and
   // its confirmation (removed, then added) cancel out, and the copy-on-write GangState is written
@@ -143,6 +147,25 @@ struct Cache::Impl {
     auto& delta = gang_deltas[gang_key];
     delta.first += members;
     delta.second += assigned;
+  }
+
+  // The gang's counts now: the published ones plus the changes since.
+  framework::GangCounts CurrentGangCounts(std::string_view gang_key) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    framework::GangCounts counts = gangs.CountsOf(gang_key);
+    if (auto it = gang_deltas.find(util::Absl(gang_key)); it != gang_deltas.end()) {
+      counts.pods += it->second.first;
+      counts.assigned += it->second.second;
+    }
+    return counts;
+  }
+
+  // Whether the gang has no member left (placed ones may still be counted until the cache drops
+  // them); if so, its implicit minMember goes with it.
+  bool ForgetGangIfEmpty(const std::string& gang_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (CurrentGangCounts(gang_key).pods > 0) return false;
+    implicit_gangs.erase(gang_key);
+    return true;
   }
 
   void ApplyGangDeltas() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {

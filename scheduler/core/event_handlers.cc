@@ -44,8 +44,8 @@ void Scheduler::TrackGangMember(const api::Pod& pod) {
   if (!gang.InGroup()) return;
   const bool member = !pod.IsTerminal() && (IsAssigned(pod) || PendingFrameworkFor(pod) != nullptr);
   if (member) {
-    cache_->SetGangMember(gang.key, {pod.meta.creation_timestamp.value_or(absl::InfinitePast()),
-                                     pod.Key(), framework::PodRequests(pod.spec, false)});
+    cache_->SetGangMember(gang, {pod.meta.creation_timestamp.value_or(absl::InfinitePast()),
+                                 pod.Key(), framework::PodRequests(pod.spec, false)});
   } else {
     cache_->RemoveGangMember(pod.Key());
   }

@@ -7,13 +7,6 @@
 #include "scheduler/core/scheduler.h"
 
 namespace kubesched::scheduler {
-namespace {
-
-bool PastScheduling(const std::string& phase) {
-  return phase == "Running" || phase == "Finished" || phase == "Failed";
-}
-
-}  // namespace
 
 void Scheduler::ReportGangStatus(const framework::PodInfo& member) {
   if (deps_.pod_group_status == nullptr || !member.gang.InGroup() || member.gang.implicit) return;
@@ -22,11 +15,7 @@ void Scheduler::ReportGangStatus(const framework::PodInfo& member) {
   const framework::GangCounts counts = cache_->GangCountsOf(member.gang.key);
   api::PodGroupStatus status = group->status;
   status.scheduled = counts.assigned;
-  if (!PastScheduling(status.phase)) {
-    status.phase = counts.assigned >= group->min_member ? "Scheduled"
-                   : counts.assigned > 0                ? "Scheduling"
-                                                        : "Pending";
-  }
+  status.phase = std::string(framework::GangPhase(status.phase, counts, group->min_member));
   if (counts.assigned > 0 && !status.schedule_start_time.has_value()) {
     status.schedule_start_time = deps_.clock->Now();
   }

@@ -35,6 +35,30 @@ struct GangMember {
 // Ordered by creation, then key.
 using GangMembers = std::vector<GangMember>;
 
+// The phases of a pod group (scheduler-plugins' PodGroupPhase) that kubesched knows. The scheduler
+// gives the first three from its members placed (bound or assumed); the group's controller sets
+// the last three once the pods run, and the scheduler keeps them.
+inline constexpr std::string_view kGangPending = "Pending";        // no member placed
+inline constexpr std::string_view kGangScheduling = "Scheduling";  // fewer than minMember placed
+inline constexpr std::string_view kGangScheduled = "Scheduled";    // minMember placed
+inline constexpr std::string_view kGangRunning = "Running";
+inline constexpr std::string_view kGangFinished = "Finished";
+inline constexpr std::string_view kGangFailed = "Failed";
+
+// A PodGroup status phase that only the group's controller sets.
+inline bool IsControllerGangPhase(std::string_view phase) {
+  return phase == kGangRunning || phase == kGangFinished || phase == kGangFailed;
+}
+
+// The phase of a group whose PodGroup says `controller_phase` ("" for an implicit group): that
+// phase when the controller set it, else what `counts.assigned` makes of `min_member`.
+inline std::string_view GangPhase(std::string_view controller_phase, GangCounts counts,
+                                  int32_t min_member) {
+  if (IsControllerGangPhase(controller_phase)) return controller_phase;
+  if (counts.assigned == 0) return kGangPending;
+  return min_member > 0 && counts.assigned >= min_member ? kGangScheduled : kGangScheduling;
+}
+
 // A copy-on-write handle: copies share the object until one of them writes. Lets a GangState
 // copy (one per snapshot while members are placed) share whichever of its maps did not change.
 template <typename T>

@@ -74,5 +74,19 @@ TEST_CASE("a group's need counts its first members by creation, then by key", "[
   CHECK(gangs.RequestsOfFirst("ml/other", 1).IsZero());
 }
 
+TEST_CASE("a group's phase follows its members placed until its controller takes over",
+          "[framework]") {
+  CHECK(GangPhase("", {.pods = 3, .assigned = 0}, 3) == kGangPending);
+  CHECK(GangPhase("", {.pods = 3, .assigned = 2}, 3) == kGangScheduling);
+  CHECK(GangPhase("", {.pods = 4, .assigned = 3}, 3) == kGangScheduled);
+  // The scheduler's own phases are recomputed; the controller's are kept.
+  CHECK(GangPhase("Scheduled", {.pods = 3, .assigned = 0}, 3) == kGangPending);
+  CHECK(GangPhase("Running", {.pods = 3, .assigned = 3}, 3) == kGangRunning);
+  CHECK(GangPhase("Finished", {}, 3) == kGangFinished);
+  CHECK(GangPhase("Failed", {.pods = 1, .assigned = 1}, 3) == kGangFailed);
+  // No usable minMember: a placed member never makes the group scheduled.
+  CHECK(GangPhase("", {.pods = 1, .assigned = 1}, 0) == kGangScheduling);
+}
+
 }  // namespace
 }  // namespace kubesched::framework
