@@ -1,11 +1,13 @@
 #include "scheduler/instrumentation/state_collector.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <utility>
 
 #include "scheduler/api/resource.h"
+#include "scheduler/framework/gang_state.h"
 #include "scheduler/instrumentation/metrics_observer.h"
 #include "scheduler/metrics/scheduler_metrics.h"
 
@@ -85,6 +87,7 @@ std::vector<MetricFamily> StateCollector::Collect() const {
     CollectQueue(*scheduler_, &out);
     CollectCache(*scheduler_, &out);
     CollectQuota(*scheduler_, &out);
+    CollectGangs(*scheduler_, &out);
     CollectWatermark(*scheduler_, &out);
   }
   if (informers_ != nullptr) CollectInformers(*informers_, &out);
@@ -217,6 +220,32 @@ void StateCollector::CollectQuota(scheduler::Scheduler& scheduler,
   Add(config_reloads, {{"result", "applied"}}, static_cast<double>(reloads.applied));
   Add(config_reloads, {{"result", "rejected"}}, static_cast<double>(reloads.rejected));
   out->push_back(std::move(config_reloads));
+}
+
+void StateCollector::CollectGangs(scheduler::Scheduler& scheduler,
+                                  std::vector<MetricFamily>* out) const {
+  // In the order of a group's life; the controller's phases last.
+  static constexpr std::string_view kPhases[] = {
+      framework::kGangPending, framework::kGangScheduling, framework::kGangScheduled,
+      framework::kGangRunning, framework::kGangFinished,   framework::kGangFailed};
+  std::array<int64_t, std::size(kPhases)> counts{};
+  scheduler.cache().ForEachGang([&](const cache::Cache::GangView& gang) {
+    const std::string_view phase = framework::GangPhase(
+        gang.group != nullptr ? std::string_view(gang.group->status.phase) : std::string_view(),
+        gang.counts, gang.min_member);
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] += phase == kPhases[i] ? 1 : 0;
+  });
+  MetricFamily groups = NewFamily(
+      kPodGroups,
+      "Pod groups (PodGroup objects, and groups formed by annotations that have a member) by "
+      "phase: 'Pending' (no member placed), 'Scheduling' (fewer than minMember placed, the others "
+      "waiting at Permit or binding), 'Scheduled' (minMember placed), and the 'Running', "
+      "'Finished' or 'Failed' phase a PodGroup's controller set.",
+      MetricType::Gauge);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    Add(groups, {{"phase", std::string(kPhases[i])}}, static_cast<double>(counts[i]));
+  }
+  out->push_back(std::move(groups));
 }
 
 void StateCollector::CollectWatermark(const scheduler::Scheduler& scheduler,

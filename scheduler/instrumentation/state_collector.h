@@ -14,6 +14,8 @@
 //   kubesched_watermark_mode{profile,mode}     1 for the mode a Watermark profile is in
 //   kubesched_watermark_allocated_ratio{profile}  the ratio that last moved it
 //   kubesched_queue_config_reloads_total{result}
+//   kubesched_pod_groups{phase}                PodGroups and implicit groups with a member, by
+//                                              phase (every phase, 0 when none)
 //   kubesched_informer_relists_total / _watch_restarts_total / _watch_errors_total /
 //     _decode_errors_total{resource}
 //
@@ -49,6 +51,8 @@ class StateCollector : public prometheus::Collectable {
   void CollectCache(scheduler::Scheduler& scheduler,
                     std::vector<prometheus::MetricFamily>* out) const;
   void CollectQuota(scheduler::Scheduler& scheduler,
+                    std::vector<prometheus::MetricFamily>* out) const;
+  void CollectGangs(scheduler::Scheduler& scheduler,
                     std::vector<prometheus::MetricFamily>* out) const;
   void CollectWatermark(const scheduler::Scheduler& scheduler,
                         std::vector<prometheus::MetricFamily>* out) const;

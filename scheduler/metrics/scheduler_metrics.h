@@ -69,6 +69,7 @@ inline constexpr char kInformerDecodeErrorsTotal[] = "kubesched_informer_decode_
 inline constexpr char kApiRequestsTotal[] = "kubesched_api_requests_total";
 inline constexpr char kApiRequestDuration[] = "kubesched_api_request_duration_seconds";
 inline constexpr char kBindsTotal[] = "kubesched_binds_total";
+inline constexpr char kPodGroups[] = "kubesched_pod_groups";
 
 enum class AttemptResult : uint8_t { kScheduled, kUnschedulable, kError };
 // "scheduled", "unschedulable", "error" (upstream's profile_metrics.go).
