@@ -82,7 +82,10 @@ void Scheduler::SettleWaitingPods() {
     const framework::ClusterEventSet events = pod.fw->EventsHelping(plugins);
     UndoRejectedWait(std::move(pod));
     // The gang's members not tried yet wait with it rather than being tried in vain.
-    if (!gang.empty()) queue_->ParkGang(gang, plugins, events);
+    if (!gang.empty()) {
+      queue_->ParkGang(gang, plugins, events);
+      ReportGangReleased(gang);
+    }
   }
   // The room the rejected pods held is free again for the pods outside gangs that wanted it.
   if (released) {
@@ -120,6 +123,7 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
     fw.RunPostBind(*state, *assumed, node);
     ReportGangStatus(*assumed);
     if (deps_.observer != nullptr) deps_.observer->OnBound(*assumed, node, queued.attempts);
+    if (assumed->gang.InGroup()) ReportGangMemberBound(*assumed);
     return;
   }
   // One path undoes everything after assume: unreserve, forget, requeue with backoff.

@@ -46,8 +46,8 @@ void Scheduler::TrackGangMember(const api::Pod& pod) {
   if (member) {
     cache_->SetGangMember(gang, {pod.meta.creation_timestamp.value_or(absl::InfinitePast()),
                                  pod.Key(), framework::PodRequests(pod.spec, false)});
-  } else {
-    cache_->RemoveGangMember(pod.Key());
+  } else if (auto emptied = cache_->RemoveGangMember(pod.Key())) {
+    ReportGangReleased(*emptied);
   }
 }
 
@@ -113,7 +113,7 @@ void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
   const std::string key = pod->Key();
   // A pod deleted while it waits at Permit is undone on the scheduling thread (and not requeued).
   (void)waiting_->Reject(key, "", "");
-  cache_->RemoveGangMember(key);
+  if (auto emptied = cache_->RemoveGangMember(key)) ReportGangReleased(*emptied);
   if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
     (void)cache_->RemovePod(key);
     quota_->Release(key, /*assumed_only=*/false);
@@ -214,6 +214,7 @@ bool PodGroupSpecChanged(const client::Event<api::PodGroup>& event) {
 void Scheduler::OnPodGroup(const client::Event<api::PodGroup>& event) {
   if (event.type == EventType::kDeleted) {
     cache_->RemovePodGroup(event.object->Key());
+    ReportGangReleased(event.object->Key());
   } else {
     cache_->SetPodGroup(event.object);
   }

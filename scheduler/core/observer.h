@@ -4,6 +4,7 @@
 // report, run mode's events and pod conditions, the Prometheus metrics), so that the core names
 // none of them.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ class SchedulingObserver {
                          const std::string& node) {}
   // A pod of lower priority lost its nomination to `node` to a preemptor.
   virtual void OnNominationCleared(const framework::PodInfo& pod) {}
+  // A member of a usable pod group (PodInfo::gang) was bound, right after its OnBound, on the
+  // thread that bound it; `min_member` is the group's (its PodGroup's spec, else the member's
+  // annotation). Members beyond minMember are told too.
+  virtual void OnGangMemberBound(const framework::PodInfo& member, int32_t min_member) {}
+  // The group `gang_key` was given up (its members waiting at Permit were rejected and its quota
+  // hold released), its PodGroup was deleted, or its last member went: what an observer keeps
+  // about it may go. May be told more than once, and of groups it never heard of.
+  virtual void OnGangReleased(const std::string& gang_key) {}
 };
 
 }  // namespace kubesched::scheduler

@@ -177,6 +177,10 @@ class Scheduler : public client::ClusterEventHandler {
   // Called as members bind and as a group is given up; best effort, off the scheduling thread
   // where binding is.
   void ReportGangStatus(const framework::PodInfo& member);
+  // Tells the observer that a gang member was bound, with its group's minMember (nothing for a
+  // pod outside a usable group), and that a group was released (SchedulingObserver).
+  void ReportGangMemberBound(const framework::PodInfo& member);
+  void ReportGangReleased(const std::string& gang_key);
   void RunBindingCycle(const runtime::Framework& fw,
                        const std::shared_ptr<framework::CycleState>& state,
                        queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,

@@ -1,5 +1,6 @@
 #include "scheduler/instrumentation/metrics_observer.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "policy/policy.h"
@@ -29,14 +30,19 @@ void MetricsObserver::OnNodeSelected(const queue::QueuedPodInfo& queued, const s
   const auto cycle_start = SteadyClock::now() - std::chrono::duration_cast<SteadyClock::duration>(
                                                     std::chrono::duration<double>(seconds));
   ProfileMetrics* profile = &metrics_->Profile(ProfileLabel(*queued.pod_info));
-  std::lock_guard<std::mutex> lock(binding_mu_);
+  const framework::GangMembership& gang = queued.pod_info->gang;
+  std::lock_guard<std::mutex> lock(mu_);
   binding_[queued.pod_info->key] = Binding{profile, cycle_start, queued.initial_attempt_timestamp};
+  if (gang.InGroup()) {
+    GroupTiming& group = groups_[gang.key];
+    group.first_attempt = std::min(group.first_attempt, queued.initial_attempt_timestamp);
+  }
 }
 
 void MetricsObserver::Failed(const framework::PodInfo& pod, AttemptResult result) {
   {
     // A failure after node selection (assume, Reserve, Permit) ends the attempt before binding.
-    std::lock_guard<std::mutex> lock(binding_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     binding_.erase(pod.key);
   }
   failed_key_ = pod.key;
@@ -59,7 +65,7 @@ void MetricsObserver::OnAttempt(const framework::PodInfo& pod, double seconds) {
 }
 
 bool MetricsObserver::EndBinding(const framework::PodInfo& pod, Binding* binding) {
-  std::lock_guard<std::mutex> lock(binding_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = binding_.find(pod.key);
   if (it == binding_.end()) return false;
   *binding = it->second;
@@ -95,6 +101,31 @@ void MetricsObserver::OnBindFailed(const framework::PodInfo& pod, const std::str
 void MetricsObserver::OnPreempted(const framework::PodInfo&, const std::string&,
                                   const std::vector<std::string>& victims) {
   metrics_->ObservePreemptionVictims(victims.size());
+}
+
+void MetricsObserver::OnGangMemberBound(const framework::PodInfo& member, int32_t min_member) {
+  double seconds = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = groups_.find(member.gang.key);
+    // Not selected since the group was released (it was deleted meanwhile), or already placed.
+    if (it == groups_.end() || it->second.placed) return;
+    GroupTiming& group = it->second;
+    if (++group.bound < min_member) return;
+    group.placed = true;
+    seconds = absl::ToDoubleSeconds(clock_->Now() - group.first_attempt);
+  }
+  metrics_->ObservePodGroupScheduled(seconds);
+}
+
+void MetricsObserver::OnGangReleased(const std::string& gang_key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  groups_.erase(gang_key);
+}
+
+size_t MetricsObserver::TrackedGroups() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return groups_.size();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -141,6 +172,12 @@ void ObserverFanout::OnEvicted(const framework::PodInfo& victim,
 }
 void ObserverFanout::OnNominationCleared(const framework::PodInfo& pod) {
   for (auto* o : observers_) o->OnNominationCleared(pod);
+}
+void ObserverFanout::OnGangMemberBound(const framework::PodInfo& member, int32_t min_member) {
+  for (auto* o : observers_) o->OnGangMemberBound(member, min_member);
+}
+void ObserverFanout::OnGangReleased(const std::string& gang_key) {
+  for (auto* o : observers_) o->OnGangReleased(gang_key);
 }
 
 }  // namespace kubesched::metrics

@@ -27,11 +27,17 @@ std::string_view ProfileLabel(const framework::PodInfo& pod);
 // one that failed internally "error". The SLI runs from the pod's first attempt to its binding on
 // the scheduler's clock (virtual in simulate, so it shows the backoff a pod waited through).
 //
+// A pod group's duration runs on the same clock, from the earliest first attempt of its members
+// that reached node selection to the binding of its minMember-th member; one observation per
+// group placed. Kept per group from its first member's node selection until it is released
+// (given up, its PodGroup deleted, its last member gone), so members beyond minMember do not
+// start it again; a group given up starts again from its members' first attempts.
+//
 // Threads: scheduling-thread callbacks and bind-worker callbacks may interleave; one mutex guards
-// the pods between their node selection and their binding's end. The failure of the current
-// attempt is the scheduling thread's alone (OnUnschedulable / OnError, then OnAttempt), so it
-// takes no lock. std::mutex rather than absl::Mutex: Debian's abseil checks for deadlocks on
-// every Lock, which cost more than everything else recorded per pod.
+// the pods between their node selection and their binding's end, and the groups. The failure of
+// the current attempt is the scheduling thread's alone (OnUnschedulable / OnError, then
+// OnAttempt), so it takes no lock. std::mutex rather than absl::Mutex: Debian's abseil checks
+// for deadlocks on every Lock, which cost more than everything else recorded per pod.
 class MetricsObserver : public scheduler::SchedulingObserver {
  public:
   // `metrics` and `clock` (the scheduler's) must outlive the observer.
@@ -48,6 +54,11 @@ class MetricsObserver : public scheduler::SchedulingObserver {
                     const std::string& message) override;
   void OnPreempted(const framework::PodInfo& pod, const std::string& node,
                    const std::vector<std::string>& victims) override;
+  void OnGangMemberBound(const framework::PodInfo& member, int32_t min_member) override;
+  void OnGangReleased(const std::string& gang_key) override;
+
+  // The pod groups whose timing is kept (tests: it must not grow without bound).
+  size_t TrackedGroups();
 
  private:
   using SteadyClock = std::chrono::steady_clock;
@@ -62,10 +73,18 @@ class MetricsObserver : public scheduler::SchedulingObserver {
   // Ends the binding of `pod`; false if it was not being tracked.
   bool EndBinding(const framework::PodInfo& pod, Binding* binding);
 
+  // A pod group from its first member's node selection until it is released.
+  struct GroupTiming {
+    absl::Time first_attempt = absl::InfiniteFuture();
+    int32_t bound = 0;    // members bound meanwhile
+    bool placed = false;  // observed: minMember members were bound
+  };
+
   SchedulerMetrics* const metrics_;
   const util::Clock* const clock_;
-  std::mutex binding_mu_;
-  absl::flat_hash_map<std::string, Binding> binding_;  // guarded by binding_mu_
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, Binding> binding_;     // guarded by mu_
+  absl::flat_hash_map<std::string, GroupTiming> groups_;  // guarded by mu_; by gang key
   // The pod whose current attempt failed, and how (scheduling thread only).
   std::string failed_key_;
   AttemptResult failed_result_ = AttemptResult::kError;
@@ -93,6 +112,8 @@ class ObserverFanout : public scheduler::SchedulingObserver {
   void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
                  const std::string& node) override;
   void OnNominationCleared(const framework::PodInfo& pod) override;
+  void OnGangMemberBound(const framework::PodInfo& member, int32_t min_member) override;
+  void OnGangReleased(const std::string& gang_key) override;
 
  private:
   std::vector<scheduler::SchedulingObserver*> observers_;

@@ -107,9 +107,16 @@ SchedulerMetrics::SchedulerMetrics()
           kApiRequestDuration,
           "Latency of requests to the API server in seconds, by verb (watches are not timed).",
           std::vector<std::string>{"verb"}, ApiRequestBuckets())),
+      // The SLI's buckets: a group's wait is a pod's, for all its members at once.
+      pod_group_duration_family_(std::make_shared<HistogramFamily>(
+          kPodGroupSchedulingDuration,
+          "Latency for a pod group being scheduled whole, from its first member's first "
+          "scheduling attempt to the binding that makes minMember of its members bound.",
+          std::vector<std::string>{}, ExponentialBuckets(0.01, 2, 20))),
       algorithm_duration_(algorithm_duration_family_->Get({})),
       pod_attempts_(pod_attempts_family_->Get({})),
       preemption_victims_(preemption_victims_family_->Get({})),
+      pod_group_duration_(pod_group_duration_family_->Get({})),
       attempts_(BuildCounter()
                     .Name(kScheduleAttemptsTotal)
                     .Help("Number of attempts to schedule pods, by the result. 'unschedulable' "
@@ -150,6 +157,7 @@ std::vector<std::shared_ptr<prometheus::Collectable>> SchedulerMetrics::collecta
           extension_points_,
           preemption_victims_family_,
           api_request_duration_,
+          pod_group_duration_family_,
           plugin_timings_};
 }
 
@@ -197,6 +205,10 @@ void SchedulerMetrics::ObserveApiRequest(std::string_view verb, int status, doub
   }
   counter->Increment();
   if (seconds >= 0) api_request_duration_->Get({std::string(verb)}).Observe(seconds);
+}
+
+void SchedulerMetrics::ObservePodGroupScheduled(double seconds) {
+  pod_group_duration_.Observe(std::max(0.0, seconds));
 }
 
 void SchedulerMetrics::CountPolicyReload(bool applied) {

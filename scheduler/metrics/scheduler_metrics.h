@@ -70,6 +70,8 @@ inline constexpr char kApiRequestsTotal[] = "kubesched_api_requests_total";
 inline constexpr char kApiRequestDuration[] = "kubesched_api_request_duration_seconds";
 inline constexpr char kBindsTotal[] = "kubesched_binds_total";
 inline constexpr char kPodGroups[] = "kubesched_pod_groups";
+inline constexpr char kPodGroupSchedulingDuration[] =
+    "kubesched_pod_group_scheduling_duration_seconds";
 
 enum class AttemptResult : uint8_t { kScheduled, kUnschedulable, kError };
 // "scheduled", "unschedulable", "error" (upstream's profile_metrics.go).
@@ -136,6 +138,9 @@ class SchedulerMetrics {
   // kubesched_policy_reloads_total{result="applied"|"rejected"}: one policy update taken or
   // refused.
   void CountPolicyReload(bool applied);
+  // kubesched_pod_group_scheduling_duration_seconds: a pod group had minMember members bound
+  // `seconds` after its first member's first attempt began.
+  void ObservePodGroupScheduled(double seconds);
 
  private:
   // Counters live in the registry; histograms in lock-free families (histogram_family.h).
@@ -148,9 +153,11 @@ class SchedulerMetrics {
   std::shared_ptr<HistogramFamily> extension_points_;
   std::shared_ptr<HistogramFamily> preemption_victims_family_;
   std::shared_ptr<HistogramFamily> api_request_duration_;
+  std::shared_ptr<HistogramFamily> pod_group_duration_family_;
   AtomicHistogram& algorithm_duration_;
   AtomicHistogram& pod_attempts_;
   AtomicHistogram& preemption_victims_;
+  AtomicHistogram& pod_group_duration_;
 
   prometheus::Family<prometheus::Counter>& attempts_;
   prometheus::Counter& preemption_attempts_;

@@ -220,6 +220,50 @@ CliResult Cli(const std::vector<std::string>& args) {
   return {code, out.str(), err.str()};
 }
 
+// A member of the implicit group `group` (annotations) of `min_member`, asking for one cpu.
+api::Pod GangMember(const std::string& name, const std::string& group, int min_member) {
+  return PodBuilder(name)
+      .Container({{"cpu", "1"}})
+      .Annotation(framework::kPodGroupAnnotation, group)
+      .Annotation(framework::kPodGroupMinMemberAnnotation, std::to_string(min_member))
+      .Build();
+}
+
+TEST_CASE("metrics: simulate counts pod groups by phase and times each group placed whole once",
+          "[metrics][simulation][gang]") {
+  World world;
+  world.Add(CpuNode("node-0", "4"));
+  // "late" has two of its three members; they wait for the third.
+  world.Add(GangMember("late-0", "late", 3));
+  world.Add(GangMember("late-1", "late", 3));
+  world.Run();
+  Scrape scrape = world.Metrics();
+  CHECK(scrape.Value(kPodGroups, {{"phase", "Pending"}}) == 1);
+  CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_count") == 0);
+
+  // The third member comes a minute later: the group is placed, timed from its first attempt.
+  world.clock.Advance(absl::Minutes(1));
+  world.Add(GangMember("late-2", "late", 3));
+  world.Run();
+  // "big" needs five cpus where one is left: it is given up, and never timed.
+  for (int i = 0; i < 5; ++i) world.Add(GangMember(absl::StrCat("big-", i), "big", 5));
+  world.Run();
+  REQUIRE(world.observer.bound == 3);
+  scrape = world.Metrics();
+  CHECK(scrape.Value(kPodGroups, {{"phase", "Scheduled"}}) == 1);
+  CHECK(scrape.Value(kPodGroups, {{"phase", "Pending"}}) == 1);
+  CHECK(scrape.Value(kPodGroups, {{"phase", "Scheduling"}}) == 0);
+  CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_count") == 1);
+  CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_sum") >= 60);
+  // A node more and "big" fits: one more group placed, one more observation.
+  world.Add(CpuNode("node-1", "4"));
+  world.Run();
+  scrape = world.Metrics();
+  CHECK(world.observer.bound == 8);
+  CHECK(scrape.Value(kPodGroups, {{"phase", "Scheduled"}}) == 2);
+  CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_count") == 2);
+}
+
 TEST_CASE("metrics: simulate --metrics FILE writes the final scrape, parsable and consistent",
           "[metrics][simulation][cli]") {
   testing::TempFile placeholder("", "metrics.prom");

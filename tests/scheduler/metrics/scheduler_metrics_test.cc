@@ -124,6 +124,22 @@ TEST_CASE("metrics: recorded values land in upstream's families, labels and buck
   CHECK(scrape.Value(kPolicyReloadsTotal, {{"result", "rejected"}}) == 1);
 }
 
+TEST_CASE("metrics: pod group scheduling durations land in one series with the SLI's buckets",
+          "[metrics]") {
+  SchedulerMetrics metrics;
+  const Scrape empty = ScrapeOf(metrics);
+  CHECK(empty.Type(kPodGroupSchedulingDuration) == "histogram");
+  CHECK(empty.Value(std::string(kPodGroupSchedulingDuration) + "_count") == 0);
+  metrics.ObservePodGroupScheduled(12.5);
+  metrics.ObservePodGroupScheduled(-1);  // a clock that stepped back counts as no wait
+  const Scrape scrape = ScrapeOf(metrics);
+  CHECK(scrape.LabelSets(std::string(kPodGroupSchedulingDuration) + "_count") == LabelNames{{}});
+  CHECK(scrape.BucketBounds(kPodGroupSchedulingDuration) == ExpectedBounds(0.01, 2, 20));
+  CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_count") == 2);
+  CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_sum") == Approx(12.5));
+  CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_bucket", {{"le", "0.01"}}) == 1);
+}
+
 TEST_CASE("metrics: API requests are counted by verb and code, timed except watches", "[metrics]") {
   SchedulerMetrics metrics;
   metrics.ObserveApiRequest("POST", 201, 0.01);
