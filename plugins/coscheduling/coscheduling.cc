@@ -108,7 +108,7 @@ framework::PreFilterOutcome Coscheduling::PreFilter(framework::CycleState& state
       const quota::Admission admission = tracker_->AdmitGang(pod, need, gang.min_member);
       gang.message = admission.message;
       status = QuotaVerdict(admission, gang.message);
-      if (status.IsSuccess()) {
+      if (status.IsSuccess() && !state.dry_run()) {
         if (absl::Status held = tracker_->HoldGang(pod, need); !held.ok()) {
           gang.message = std::string(held.message());
           status = Status::Unschedulable(gang.message);
@@ -133,7 +133,8 @@ framework::PostFilterOutcome Coscheduling::PostFilter(
   }
   data->message = absl::StrCat("pod group ", data->key, " cannot be placed whole: ", pod.key,
                                " fits no node, so the group gives back what it holds");
-  GiveUpGroup(data->key, pod.key, data->message);
+  // A dry run says what would happen; the members waiting keep waiting.
+  if (!state.dry_run()) GiveUpGroup(data->key, pod.key, data->message);
   outcome.status = Status::Unschedulable(data->message);
   return outcome;
 }

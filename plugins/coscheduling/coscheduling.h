@@ -29,6 +29,8 @@ namespace kubesched::plugins {
 // nothing): a member that fits nowhere rejects the members waiting, so the group gives back what it
 // held at once rather than at its timeout. Unreserve: a member given up (timeout, rejection, failed
 // bind) gives up the others and the group's quota hold.
+// A dry run (CycleState::dry_run, explain) gets the same verdicts and messages, but holds no
+// quota and gives nothing up.
 class Coscheduling final : public framework::PreFilterPlugin,
                            public framework::PostFilterPlugin,
                            public framework::ReservePlugin,

@@ -28,6 +28,9 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   if (choice.framework != nullptr) fw = choice.framework;
   RefreshCycleView();
   std::shared_ptr<framework::CycleState> state = policy::NewCycleState(choice);
+  // Explaining a pod must not change what the scheduler holds for it or for others (a gang's
+  // quota hold, its members waiting at Permit).
+  state->set_dry_run(true);
   Explanation explanation = algorithm_->Explain(*fw, *state, *info, snapshot_);
   if (explanation.selected == nullptr && !fw->post_filter_plugins().empty() &&
       !explanation.nodes.empty()) {

@@ -21,6 +21,7 @@ void CycleState::Erase(Key key) {
 
 std::unique_ptr<CycleState> CycleState::Clone() const {
   auto copy = std::make_unique<CycleState>();
+  copy->dry_run_ = dry_run_;
   copy->slots_.resize(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i]) copy->slots_[i] = slots_[i]->Clone();

@@ -48,9 +48,16 @@ class CycleState {
   bool record_plugin_metrics() const { return record_plugin_metrics_; }
   void set_record_plugin_metrics(bool record) { record_plugin_metrics_ = record; }
 
+  // A cycle that only looks (explain): every plugin judges the pod as it would, but changes
+  // nothing outside this state: no quota held, no waiting pod allowed or rejected. Clones keep
+  // it, so preemption's what-ifs during such a cycle look only too.
+  bool dry_run() const { return dry_run_; }
+  void set_dry_run(bool dry_run) { dry_run_ = dry_run; }
+
  private:
   std::vector<std::unique_ptr<StateData>> slots_;
   bool record_plugin_metrics_ = false;
+  bool dry_run_ = false;
 };
 
 }  // namespace kubesched::framework
