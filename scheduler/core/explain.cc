@@ -59,4 +59,38 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   return explanation;
 }
 
+std::optional<GangExplanation> Scheduler::ExplainGang(const api::Pod& pod) {
+  const framework::PodInfoPtr info = MakeInfo(std::make_shared<const api::Pod>(pod));
+  const framework::GangMembership& gang = info->gang;
+  if (!gang.InGroup()) return std::nullopt;
+  // The group as the Coscheduling plugin would see it this cycle.
+  RefreshCycleView();
+  const framework::GangState& gangs = snapshot_.gangs();
+  GangExplanation group;
+  group.key = gang.key;
+  group.implicit = gang.implicit;
+  group.counts = gangs.CountsOf(gang.key);
+  const api::PodGroup* object = gang.implicit ? nullptr : gangs.Find(gang.key);
+  if (!gang.error.empty()) {
+    group.problem = gang.error;
+  } else if (gang.implicit) {
+    group.min_member = gang.min_member;
+  } else if (object == nullptr) {
+    group.problem = absl::StrCat("pod group \"", gang.key, "\" does not exist");
+  } else if (!object->error.empty()) {
+    group.problem = object->error;
+  } else {
+    group.min_member = object->min_member;
+    group.need_from_min_resources = !object->min_resources.IsZero();
+  }
+  const std::string_view controller_phase =
+      object != nullptr ? std::string_view(object->status.phase) : std::string_view();
+  group.phase = std::string(
+      framework::GangPhase(controller_phase, group.counts, group.min_member.value_or(0)));
+  if (!group.min_member.has_value()) return group;
+  group.need = quota::WithMemberPods(framework::GangNeedOf(*info, gangs), *group.min_member);
+  group.queue_path = quota_->GangPathUsage(*info);
+  return group;
+}
+
 }  // namespace kubesched::scheduler

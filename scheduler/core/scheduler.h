@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,24 @@ struct SchedulerDeps {
   framework::VolumeBinder* volume_binder = nullptr;  // VolumeBinding's writes; optional
   // Where PodGroup status goes (gang scheduling's phase and counts); optional.
   client::PodGroupStatusWriter* pod_group_status = nullptr;
+};
+
+// explain's view of a gang member's group (README "Gangs").
+struct GangExplanation {
+  std::string key;                    // "namespace/name"
+  bool implicit = false;              // formed by annotations rather than by a PodGroup object
+  std::optional<int32_t> min_member;  // unknown when the group cannot be used
+  framework::GangCounts counts;       // members known, and placed (bound or assumed)
+  std::string phase;                  // framework::GangPhase
+  std::string problem;  // why the group cannot be used (bad or missing PodGroup, bad annotations)
+  // The group's whole need as group quota judges it (framework::GangNeedOf, pods raised to
+  // minMember; empty when min_member is unknown), and whether it is the PodGroup's
+  // spec.minResources rather than the requests of its first minMember members.
+  api::ResourceList need;
+  bool need_from_min_resources = false;
+  // The room for the need on the pod's queue and each ancestor, leaf first
+  // (QuotaTracker::GangPathUsage); empty when the pod names no usable queue.
+  std::vector<quota::QueueUsage> queue_path;
 };
 
 // The scheduler: consumes cluster events into the cache and the queue, and schedules one pod at a
@@ -119,6 +138,9 @@ class Scheduler : public client::ClusterEventHandler {
   // explain: every filter on every node and every score, for a pod not necessarily in the
   // cluster. Uses the pod's profile, else the first profile.
   Explanation Explain(const api::Pod& pod);
+  // explain's view of the pod's group, as this cycle's snapshot has it; nullopt when the pod is
+  // in none. Changes nothing.
+  std::optional<GangExplanation> ExplainGang(const api::Pod& pod);
 
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return *cache_; }

@@ -211,6 +211,10 @@ class QuotaTracker {
   std::vector<QueueUsage> Usage();
   // The pod's queue and every ancestor's usage, leaf first (explain's headroom).
   std::vector<QueueUsage> PathUsage(const framework::PodInfo& pod);
+  // The same for the group of `member` as AdmitGang judges it (explain): `used` leaves out what
+  // the group's members are charged and `held` the group's own hold, so that max - used - held
+  // is the room for the group's whole need. Empty when the member names no usable leaf queue.
+  std::vector<QueueUsage> GangPathUsage(const framework::PodInfo& member);
 
   Ledger ExportLedger();
   // Adopts spent amounts for queues and resources that have a budget now; pods found running

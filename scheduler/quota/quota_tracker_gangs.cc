@@ -134,6 +134,28 @@ void QuotaTracker::ReleaseGang(const std::string& gang_key) {
   Wake(keys);
 }
 
+std::vector<QueueUsage> QuotaTracker::GangPathUsage(const framework::PodInfo& member) {
+  const absl::Time now = clock_->Now();
+  const api::Pod& p = member.get();
+  absl::MutexLock lock(&mu_);
+  const Resolution where =
+      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  std::vector<QueueUsage> path;
+  if (where.queue < 0) return path;
+  // A group's members and its hold count in its queue and every ancestor: the member's path.
+  const GangHold* own = member.gang.InGroup() ? HoldOfLocked(member.gang.key) : nullptr;
+  const auto charged = gang_charged_.find(member.gang.key);
+  for (int q = where.queue; q >= 0; q = tree_.node(q).parent) {
+    QueueUsage usage = UsageOfLocked(q, now);
+    if (member.gang.InGroup() && charged != gang_charged_.end()) {
+      usage.used.Subtract(charged->second.amounts);
+    }
+    if (own != nullptr) usage.held.Subtract(own->amounts);
+    path.push_back(std::move(usage));
+  }
+  return path;
+}
+
 void QuotaTracker::RefreshHoldLocked(const std::string& gang_key) {
   auto it = holds_.find(gang_key);
   if (it == holds_.end()) return;

@@ -131,6 +131,109 @@ std::string QueueLines(const std::vector<quota::QueueUsage>& path) {
   return out;
 }
 
+// max - used - held, floored at 0.
+int64_t Free(const quota::QueueUsage& queue, api::ResourceId id) {
+  return std::max<int64_t>(0, queue.max.Get(id) - queue.used.Get(id) - queue.held.Get(id));
+}
+
+// "group": the explained pod's gang, or null when it is in none.
+void Group(Writer& w, const std::optional<GangExplanation>& group) {
+  Key(w, "group");
+  if (!group.has_value()) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  const size_t slash = group->key.find('/');
+  Field(w, "namespace", std::string_view(group->key).substr(0, slash));
+  Field(w, "name", std::string_view(group->key).substr(slash + 1));
+  Field(w, "kind", std::string_view(group->implicit ? "implicit" : "PodGroup"));
+  Key(w, "minMember");
+  if (group->min_member.has_value()) {
+    w.Int64(*group->min_member);
+  } else {
+    w.Null();
+  }
+  Field(w, "members", int64_t{group->counts.pods});
+  Field(w, "placed", int64_t{group->counts.assigned});
+  Field(w, "phase", std::string_view(group->phase));
+  Field(w, "problem", group->problem.empty() ? std::optional<std::string>() : group->problem);
+  Key(w, "need");
+  Resources(w, group->need);
+  Field(w, "needFrom",
+        std::string_view(group->need_from_min_resources ? "minResources" : "requests"));
+  Key(w, "queuePath");
+  w.StartArray();
+  for (const auto& queue : group->queue_path) {
+    w.StartObject();
+    Field(w, "name", std::string_view(queue.path));
+    api::ResourceList max, free;
+    for (api::ResourceId id : queue.limited) {
+      max.Set(id, queue.max.Get(id));
+      free.Set(id, Free(queue, id));
+    }
+    Key(w, "max");
+    LimitedResources(w, max, queue.limited);
+    Key(w, "used");
+    LimitedResources(w, queue.used, queue.limited);
+    Key(w, "held");
+    LimitedResources(w, queue.held, queue.limited);
+    Key(w, "free");
+    LimitedResources(w, free, queue.limited);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+// "cpu 3, pods 3"
+std::string ResourceText(const api::ResourceList& list) {
+  std::vector<std::string> parts;
+  list.ForEachNonZero([&](api::ResourceId id, int64_t amount) {
+    parts.push_back(
+        absl::StrCat(util::Absl(api::ResourceName(id)), " ", api::FormatAmount(id, amount)));
+  });
+  return parts.empty() ? "nothing" : util::Join(parts, ", ");
+}
+
+// The table's group section: the group, its need, and per queue on the pod's path (leaf first)
+// "group room in queue root.ml: cpu 1/4, 2 held for other groups (1 free, group needs 3)" for
+// each limited resource the group needs; empty when the pod is in no group.
+std::string GroupLines(const std::optional<GangExplanation>& group) {
+  if (!group.has_value()) return "";
+  std::string out = absl::StrCat(
+      "pod group ", group->key, " (", group->implicit ? "implicit" : "PodGroup", ", minMember ",
+      group->min_member.has_value() ? absl::StrCat(*group->min_member) : "-",
+      "): ", group->counts.pods, " member(s), ", group->counts.assigned, " placed, ", group->phase,
+      "\n");
+  if (!group->problem.empty()) absl::StrAppend(&out, "group unusable: ", group->problem, "\n");
+  if (!group->min_member.has_value()) return out;
+  absl::StrAppend(&out, "group needs ", ResourceText(group->need), " (",
+                  group->need_from_min_resources
+                      ? std::string("spec.minResources")
+                      : absl::StrCat("the requests of its first ", *group->min_member, " members"),
+                  ")\n");
+  for (const auto& queue : group->queue_path) {
+    std::vector<std::string> parts;
+    for (api::ResourceId id : queue.limited) {
+      if (group->need.Get(id) == 0) continue;
+      std::string part = absl::StrCat(util::Absl(api::ResourceName(id)), " ",
+                                      api::FormatAmount(id, queue.used.Get(id)), "/",
+                                      api::FormatAmount(id, queue.max.Get(id)));
+      if (queue.held.Get(id) > 0) {
+        absl::StrAppend(&part, ", ", api::FormatAmount(id, queue.held.Get(id)),
+                        " held for other groups");
+      }
+      absl::StrAppend(&part, " (", api::FormatAmount(id, Free(queue, id)), " free, group needs ",
+                      api::FormatAmount(id, group->need.Get(id)), ")");
+      parts.push_back(std::move(part));
+    }
+    if (parts.empty()) parts.push_back("no limit on what the group needs");
+    absl::StrAppend(&out, "group room in queue ", queue.path, ": ", util::Join(parts, ", "), "\n");
+  }
+  return out;
+}
+
 // "watermark": {"mode", "allocatedRatio"}, or null when no profile uses the Watermark strategy.
 void Watermark(Writer& w, const std::optional<WatermarkReport>& watermark) {
   Key(w, "watermark");
@@ -425,6 +528,7 @@ std::string ExplainJson(const ExplainReport& report) {
   w.StartArray();
   for (const auto& queue : report.queue_path) Queue(w, queue);
   w.EndArray();
+  Group(w, report.group);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
@@ -462,6 +566,7 @@ std::string ExplainTable(const ExplainReport& report) {
   if (report.policy.has_value()) out += absl::StrCat("policy: ", *report.policy, "\n");
   out += WatermarkLine(report.watermark);
   out += QueueLines(report.queue_path);
+  out += GroupLines(report.group);
   return out;
 }
 

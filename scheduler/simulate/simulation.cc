@@ -420,6 +420,7 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   const auto admission = sim.scheduler->quota().Admit(*info);
   if (!admission.queue.empty()) report.queue = admission.queue;
   report.queue_path = sim.scheduler->quota().PathUsage(*info);
+  report.group = sim.scheduler->ExplainGang(pod);
   return report;
 }
 

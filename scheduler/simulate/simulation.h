@@ -138,6 +138,8 @@ struct ExplainReport {
   // ancestor, leaf first: the headroom the pod has.
   std::optional<std::string> queue;
   std::vector<quota::QueueUsage> queue_path;
+  // The pod's group when it is a gang member: its members, its need and the room for it.
+  std::optional<GangExplanation> group;
   std::vector<api::DecodeProblem> problems;
 };
 

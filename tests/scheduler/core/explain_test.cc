@@ -1,8 +1,9 @@
 // explain on a gang member: it changes nothing the scheduler holds (members waiting at Permit, a
-// group's quota hold).
+// group's quota hold), and it shows the member's group, its need and the room for it.
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -118,6 +119,75 @@ TEST_CASE("explain on a member of a group over its queue says why, and holds not
   CHECK_THAT(std::string(explanation.pre_filter_status.Message()),
              Catch::Contains("queue root.ml: insufficient quota for pod group default/big: cpu"));
   CHECK(world.HeldCpu() == 0);
+}
+
+TEST_CASE("explain's group view: members, need and the room left by others",
+          "[scheduler][gang][explain]") {
+  World world;
+  world.Add(NodeBuilder("n1").Capacity({{"cpu", "2"}, {"pods", "110"}}).Build());
+  CHECK_FALSE(world.scheduler->ExplainGang(PodBuilder("plain").Build()).has_value());
+
+  // "other" holds room in root.ml: one of its two cpus charged, one held.
+  for (const char* name : {"o0", "o1"}) world.Add(Member(name, "other", 2));
+  world.Cycle();
+  REQUIRE(world.scheduler->waiting_pods().size() == 1);
+  for (const char* name : {"a", "b", "c"}) world.Add(Member(name, "job", 3));
+  const std::optional<GangExplanation> group = world.scheduler->ExplainGang(Member("a", "job", 3));
+  REQUIRE(group.has_value());
+  CHECK(group->key == "default/job");
+  CHECK(group->implicit);
+  CHECK(group->min_member == 3);
+  CHECK(group->counts.pods == 3);
+  CHECK(group->counts.assigned == 0);
+  CHECK(group->phase == "Pending");
+  CHECK(group->problem.empty());
+  CHECK(group->need.Get(api::kCpu) == 3000);
+  CHECK(group->need.Get(api::kPods) == 3);
+  CHECK_FALSE(group->need_from_min_resources);
+  REQUIRE(group->queue_path.size() == 2);
+  CHECK(group->queue_path[0].path == "root.ml");
+  CHECK(group->queue_path[0].used.Get(api::kCpu) == 1000);  // o0
+  CHECK(group->queue_path[0].held.Get(api::kCpu) == 1000);  // for o1
+  CHECK(group->queue_path[1].path == "root");
+  // The waiting group's own view leaves its member and its hold out.
+  const auto other = world.scheduler->ExplainGang(Member("o1", "other", 2));
+  REQUIRE(other.has_value());
+  CHECK(other->phase == "Scheduling");
+  CHECK(other->queue_path[0].used.Get(api::kCpu) == 0);
+  CHECK(other->queue_path[0].held.Get(api::kCpu) == 0);
+}
+
+TEST_CASE("explain's group view of a PodGroup: its minResources, or why it cannot be used",
+          "[scheduler][gang][explain]") {
+  World world;
+  api::PodGroup train;
+  train.meta.name = "train";
+  train.meta.namespace_name = "default";
+  train.meta.namespace_symbol = api::Intern("default");
+  train.min_member = 4;
+  train.min_resources.Set(api::kCpu, 6000);
+  world.Add(train);
+  const api::Pod member = PodBuilder("t0")
+                              .Container({{"cpu", "1"}})
+                              .Label(framework::kPodGroupLabel, "train")
+                              .Label("kubesched.io/queue", "root.ml")
+                              .Build();
+  const auto group = world.scheduler->ExplainGang(member);
+  REQUIRE(group.has_value());
+  CHECK_FALSE(group->implicit);
+  CHECK(group->min_member == 4);
+  CHECK(group->need_from_min_resources);
+  CHECK(group->need.Get(api::kCpu) == 6000);
+  CHECK(group->need.Get(api::kPods) == 4);
+  CHECK(group->queue_path.size() == 2);
+
+  const auto missing = world.scheduler->ExplainGang(
+      PodBuilder("x").Label(framework::kPodGroupLabel, "ghost").Build());
+  REQUIRE(missing.has_value());
+  CHECK(missing->problem == "pod group \"default/ghost\" does not exist");
+  CHECK_FALSE(missing->min_member.has_value());
+  CHECK(missing->need.IsZero());
+  CHECK(missing->queue_path.empty());
 }
 
 }  // namespace

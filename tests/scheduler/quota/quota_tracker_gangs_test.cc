@@ -127,6 +127,35 @@ TEST_CASE("a held group keeps its room: a second group wanting the other half is
   CHECK(tracker.AdmitGang(*first, GroupNeed(6, 1), 6).verdict == Verdict::kFits);
 }
 
+TEST_CASE("a group's view of its queues leaves out its own members and hold, not others'",
+          "[quota][gangs]") {
+  util::FakeClock clock;
+  QuotaTracker tracker(&clock, Queues(kProd));
+  const api::ResourceId gpu = api::InternResource(kGpu);
+  REQUIRE(tracker.Reserve(*Pod("web", "root.prod.search", "", 1), "n").ok());
+  REQUIRE(tracker.HoldGang(*Pod("b0", "root.prod.search", "b", 1), GroupNeed(2, 1)).ok());
+  auto a0 = Pod("a0", "root.prod.train", "a", 1);
+  REQUIRE(tracker.HoldGang(*a0, GroupNeed(4, 1)).ok());
+  REQUIRE(tracker.Reserve(*a0, "n").ok());  // one member placed: the hold shrinks to 3
+
+  const std::vector<QueueUsage> path = tracker.GangPathUsage(*Pod("a1", "root.prod.train", "a", 1));
+  REQUIRE(path.size() == 3);
+  CHECK(path[0].path == "root.prod.train");
+  CHECK(path[1].path == "root.prod");
+  CHECK(path[2].path == "root");
+  // root.prod: the web pod and group b's hold count against group a; a0 and a's hold do not.
+  CHECK(path[1].used.Get(gpu) == 1);
+  CHECK(path[1].held.Get(gpu) == 2);
+  CHECK(path[1].max.Get(gpu) == 8);
+  CHECK(path[0].used.Get(gpu) == 0);
+  CHECK(path[0].held.Get(gpu) == 0);
+  // What everyone else sees is unchanged.
+  CHECK(Used(tracker, "root.prod") == 2);
+  CHECK(Held(tracker, "root.prod") == 5);
+  // A member that names no usable leaf queue has no view.
+  CHECK(tracker.GangPathUsage(*Pod("z", "root.prod", "z", 1)).empty());
+}
+
 TEST_CASE("members of a held group are admitted and reserved, other pods are not",
           "[quota][gangs]") {
   util::FakeClock clock;
