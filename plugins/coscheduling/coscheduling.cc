@@ -104,7 +104,9 @@ framework::PreFilterOutcome Coscheduling::PreFilter(framework::CycleState& state
                                   " pod(s), fewer than its minMember ", gang.min_member);
       status = Status::Unresolvable(gang.message);
     } else if (!gang.running && counts.assigned == 0 && tracker_ != nullptr) {
-      const api::ResourceList need = framework::GangNeedOf(pod, snapshot.gangs());
+      // With its pods raised to minMember, so a queue's `pods` max is held as well as checked.
+      const api::ResourceList need =
+          quota::WithMemberPods(framework::GangNeedOf(pod, snapshot.gangs()), gang.min_member);
       const quota::Admission admission = tracker_->AdmitGang(pod, need, gang.min_member);
       gang.message = admission.message;
       status = QuotaVerdict(admission, gang.message);

@@ -207,6 +207,29 @@ TEST_CASE("a group's quota need is what its first minMember members ask", "[gang
                              "group needs 4)"));
 }
 
+TEST_CASE("a queue's pods max counts a group's minMember pods", "[gang][simulation]") {
+  World world(ParseConfig(R"(queues:
+  tree:
+  - name: ml
+    max: {pods: "4"}
+)"));
+  world.Nodes(4, "8");
+  for (int i = 0; i < 3; ++i) {
+    for (const char* group : {"a", "b"}) {
+      api::Pod pod = Member(absl::StrCat(group, i), group, 3);
+      pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern("root.ml"));
+      world.Add(pod);
+    }
+  }
+  world.Run();
+  // One group of three fits the queue's four pods; the other would make six.
+  CHECK(world.Bound("default/") == 3);
+  const bool a_placed = world.Bound("default/a") == 3;
+  CHECK_THAT(world.Message(a_placed ? "default/b0" : "default/a0"),
+             Catch::Contains(absl::StrCat("insufficient quota for pod group default/",
+                                          a_placed ? "b" : "a", ": pods (used 3")));
+}
+
 // Random groups on random clusters: whatever happens, a group is never left with fewer than
 // minMember members bound, no node holds more than its cpu, and once every group that fits alone
 // has been given the cluster to itself, it is placed.
