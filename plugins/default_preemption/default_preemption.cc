@@ -413,6 +413,18 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
       QuotaView(quota_, pod, snapshot, filtered);
   preemption::VictimPolicy policy{pod.priority, args_.non_preemptible_override_priority,
                                   quota_view.has_value() ? &*quota_view : nullptr};
+  const std::vector<const framework::NodeInfo*> nodes =
+      PotentialNodes(filtered, quota_view.has_value());
+  if (quota_view.has_value() && quota_view->Empty()) {
+    // Only pods of the blocking queue below the pod's priority may go, and there are none.
+    PostFilterOutcome outcome = RejectedWith(
+        state, Code::kUnschedulable,
+        Diagnosis(
+            snapshot.nodes().size(),
+            std::vector<Status>(nodes.size(), Status::Unresolvable(preemption::kReasonNoVictims))));
+    outcome.clear_nomination = true;
+    return outcome;
+  }
   const std::unique_ptr<preemption::GangVictims> gangs =
       preemption::GangVictims::Collect(snapshot, policy);
   policy.gangs = gangs.get();
@@ -421,8 +433,6 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
   }
   if (snapshot.nodes().empty()) return Rejected(Status::Error("preemption: no nodes available"));
 
-  const std::vector<const framework::NodeInfo*> nodes =
-      PotentialNodes(filtered, quota_view.has_value());
   const int32_t members = preemption::MembersToPlace(pod, snapshot);
   DryRun run;
   if (!nodes.empty()) {

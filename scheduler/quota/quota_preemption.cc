@@ -77,7 +77,9 @@ QuotaPreemption QuotaTracker::PreemptionViewLocked(const framework::PodInfo& pod
   }
   for (const auto& [key, charge] : charges_) {
     const std::string& queue = tree_.node(charge.queue).path;
-    if (InSubtree(queue, view.blocking_queue_)) view.charges_[key] = {queue, charge.amounts};
+    if (charge.priority < pod.priority && InSubtree(queue, view.blocking_queue_)) {
+      view.charges_[key] = {queue, charge.amounts};
+    }
   }
   return view;
 }

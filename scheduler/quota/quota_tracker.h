@@ -119,6 +119,8 @@ class QuotaPreemption {
   bool MayPreempt(const std::string& pod_key) const { return charges_.contains(pod_key); }
   // Whether the pod fits its queue's limits (untyped ones) once `victims` are gone.
   bool FitsWithout(const std::vector<std::string>& victims) const;
+  // No pod of the blocking queue's subtree is below the preemptor's priority: nothing to preempt.
+  bool Empty() const { return charges_.empty(); }
 
  private:
   friend class QuotaTracker;
@@ -243,7 +245,8 @@ class QuotaTracker {
     api::ResourceList amounts;  // base + the node's typed keys
     int queue = 0;              // where it is counted: its leaf, or the deepest existing queue
     bool assumed = true;
-    std::string gang;  // the pod's group key; "" for none
+    std::string gang;      // the pod's group key; "" for none
+    int32_t priority = 0;  // only pods below a preemptor's priority matter to its view
   };
 
   // Room held for a pod group. Invariant: amounts == max(0, need - gang_charged_[gang]) per
@@ -313,7 +316,8 @@ class QuotaTracker {
   api::ResourceList UncoveredGangNeedLocked(const framework::PodInfo& member,
                                             const api::ResourceList& gang_need) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The preemption view for `pod` held back by `blocking_queue`, wanting `request` at `leaf`.
+  // The preemption view for `pod` held back by `blocking_queue`, wanting `request` at `leaf`. Of
+  // the subtree's charges it copies only those of pods below `pod`'s priority.
   QuotaPreemption PreemptionViewLocked(const framework::PodInfo& pod, int leaf,
                                        std::string blocking_queue, api::ResourceList request) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -64,6 +64,7 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   charge.label_queue = LabelText(p.meta.labels, kQueueLabel);
   charge.node = std::string(node);
   charge.gang = pod.gang.key;
+  charge.priority = pod.priority;
   const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
   const Admission admission = CheckLocked(pod, where, now);
   if (admission.verdict != Verdict::kFits) return absl::ResourceExhaustedError(admission.message);
@@ -104,6 +105,7 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod) {
   charge.node = p.spec.node_name;
   charge.assumed = false;
   charge.gang = pod.gang.key;
+  charge.priority = pod.priority;
   const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
   charge.queue = where.queue >= 0 ? where.queue : where.account;
   charge.base = BaseAmounts(pod);

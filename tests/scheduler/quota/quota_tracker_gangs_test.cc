@@ -34,6 +34,11 @@ framework::PodInfoPtr Pod(const std::string& name, const std::string& queue,
   return framework::MakePodInfo(builder.Ptr(), 0);
 }
 
+// The same pod at a higher priority: a preemptor of the pods Pod makes.
+framework::PodInfoPtr Above(const framework::PodInfoPtr& pod) {
+  return framework::MakePodInfo(pod->pod, 10);
+}
+
 framework::PodInfoPtr Bound(const framework::PodInfoPtr& pod, const std::string& node) {
   api::Pod copy = pod->get();
   copy.spec.node_name = node;
@@ -394,12 +399,12 @@ TEST_CASE("preemption counts other groups' holds as room it cannot free", "[quot
   QuotaTracker tracker(&clock, Queues(kProd));
   REQUIRE(tracker.Reserve(*Pod("low", "root.prod.search", "", 2), "n").ok());
   REQUIRE(tracker.HoldGang(*Pod("a0", "root.prod.train", "a", 1), GroupNeed(6, 1)).ok());
-  auto view = tracker.PreemptionView(*Pod("x", "root.prod.search", "", 3));
+  auto view = tracker.PreemptionView(*Above(Pod("x", "root.prod.search", "", 3)));
   REQUIRE(view.has_value());
   CHECK(view->blocking_queue() == "root.prod");
   CHECK(view->MayPreempt("ml/low"));
   CHECK_FALSE(view->FitsWithout({"ml/low"}));
-  auto small = tracker.PreemptionView(*Pod("y", "root.prod.search", "", 2));
+  auto small = tracker.PreemptionView(*Above(Pod("y", "root.prod.search", "", 2)));
   REQUIRE(small.has_value());
   CHECK(small->FitsWithout({"ml/low"}));
 }

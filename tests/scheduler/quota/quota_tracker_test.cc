@@ -34,6 +34,11 @@ framework::PodInfoPtr Pod(const std::string& name, const std::string& queue,
   return framework::MakePodInfo(builder.Ptr(), 0);
 }
 
+// The same pod at a higher priority: a preemptor of the pods Pod makes.
+framework::PodInfoPtr Above(const framework::PodInfoPtr& pod) {
+  return framework::MakePodInfo(pod->pod, 10);
+}
+
 framework::PodInfoPtr Bound(const framework::PodInfoPtr& pod, const std::string& node) {
   api::Pod copy = pod->get();
   copy.spec.node_name = node;
@@ -383,9 +388,14 @@ tree:
     REQUIRE(tracker.Reserve(*Pod(name, queue, {{"cpu", cpu}}), "n").ok());
   }
   CHECK_FALSE(tracker.PreemptionView(*Pod("fits", "root.other", {{"cpu", "1"}})).has_value());
+  // Of the same priority as every pod of its queue: nobody to preempt.
+  auto peer = tracker.PreemptionView(*Pod("x", "root.org.a", {{"cpu", "2"}}));
+  REQUIRE(peer.has_value());
+  CHECK(peer->Empty());
+  CHECK_FALSE(peer->MayPreempt("default/a1"));
 
   // Blocked at its leaf root.org.a (4 of 4 used): only a1 and a2 may go.
-  auto leaf = tracker.PreemptionView(*Pod("x", "root.org.a", {{"cpu", "2"}}));
+  auto leaf = tracker.PreemptionView(*Above(Pod("x", "root.org.a", {{"cpu", "2"}})));
   REQUIRE(leaf.has_value());
   CHECK(leaf->blocking_queue() == "root.org.a");
   CHECK(leaf->MayPreempt("default/a1"));
@@ -395,7 +405,7 @@ tree:
   CHECK_FALSE(leaf->FitsWithout({}));
 
   // Blocked at root.org (10 of 10): anything under org may go; removing 3 is not enough for 4.
-  auto parent = tracker.PreemptionView(*Pod("y", "root.org.b", {{"cpu", "4"}}));
+  auto parent = tracker.PreemptionView(*Above(Pod("y", "root.org.b", {{"cpu", "4"}})));
   REQUIRE(parent.has_value());
   CHECK(parent->blocking_queue() == "root.org");
   CHECK(parent->MayPreempt("default/a1"));
