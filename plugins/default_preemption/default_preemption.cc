@@ -127,15 +127,20 @@ std::optional<quota::QuotaPreemption> QuotaView(quota::QuotaTracker* quota,
 
 // Upstream's FitError text over the nodes that were tried and failed; every other node of the
 // snapshot counts as "Preemption is not helpful for scheduling".
-std::string Diagnosis(size_t num_all_nodes, absl::Span<const Status> failed) {
-  framework::ReasonCounts histogram;
-  for (const Status& status : failed) histogram.AddAll(status);
-  if (failed.size() < num_all_nodes) histogram.Add(kNotHelpful, num_all_nodes - failed.size());
+// `histogram` holds the reasons of the `tried` nodes.
+std::string Diagnosis(size_t num_all_nodes, framework::ReasonCounts histogram, size_t tried) {
+  if (tried < num_all_nodes) histogram.Add(kNotHelpful, num_all_nodes - tried);
   std::string message = absl::StrCat("preemption: 0/", num_all_nodes, " nodes are available");
   if (!histogram.empty()) {
     absl::StrAppend(&message, ": ", absl::StrJoin(histogram.SortedParts(), ", "), ".");
   }
   return message;
+}
+
+std::string Diagnosis(size_t num_all_nodes, absl::Span<const Status> failed) {
+  framework::ReasonCounts histogram;
+  for (const Status& status : failed) histogram.AddAll(status);
+  return Diagnosis(num_all_nodes, std::move(histogram), failed.size());
 }
 
 // What a dry run over the potential nodes found.
@@ -417,11 +422,11 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
       PotentialNodes(filtered, quota_view.has_value());
   if (quota_view.has_value() && quota_view->Empty()) {
     // Only pods of the blocking queue below the pod's priority may go, and there are none.
-    PostFilterOutcome outcome = RejectedWith(
-        state, Code::kUnschedulable,
-        Diagnosis(
-            snapshot.nodes().size(),
-            std::vector<Status>(nodes.size(), Status::Unresolvable(preemption::kReasonNoVictims))));
+    framework::ReasonCounts histogram;
+    if (!nodes.empty()) histogram.Add(preemption::kReasonNoVictims, nodes.size());
+    PostFilterOutcome outcome =
+        RejectedWith(state, Code::kUnschedulable,
+                     Diagnosis(snapshot.nodes().size(), std::move(histogram), nodes.size()));
     outcome.clear_nomination = true;
     return outcome;
   }

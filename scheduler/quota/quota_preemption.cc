@@ -75,6 +75,9 @@ QuotaPreemption QuotaTracker::PreemptionViewLocked(const framework::PodInfo& pod
     for (api::ResourceId id : node.limited) counted.Set(id, CountedLocked(q, id, own));
     view.path_.push_back({node.path, node.limited, node.max, std::move(counted)});
   }
+  const bool anyone_below =
+      !charged_priorities_.empty() && *charged_priorities_.begin() < pod.priority;
+  if (!anyone_below) return view;
   for (const auto& [key, charge] : charges_) {
     const std::string& queue = tree_.node(charge.queue).path;
     if (charge.priority < pod.priority && InSubtree(queue, view.blocking_queue_)) {

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -349,6 +350,13 @@ class QuotaTracker {
   // By queue index, parallel to QueueNode::budget.
   std::vector<std::vector<BudgetState>> budgets_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, PodCharge> charges_ ABSL_GUARDED_BY(mu_);
+  // The priorities of the charged pods: a preemptor at or below the lowest has nobody to preempt,
+  // which a preemption view then knows without reading every charge. Kept by the two below.
+  absl::btree_multiset<int32_t> charged_priorities_ ABSL_GUARDED_BY(mu_);
+  void AddChargeLocked(const std::string& pod_key, PodCharge charge)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EraseChargeLocked(absl::flat_hash_map<std::string, PodCharge>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pod groups' holds by group key, what each group's members are charged (kept by ApplyLocked),
   // and by queue index the holds counted in each subtree. Guarded by the same mutex: a hold and
   // the charges that shrink it change together.

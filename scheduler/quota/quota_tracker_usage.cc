@@ -77,13 +77,13 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   }
   if (auto old = charges_.find(pod.key); old != charges_.end()) {
     ApplyLocked(old->second, -1, now);
-    charges_.erase(old);
+    EraseChargeLocked(old);
   }
   charge.base = BaseAmounts(pod);
   charge.amounts = TypedAmounts(charge.base, charge.node);
   charge.queue = where.queue;
   ApplyLocked(charge, +1, now);
-  charges_.emplace(pod.key, std::move(charge));
+  AddChargeLocked(pod.key, std::move(charge));
   return absl::OkStatus();
 }
 
@@ -97,7 +97,7 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod) {
       return;
     }
     ApplyLocked(it->second, -1, now);
-    charges_.erase(it);
+    EraseChargeLocked(it);
   }
   PodCharge charge;
   charge.namespace_name = p.meta.namespace_name;
@@ -126,7 +126,17 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod) {
       }
     }
   }
-  charges_.emplace(pod.key, std::move(charge));
+  AddChargeLocked(pod.key, std::move(charge));
+}
+
+void QuotaTracker::AddChargeLocked(const std::string& pod_key, PodCharge charge) {
+  charged_priorities_.insert(charge.priority);
+  charges_.emplace(pod_key, std::move(charge));
+}
+
+void QuotaTracker::EraseChargeLocked(absl::flat_hash_map<std::string, PodCharge>::iterator it) {
+  charged_priorities_.erase(charged_priorities_.find(it->second.priority));
+  charges_.erase(it);
 }
 
 std::vector<std::string> QuotaTracker::Release(const std::string& pod_key, bool assumed_only) {
@@ -140,7 +150,7 @@ std::vector<std::string> QuotaTracker::Release(const std::string& pod_key, bool 
     for (int q = it->second.queue; q >= 0; q = tree_.node(q).parent) {
       keys.push_back(QuotaKey(tree_.node(q).path));
     }
-    charges_.erase(it);
+    EraseChargeLocked(it);
   }
   Wake(keys);
   return keys;
