@@ -17,7 +17,10 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
                                                          const framework::PodInfo& pod,
                                                          const FitError& fit_error) {
   // A PreFilter rejection is every node's verdict.
-  std::vector<framework::NodeStatus> all_rejected;
+  // Kept from cycle to cycle: a fresh list for every node would be mapped and faulted in again for
+  // every pod a PreFilter rejects.
+  std::vector<framework::NodeStatus>& all_rejected = pre_filter_rejections_;
+  all_rejected.clear();
   runtime::FilterSkips skip = algorithm_->last_skip_filter();
   const framework::Status& pre = fit_error.pre_filter_status;
   if (pre.code() == framework::Code::kUnschedulable && fw.PreemptionMayLift(pre.plugin())) {

@@ -232,7 +232,9 @@ class Scheduler : public client::ClusterEventHandler {
   framework::Snapshot snapshot_;  // scheduling thread only
   NominatedPods nominated_;       // scheduling thread only; refreshed every cycle
   std::vector<const framework::NodeInfo*> refreshed_nodes_;  // of the last snapshot update
-  policy::PolicyChooser policy_chooser_;                     // scheduling thread only
+  // Every node's status when a PreFilter rejected the pod (DryRunPostFilter's buffer).
+  std::vector<framework::NodeStatus> pre_filter_rejections_;
+  policy::PolicyChooser policy_chooser_;  // scheduling thread only
   // The per-pod policies in force, reloaded from their ConfigMap on an informer thread; the
   // scheduling thread takes the current set once per cycle and keeps it for the whole cycle.
   std::unique_ptr<policy::PolicyReloader> policies_;
