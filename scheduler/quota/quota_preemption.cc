@@ -37,10 +37,8 @@ bool QuotaPreemption::FitsWithout(const std::vector<std::string>& victims) const
 
 std::optional<QuotaPreemption> QuotaTracker::PreemptionView(const framework::PodInfo& pod) {
   const absl::Time now = clock_->Now();
-  const api::Pod& p = pod.get();
   absl::MutexLock lock(&mu_);
-  const Resolution where =
-      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Resolution where = ResolvePodLocked(pod);
   const Admission admission = CheckLocked(pod, where, now);
   if (admission.verdict != Verdict::kOverQuota) return std::nullopt;
   return PreemptionViewLocked(pod, where.queue, admission.blocking_queue, BaseAmounts(pod));
@@ -50,11 +48,9 @@ std::optional<QuotaPreemption> QuotaTracker::GangPreemptionView(const framework:
                                                                 const api::ResourceList& gang_need,
                                                                 int32_t min_member) {
   const absl::Time now = clock_->Now();
-  const api::Pod& p = member.get();
   const api::ResourceList need = WithMemberPods(gang_need, min_member);
   absl::MutexLock lock(&mu_);
-  const Resolution where =
-      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Resolution where = ResolvePodLocked(member);
   const Admission admission = CheckGangLocked(member, where, need, now);
   if (admission.verdict != Verdict::kOverQuota) return std::nullopt;
   return PreemptionViewLocked(member, where.queue, admission.blocking_queue,

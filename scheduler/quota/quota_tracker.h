@@ -293,6 +293,8 @@ class QuotaTracker {
   void RebuildLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Resolution ResolveLocked(std::string_view ns, std::string_view label_queue)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The queue of `pod`: by its namespace and its queue label.
+  Resolution ResolvePodLocked(const framework::PodInfo& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Admission CheckLocked(const framework::PodInfo& pod, const Resolution& where, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first queue from `leaf` up where a limited untyped resource of `wanted` does not fit,

@@ -135,10 +135,8 @@ Admission QuotaTracker::CheckLocked(const framework::PodInfo& pod, const Resolut
 
 Admission QuotaTracker::Admit(const framework::PodInfo& pod) {
   const absl::Time now = clock_->Now();
-  const api::Pod& p = pod.get();
   absl::MutexLock lock(&mu_);
-  const Resolution where =
-      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Resolution where = ResolvePodLocked(pod);
   return CheckLocked(pod, where, now);
 }
 

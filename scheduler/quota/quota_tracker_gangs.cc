@@ -81,11 +81,9 @@ Admission QuotaTracker::CheckGangLocked(const framework::PodInfo& member, const 
 Admission QuotaTracker::AdmitGang(const framework::PodInfo& member,
                                   const api::ResourceList& gang_need, int32_t min_member) {
   const absl::Time now = clock_->Now();
-  const api::Pod& p = member.get();
   const api::ResourceList need = WithMemberPods(gang_need, min_member);
   absl::MutexLock lock(&mu_);
-  const Resolution where =
-      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Resolution where = ResolvePodLocked(member);
   return CheckGangLocked(member, where, need, now);
 }
 
@@ -136,10 +134,8 @@ void QuotaTracker::ReleaseGang(const std::string& gang_key) {
 
 std::vector<QueueUsage> QuotaTracker::GangPathUsage(const framework::PodInfo& member) {
   const absl::Time now = clock_->Now();
-  const api::Pod& p = member.get();
   absl::MutexLock lock(&mu_);
-  const Resolution where =
-      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Resolution where = ResolvePodLocked(member);
   std::vector<QueueUsage> path;
   if (where.queue < 0) return path;
   // A group's members and its hold count in its queue and every ancestor: the member's path.

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/quota/quota_tracker.h"
+#include "scheduler/quota/quota_tracker_internal.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::quota {
@@ -11,6 +12,11 @@ namespace {
 using util::Absl;
 
 }  // namespace
+
+QuotaTracker::Resolution QuotaTracker::ResolvePodLocked(const framework::PodInfo& pod) {
+  const api::Pod& p = pod.get();
+  return ResolveLocked(p.meta.namespace_name, internal::LabelText(p.meta.labels, kQueueLabel));
+}
 
 QuotaTracker::Resolution QuotaTracker::ResolveLocked(std::string_view ns,
                                                      std::string_view label_queue) {

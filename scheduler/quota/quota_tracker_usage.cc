@@ -192,10 +192,8 @@ std::vector<QueueUsage> QuotaTracker::Usage() {
 
 std::vector<QueueUsage> QuotaTracker::PathUsage(const framework::PodInfo& pod) {
   const absl::Time now = clock_->Now();
-  const api::Pod& p = pod.get();
   absl::MutexLock lock(&mu_);
-  const Resolution where =
-      ResolveLocked(p.meta.namespace_name, LabelText(p.meta.labels, kQueueLabel));
+  const Resolution where = ResolvePodLocked(pod);
   std::vector<QueueUsage> path;
   for (int q = where.queue >= 0 ? where.queue : where.account; q >= 0; q = tree_.node(q).parent) {
     path.push_back(UsageOfLocked(q, now));
