@@ -14,8 +14,9 @@
 namespace kubesched::scheduler {
 namespace {
 
+using gang_testing::InQueue;
 using gang_testing::Member;
-using gang_testing::ParseConfig;
+using gang_testing::MlQueue;
 using gang_testing::World;
 using testing::NodeBuilder;
 using testing::PodBuilder;
@@ -79,29 +80,27 @@ TEST_CASE("a group preempts nobody when the victims cannot make room for every m
   CHECK(said_why);
 }
 
-TEST_CASE("preempting one member of a placed group preempts the group", "[gang][preemption]") {
+// Three 2-cpu members of a group with `min_member` fill three 2-cpu nodes; then a higher-priority
+// pod wants one node's room. How many members it evicted.
+int EvictedForOnePod(int min_member) {
   World world;
   world.Nodes(3, "2");
-  for (int i = 0; i < 3; ++i) world.Add(Member(absl::StrCat("g", i), "low", 3, "2"));
+  for (int i = 0; i < 3; ++i) world.Add(Member(absl::StrCat("g", i), "low", min_member, "2"));
   world.Run();
   REQUIRE(world.Bound("default/g") == 3);
   world.Add(Prioritized(PodBuilder("urgent").Container({{"cpu", "2"}}).Build(), 100));
   world.Run();
   CHECK(world.Bound("default/urgent") == 1);
+  return Evicted(world, "default/g");
+}
+
+TEST_CASE("preempting one member of a placed group preempts the group", "[gang][preemption]") {
   // Room for one pod was needed; the group cannot run short of a member, so all of it went.
-  CHECK(Evicted(world, "default/g") == 3);
+  CHECK(EvictedForOnePod(3) == 3);
 }
 
 TEST_CASE("members beyond minMember may go alone", "[gang][preemption]") {
-  World world;
-  world.Nodes(3, "2");
-  for (int i = 0; i < 3; ++i) world.Add(Member(absl::StrCat("g", i), "low", 2, "2"));
-  world.Run();
-  REQUIRE(world.Bound("default/g") == 3);
-  world.Add(Prioritized(PodBuilder("urgent").Container({{"cpu", "2"}}).Build(), 100));
-  world.Run();
-  CHECK(world.Bound("default/urgent") == 1);
-  CHECK(Evicted(world, "default/g") == 1);  // two members stay: the group keeps its minMember
+  CHECK(EvictedForOnePod(2) == 1);  // two members stay: the group keeps its minMember
 }
 
 TEST_CASE("a NonPreemptible member protects its whole group", "[gang][preemption]") {
@@ -144,18 +143,9 @@ TEST_CASE("members waiting at Permit are sent back to the queue, not deleted",
   }
 }
 
-api::Pod InQueue(api::Pod pod, const std::string& queue) {
-  pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern(queue));
-  return pod;
-}
-
 TEST_CASE("a group held back by its queue's quota preempts the queue's lower-priority pods",
           "[gang][preemption][quota]") {
-  World world(ParseConfig(R"(queues:
-  tree:
-  - name: ml
-    max: {cpu: "4"}
-)"));
+  World world(MlQueue(R"(cpu: "4")"));
   world.Nodes(2, "8");
   for (int i = 0; i < 4; ++i) {
     world.Add(
@@ -174,11 +164,7 @@ TEST_CASE("a group held back by its queue's quota preempts the queue's lower-pri
 
 TEST_CASE("a group whose queue cannot be freed enough preempts nobody",
           "[gang][preemption][quota]") {
-  World world(ParseConfig(R"(queues:
-  tree:
-  - name: ml
-    max: {cpu: "4"}
-)"));
+  World world(MlQueue(R"(cpu: "4")"));
   world.Nodes(2, "8");
   world.Add(InQueue(Running("low", "n0", "1", 0), "root.ml"));
   world.Add(InQueue(Running("peer", "n1", "3", 100), "root.ml"));  // same priority: stays

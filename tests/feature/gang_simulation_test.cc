@@ -17,8 +17,9 @@ namespace kubesched::scheduler {
 namespace {
 
 using gang_testing::Group;
+using gang_testing::InQueue;
 using gang_testing::Member;
-using gang_testing::ParseConfig;
+using gang_testing::MlQueue;
 using gang_testing::World;
 using testing::NodeBuilder;
 using testing::PodBuilder;
@@ -157,23 +158,15 @@ TEST_CASE("bad groups keep their pods pending with the reason", "[gang][simulati
 }
 
 TEST_CASE("a group over its queue's quota places no member and says why", "[gang][simulation]") {
-  World world(ParseConfig(R"(queues:
-  tree:
-  - name: ml
-    max: {cpu: "4"}
-)"));
+  World world(MlQueue(R"(cpu: "4")"));
   world.Nodes(2, "8");
   for (int i = 0; i < 3; ++i) {
-    api::Pod pod = Member(absl::StrCat("a", i), "a", 3);
-    pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern("root.ml"));
-    world.Add(pod);
+    world.Add(InQueue(Member(absl::StrCat("a", i), "a", 3), "root.ml"));
   }
   world.Run();
   CHECK(world.Bound("default/a") == 3);
   for (int i = 0; i < 2; ++i) {
-    api::Pod pod = Member(absl::StrCat("b", i), "b", 2);
-    pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern("root.ml"));
-    world.Add(pod);
+    world.Add(InQueue(Member(absl::StrCat("b", i), "b", 2), "root.ml"));
   }
   world.Run();
   CHECK(world.Bound("default/b") == 0);  // one cpu left, the group needs two
@@ -182,11 +175,7 @@ TEST_CASE("a group over its queue's quota places no member and says why", "[gang
 }
 
 TEST_CASE("a group's quota need is what its first minMember members ask", "[gang][simulation]") {
-  World world(ParseConfig(R"(queues:
-  tree:
-  - name: ml
-    max: {cpu: "3"}
-)"));
+  World world(MlQueue(R"(cpu: "3")"));
   world.Nodes(2, "8");
   // minMember 2 of three pods: the two created first ask 1 and 3 cpu, so the group needs 4, over
   // the queue's max, whichever member is tried first (the small one: higher priority). The last
@@ -194,8 +183,7 @@ TEST_CASE("a group's quota need is what its first minMember members ask", "[gang
   const std::tuple<const char*, const char*, int64_t, int32_t> members[] = {
       {"small", "1", 10, 10}, {"large", "3", 20, 0}, {"extra", "1", 30, 0}};
   for (const auto& [name, cpu, created, priority] : members) {
-    api::Pod pod = Member(name, "job", 2, cpu);
-    pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern("root.ml"));
+    api::Pod pod = InQueue(Member(name, "job", 2, cpu), "root.ml");
     pod.spec.priority = priority;
     pod.meta.creation_timestamp = absl::FromUnixSeconds(1'600'000'000 + created);
     world.Add(pod);
@@ -208,17 +196,11 @@ TEST_CASE("a group's quota need is what its first minMember members ask", "[gang
 }
 
 TEST_CASE("a queue's pods max counts a group's minMember pods", "[gang][simulation]") {
-  World world(ParseConfig(R"(queues:
-  tree:
-  - name: ml
-    max: {pods: "4"}
-)"));
+  World world(MlQueue(R"(pods: "4")"));
   world.Nodes(4, "8");
   for (int i = 0; i < 3; ++i) {
     for (const char* group : {"a", "b"}) {
-      api::Pod pod = Member(absl::StrCat(group, i), group, 3);
-      pod.meta.labels.Set(api::Intern("kubesched.io/queue"), api::Intern("root.ml"));
-      world.Add(pod);
+      world.Add(InQueue(Member(absl::StrCat(group, i), group, 3), "root.ml"));
     }
   }
   world.Run();

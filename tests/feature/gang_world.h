@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/quota/quota_tracker.h"
 #include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
 
@@ -88,6 +89,17 @@ struct World {
 };
 
 // A member of the implicit group `group` (annotations) asking for `cpu`.
+// A configuration whose one queue, root.ml, has `max` (a YAML flow mapping's body: cpu: "4").
+inline config::Configuration MlQueue(const std::string& max) {
+  return ParseConfig(absl::StrCat("queues:\n  tree:\n  - name: ml\n    max: {", max, "}\n"));
+}
+
+// `pod`, labelled for `queue`.
+inline api::Pod InQueue(api::Pod pod, const std::string& queue) {
+  pod.meta.labels.Set(api::Intern(quota::kQueueLabel), api::Intern(queue));
+  return pod;
+}
+
 inline api::Pod Member(const std::string& name, const std::string& group, int min_member,
                        const std::string& cpu = "1") {
   return PodBuilder(name)
