@@ -10,8 +10,7 @@
 
 namespace kubesched::cache {
 
-Cache::Cache(const util::Clock* clock, absl::Duration assumed_ttl)
-    : impl_(std::make_unique<Impl>(clock, assumed_ttl)) {}
+Cache::Cache(const util::Clock* clock) : impl_(std::make_unique<Impl>(clock)) {}
 
 Cache::~Cache() = default;
 
@@ -107,10 +106,10 @@ absl::Status Cache::FinishBinding(const std::string& pod_key) {
   if (it == impl_->pods.end()) {
     return absl::NotFoundError(absl::StrCat("pod ", pod_key, " is not cached"));
   }
-  // Already confirmed by the informer (it can beat the bind call's return): nothing to expire.
+  // Already confirmed by the informer (it can beat the bind call's return): nothing to wait for.
   if (!it->second.assumed) return absl::OkStatus();
   it->second.binding_finished = true;
-  it->second.deadline = impl_->clock->Now() + impl_->assumed_ttl;
+  it->second.binding_finished_at = impl_->clock->Now();
   return absl::OkStatus();
 }
 
@@ -132,16 +131,23 @@ bool Cache::IsAssumed(const std::string& pod_key) const {
   return impl_->assumed.contains(pod_key);
 }
 
-std::vector<std::string> Cache::CleanupExpiredAssumedPods() {
+Cache::UnconfirmedBinds Cache::BindsAwaitingConfirmation() const {
   absl::MutexLock lock(&impl_->mu);
+  UnconfirmedBinds unconfirmed;
   const absl::Time now = impl_->clock->Now();
-  std::vector<std::string> expired;
   for (const std::string& key : impl_->assumed) {
     const PodState& state = impl_->pods.at(key);
-    if (state.binding_finished && now > state.deadline) expired.push_back(key);
+    if (!state.binding_finished) continue;
+    ++unconfirmed.count;
+    unconfirmed.longest_wait = std::max(unconfirmed.longest_wait, now - state.binding_finished_at);
   }
-  for (const std::string& key : expired) impl_->RemovePodLocked(key).IgnoreError();
-  return expired;
+  return unconfirmed;
+}
+
+std::shared_ptr<const api::Node> Cache::GetNode(const std::string& name) const {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->nodes.find(name);
+  return it == impl_->nodes.end() ? nullptr : it->second->info.node_ptr();
 }
 
 std::optional<std::string> Cache::NodeOfPod(const std::string& pod_key) const {

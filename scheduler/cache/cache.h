@@ -25,8 +25,11 @@ namespace kubesched::cache {
 //
 // Assumed pods: the scheduling loop assumes a pod on a node the moment it picks it, so the next
 // cycle already sees the room taken; the informer's "pod bound" event later confirms it
-// (AddPod). An assumed pod whose binding finished but that was never confirmed expires after
-// `assumed_ttl` (CleanupExpiredAssumedPods), and a failed bind forgets it (ForgetPod).
+// (AddPod). An assumed pod leaves the cache only when the API says so: the informer shows it
+// bound (AddPod) or deleted (RemovePod), or the binder got an explicit refusal (ForgetPod). It
+// never expires on a timer, since room handed out again while a bind may have succeeded
+// over-commits the node; a pod watch that lags shows up as binds awaiting confirmation
+// (BindsAwaitingConfirmation), which the scheduler reports.
 //
 // Threads: written by informer threads and the scheduling thread; one mutex guards all state.
 // Snapshots are refreshed with UpdateSnapshot, which copies only nodes whose generation moved
@@ -54,7 +57,7 @@ namespace kubesched::cache {
 // wait for the informers blocks on a condition variable of that mutex, on a bind worker.
 class Cache : public framework::VolumeAssumeCache {
  public:
-  explicit Cache(const util::Clock* clock, absl::Duration assumed_ttl = absl::Seconds(30));
+  explicit Cache(const util::Clock* clock);
   ~Cache() override;
 
   void AddNode(std::shared_ptr<const api::Node> node);
@@ -69,14 +72,21 @@ class Cache : public framework::VolumeAssumeCache {
 
   // `pod` must have spec.nodeName set to the chosen node. AlreadyExists if the key is cached.
   absl::Status AssumePod(framework::PodInfoPtr pod);
-  // The bind call returned; the expiry clock of the assumed pod starts now.
+  // The bind call succeeded; the pod waits for the informer to confirm it from now.
   absl::Status FinishBinding(const std::string& pod_key);
   // Removes an assumed pod (bind failed). NotFound / FailedPrecondition if not assumed.
   absl::Status ForgetPod(const std::string& pod_key);
   bool IsAssumed(const std::string& pod_key) const;
-  // Expires assumed pods whose binding finished more than assumed_ttl ago; returns their keys.
-  std::vector<std::string> CleanupExpiredAssumedPods();
+  // Assumed pods whose bind succeeded and that the informer has not shown bound yet.
+  struct UnconfirmedBinds {
+    size_t count = 0;
+    absl::Duration longest_wait = absl::ZeroDuration();  // since the oldest of them was bound
+  };
+  // O(assumed pods); for the periodic upkeep and metrics.
+  UnconfirmedBinds BindsAwaitingConfirmation() const;
 
+  // The node object; null when the node is not known (deleted, or only its pods seen).
+  std::shared_ptr<const api::Node> GetNode(const std::string& name) const;
   // Node the cached pod is on, if the pod is cached (bound or assumed).
   std::optional<std::string> NodeOfPod(const std::string& pod_key) const;
   framework::PodInfoPtr GetPod(const std::string& pod_key) const;

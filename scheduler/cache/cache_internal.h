@@ -40,7 +40,7 @@ struct PodState {
   std::string node;
   bool assumed = false;
   bool binding_finished = false;
-  absl::Time deadline = absl::InfiniteFuture();  // meaningful once binding_finished
+  absl::Time binding_finished_at = absl::InfiniteFuture();  // meaningful once binding_finished
   // When the pod was placed on its node (see "Load" in cache.h).
   absl::Time placed_at = absl::InfinitePast();
 };
@@ -86,10 +86,9 @@ struct VolumeAssumptions {
 };
 
 struct Cache::Impl {
-  Impl(const util::Clock* c, absl::Duration ttl) : clock(c), assumed_ttl(ttl) {}
+  explicit Impl(const util::Clock* c) : clock(c) {}
 
   const util::Clock* const clock;
-  const absl::Duration assumed_ttl;
 
   // Guards everything below. Held only for map updates and the snapshot copy, never for I/O.
   mutable absl::Mutex mu;

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/util/strings.h"
 
@@ -111,11 +112,38 @@ void Scheduler::UndoRejectedWait(WaitingPod pod) {
   Requeue(std::move(queued), /*unschedulable=*/true);
 }
 
+namespace {
+
+// Why a bind not yet sent must not be sent any more: its node was deleted, or cordoned and the pod
+// does not tolerate that. Empty when it may go.
+std::string NodeNoLongerTakes(const api::Node* node, const api::Pod& pod,
+                              const std::string& node_name) {
+  if (node == nullptr) {
+    return absl::StrCat("node ", node_name, " was deleted before the pod was bound to it");
+  }
+  if (!node->spec.unschedulable) return "";
+  static const api::Taint* const cordon =
+      new api::Taint{"node.kubernetes.io/unschedulable", "", api::TaintEffect::kNoSchedule};
+  for (const api::Toleration& toleration : pod.spec.tolerations) {
+    if (toleration.Tolerates(*cordon)) return "";
+  }
+  return absl::StrCat("node ", node_name, " was cordoned before the pod was bound to it");
+}
+
+}  // namespace
+
 void Scheduler::RunBindingCycle(const runtime::Framework& fw,
                                 const std::shared_ptr<framework::CycleState>& state,
                                 queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,
                                 const std::string& node) {
-  framework::Status status = fw.RunPreBind(*state, *assumed, node);
+  // Checked on the bind worker, right before PreBind: binds queued behind slow ones must not go
+  // to a node that left meanwhile, nor from a replica that may no longer bind.
+  std::string gone = NodeNoLongerTakes(cache_->GetNode(node).get(), assumed->get(), node);
+  if (gone.empty() && deps_.may_bind && !deps_.may_bind()) {
+    gone = "not bound: this replica may no longer bind (not leading, or stopping)";
+  }
+  framework::Status status =
+      gone.empty() ? fw.RunPreBind(*state, *assumed, node) : framework::Status::Error(gone);
   if (status.IsSuccess()) status = fw.RunBind(*state, *assumed, node);
   if (status.IsSuccess()) {
     (void)cache_->FinishBinding(assumed->key);
@@ -129,7 +157,12 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
   // One path undoes everything after assume: unreserve, forget, requeue with backoff.
   fw.RunUnreserve(*state, *assumed, node);
   (void)cache_->ForgetPod(assumed->key);
-  if (deps_.observer != nullptr) deps_.observer->OnBindFailed(*assumed, node, status.Message());
+  // A bind the fence stopped is no failure of the pod's: it stays pending, silently, for whoever
+  // leads next.
+  const bool fenced = deps_.may_bind && !deps_.may_bind();
+  if (deps_.observer != nullptr && !fenced) {
+    deps_.observer->OnBindFailed(*assumed, node, status.Message());
+  }
   // The room this pod held is free again for the pods that wanted it.
   queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
   // Even when the API said the pod is gone or already bound, it waits in backoff rather than

@@ -48,6 +48,10 @@ struct SchedulerDeps {
   framework::VolumeBinder* volume_binder = nullptr;  // VolumeBinding's writes; optional
   // Where PodGroup status goes (gang scheduling's phase and counts); optional.
   client::PodGroupStatusWriter* pod_group_status = nullptr;
+  // Asked by each binding cycle before it starts (PreBind's writes included): false fails the
+  // cycle, so the pod is unreserved and requeued (run mode: no longer leading, lease renewal
+  // overdue, or shutting down). Empty: always true. Called from bind workers.
+  std::function<bool()> may_bind;
 };
 
 // explain's view of a gang member's group (README "Gangs").
@@ -110,8 +114,11 @@ class Scheduler : public client::ClusterEventHandler {
   bool ScheduleOne(absl::Duration wait = absl::ZeroDuration());
 
   // Time-driven queue and cache upkeep for run mode, called about once a second by the scheduling
-  // thread: backoff expiry, the unschedulable leftover flush, expired assumed pods.
+  // thread: backoff expiry, the unschedulable leftover flush, the pod watch's lag behind our binds.
   void Housekeep();
+  // How long a successful bind may wait for the pod watch to show it before the watch counts as
+  // stalled (logged; kubesched_pod_watch_unconfirmed_binds shows it all along).
+  static constexpr absl::Duration kPodWatchStallAfter = absl::Seconds(30);
 
   // Sends on the pods that every Permit plugin now allows and undoes the rejected ones (by a
   // plugin, by their Permit timeout, or deleted meanwhile). The scheduling thread calls it after
@@ -203,6 +210,9 @@ class Scheduler : public client::ClusterEventHandler {
   // pod outside a usable group), and that a group was released (SchedulingObserver).
   void ReportGangMemberBound(const framework::PodInfo& member);
   void ReportGangReleased(const std::string& gang_key);
+  // Logs when binds have waited longer than kPodWatchStallAfter for the watch, and when it caught
+  // up again.
+  void ReportPodWatchStall();
   void RunBindingCycle(const runtime::Framework& fw,
                        const std::shared_ptr<framework::CycleState>& state,
                        queue::QueuedPodInfo queued, const framework::PodInfoPtr& assumed,
@@ -235,6 +245,7 @@ class Scheduler : public client::ClusterEventHandler {
   // Every node's status when a PreFilter rejected the pod (DryRunPostFilter's buffer).
   std::vector<framework::NodeStatus> pre_filter_rejections_;
   policy::PolicyChooser policy_chooser_;  // scheduling thread only
+  bool pod_watch_stalled_ = false;        // scheduling thread only (Housekeep)
   // The per-pod policies in force, reloaded from their ConfigMap on an informer thread; the
   // scheduling thread takes the current set once per cycle and keeps it for the whole cycle.
   std::unique_ptr<policy::PolicyReloader> policies_;

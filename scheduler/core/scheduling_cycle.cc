@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/util/log.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::scheduler {
@@ -20,14 +21,25 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 void Scheduler::Housekeep() {
   queue_->FlushBackoffCompleted();
   queue_->FlushUnschedulableLeftover();
-  const auto expired = cache_->CleanupExpiredAssumedPods();
-  for (const auto& key : expired) quota_->Release(key, /*assumed_only=*/true);
-  if (!expired.empty()) {
-    // Room held by a pod whose binding was never confirmed is free again.
-    queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
-  }
+  ReportPodWatchStall();
   quota_->Tick();
   SettleWaitingPods();
+}
+
+void Scheduler::ReportPodWatchStall() {
+  const cache::Cache::UnconfirmedBinds unconfirmed = cache_->BindsAwaitingConfirmation();
+  const absl::Duration oldest = unconfirmed.longest_wait;
+  const bool stalled = oldest > kPodWatchStallAfter;
+  if (stalled == pod_watch_stalled_) return;
+  pod_watch_stalled_ = stalled;
+  if (stalled) {
+    util::LogWarning(absl::StrCat("the pod watch has not shown ", unconfirmed.count,
+                                  " successful bind(s) for up to ",
+                                  absl::FormatDuration(absl::Trunc(oldest, absl::Seconds(1))),
+                                  "; their pods keep their room until it does (nothing expires)"));
+  } else {
+    util::LogInfo("the pod watch caught up with the binds");
+  }
 }
 
 void Scheduler::RefreshCycleView() {

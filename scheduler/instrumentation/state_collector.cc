@@ -158,6 +158,22 @@ void StateCollector::CollectCache(scheduler::Scheduler& scheduler,
   Add(size, {{"type", "assumed"}}, static_cast<double>(cache.AssumedCount()));
   out->push_back(std::move(size));
 
+  const cache::Cache::UnconfirmedBinds unconfirmed = cache.BindsAwaitingConfirmation();
+  MetricFamily waiting = NewFamily(
+      kUnconfirmedBinds,
+      "Pods bound by this scheduler that the pod watch has not shown bound yet; they keep their "
+      "room until it does.",
+      MetricType::Gauge);
+  Add(waiting, {}, static_cast<double>(unconfirmed.count));
+  out->push_back(std::move(waiting));
+  MetricFamily age = NewFamily(
+      kUnconfirmedBindAge,
+      "How long the oldest bind not yet shown by the pod watch has waited (0 when none): above "
+      "30 s, the watch is stalled.",
+      MetricType::Gauge);
+  Add(age, {}, absl::ToDoubleSeconds(unconfirmed.longest_wait));
+  out->push_back(std::move(age));
+
   const cache::Cache::ClusterTotals totals = cache.Totals();
   MetricFamily ratio = NewFamily(
       kClusterAllocatedRatio,

@@ -8,6 +8,8 @@
 //   scheduler_unschedulable_pods{plugin,profile}
 //   scheduler_queue_incoming_pods_total{queue,event}
 //   scheduler_cache_size{type}                 nodes, pods (assumed included), assumed
+//   kubesched_pod_watch_unconfirmed_binds      binds the pod watch has not shown yet
+//   kubesched_pod_watch_oldest_unconfirmed_bind_seconds   how long the oldest has waited
 //   kubesched_queue_quota_max / _used{queue,resource}           base units (cores, bytes, GPUs)
 //   kubesched_queue_budget_limit_hours / _used_hours{queue,resource}   resource-hours
 //   kubesched_cluster_allocated_ratio{resource}  Σ requested / Σ allocatable over all nodes

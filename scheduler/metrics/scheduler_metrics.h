@@ -69,6 +69,9 @@ inline constexpr char kInformerDecodeErrorsTotal[] = "kubesched_informer_decode_
 inline constexpr char kApiRequestsTotal[] = "kubesched_api_requests_total";
 inline constexpr char kApiRequestDuration[] = "kubesched_api_request_duration_seconds";
 inline constexpr char kBindsTotal[] = "kubesched_binds_total";
+inline constexpr char kUnconfirmedBinds[] = "kubesched_pod_watch_unconfirmed_binds";
+inline constexpr char kUnconfirmedBindAge[] =
+    "kubesched_pod_watch_oldest_unconfirmed_bind_seconds";
 inline constexpr char kPodGroups[] = "kubesched_pod_groups";
 inline constexpr char kPodGroupSchedulingDuration[] =
     "kubesched_pod_group_scheduling_duration_seconds";

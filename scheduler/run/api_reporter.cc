@@ -36,6 +36,8 @@ void ApiReporter::OnBound(const framework::PodInfo& pod, const std::string& node
 
 void ApiReporter::OnBindFailed(const framework::PodInfo& pod, const std::string& node,
                                const std::string& message) {
+  util::LogV(1, absl::StrCat("bind of pod ", pod.key, " to node ", node,
+                             " failed; the pod is requeued: ", message));
   events_->Record(pod.get(), nullptr, client::EventKind::kWarning, "FailedScheduling", "Scheduling",
                   absl::StrCat("Binding rejected: ", message));
 }

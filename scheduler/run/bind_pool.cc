@@ -34,6 +34,12 @@ bool BindWorkerPool::WaitIdle(absl::Duration timeout) {
                         [this] { return tasks_.empty() && running_ == 0; });
 }
 
+bool BindWorkerPool::WaitForRoom(size_t limit, absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return task_done_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                             [&] { return tasks_.size() + running_ < limit; });
+}
+
 size_t BindWorkerPool::InFlight() const {
   std::lock_guard<std::mutex> lock(mu_);
   return tasks_.size() + running_;
@@ -53,6 +59,7 @@ void BindWorkerPool::WorkerLoop() {
     task();
     lock.lock();
     --running_;
+    task_done_.notify_all();
     if (tasks_.empty() && running_ == 0) idle_.notify_all();
   }
 }

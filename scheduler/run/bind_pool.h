@@ -30,6 +30,10 @@ class BindWorkerPool : public BindExecutor {
   // did. Tasks submitted meanwhile count too.
   bool WaitIdle(absl::Duration timeout);
 
+  // Waits until fewer than `limit` tasks are queued or running, at most `timeout`. Returns
+  // whether there is room.
+  bool WaitForRoom(size_t limit, absl::Duration timeout);
+
   // Queued plus running tasks.
   size_t InFlight() const;
 
@@ -39,6 +43,7 @@ class BindWorkerPool : public BindExecutor {
   mutable std::mutex mu_;
   std::condition_variable work_available_;
   std::condition_variable idle_;
+  std::condition_variable task_done_;
   std::deque<std::function<void()>> tasks_;  // guarded by mu_
   size_t running_ = 0;                       // guarded by mu_
   bool stopping_ = false;                    // guarded by mu_

@@ -138,7 +138,7 @@ void LeaderElector::Run(std::stop_token stop, const LeaderCallbacks& callbacks) 
 
 bool LeaderElector::Acquire(const std::stop_token& stop, const LeaderCallbacks& callbacks) {
   while (!stop.stop_requested()) {
-    const bool acquired = TryAcquireOrRenew(config_.renew_deadline);
+    const bool acquired = TryAcquireOrRenew(config_.renew_deadline) == Attempt::kHeld;
     ReportLeaderChange(callbacks);
     if (acquired) return true;
     if (!Wait(JitteredRetryPeriod(), stop)) return false;
@@ -153,9 +153,15 @@ void LeaderElector::RenewUntilLost(const std::stop_token& stop, const LeaderCall
     const absl::Time round_start = clock_->Now();
     while (true) {
       const absl::Duration remaining = config_.renew_deadline - (clock_->Now() - round_start);
-      const bool renewed = TryAcquireOrRenew(std::max(remaining, kMinRequestTimeout));
+      const Attempt attempt = TryAcquireOrRenew(std::max(remaining, kMinRequestTimeout));
       ReportLeaderChange(callbacks);
-      if (renewed) break;
+      if (attempt == Attempt::kHeld) break;
+      if (attempt == Attempt::kHeldByOther) {
+        util::LogWarning(absl::StrCat("leader election: lease ", config_.namespace_name, "/",
+                                      config_.name, " is held by ", LeaderIdentity(),
+                                      "; giving up leadership at once"));
+        return;
+      }
       const absl::Duration left = config_.renew_deadline - (clock_->Now() - round_start);
       if (left <= absl::ZeroDuration()) return;  // lost
       if (!Wait(std::min(config_.retry_period, left), stop)) return;
@@ -163,7 +169,14 @@ void LeaderElector::RenewUntilLost(const std::stop_token& stop, const LeaderCall
   }
 }
 
-bool LeaderElector::TryAcquireOrRenew(absl::Duration timeout) {
+bool LeaderElector::RenewedWithin(absl::Duration window) const {
+  if (!IsLeader()) return false;
+  const absl::Time renewed =
+      absl::FromUnixNanos(last_renewal_unix_nanos_.load(std::memory_order_acquire));
+  return clock_->Now() - renewed < window;
+}
+
+LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_->Now();
   Record desired{config_.identity, absl::ToInt64Seconds(config_.lease_duration),
@@ -173,22 +186,23 @@ bool LeaderElector::TryAcquireOrRenew(absl::Duration timeout) {
   if (!current.ok()) {
     if (!absl::IsNotFound(current.status())) {
       util::LogWarning(absl::StrCat("leader election: ", current.status().message()));
-      return false;
+      return Attempt::kFailed;
     }
     absl::Status created = CreateLease(desired, timeout);
     if (!created.ok()) {
       util::LogWarning(absl::StrCat("leader election: ", created.message()));
-      return false;
+      return Attempt::kFailed;
     }
     Observe(desired, now);
-    return true;
+    last_renewal_unix_nanos_.store(absl::ToUnixNanos(now), std::memory_order_release);
+    return Attempt::kHeld;
   }
 
   // Expiry is judged from when we saw the record change, not from its renewTime.
   if (!observed_.has_value() || *observed_ != *current) Observe(*current, now);
   const bool held_by_other = !current->holder.empty() && !ObservedHolderIsUs();
   if (held_by_other && observed_time_ + absl::Seconds(current->lease_duration_seconds) > now) {
-    return false;
+    return Attempt::kHeldByOther;
   }
 
   if (ObservedHolderIsUs()) {
@@ -200,10 +214,11 @@ bool LeaderElector::TryAcquireOrRenew(absl::Duration timeout) {
   absl::Status updated = UpdateLease(desired, timeout);
   if (!updated.ok()) {  // 409: another candidate won the race
     util::LogWarning(absl::StrCat("leader election: ", updated.message()));
-    return false;
+    return Attempt::kFailed;
   }
   Observe(desired, now);
-  return true;
+  last_renewal_unix_nanos_.store(absl::ToUnixNanos(now), std::memory_order_release);
+  return Attempt::kHeld;
 }
 
 absl::Status LeaderElector::Release() {

@@ -65,7 +65,11 @@ struct LeaderCallbacks {
 // record change, never from the server's renewTime, so clock skew between machines does not
 // matter.
 //
-// Thread-safety: Run on one thread at a time; IsLeader and LeaderIdentity from any thread.
+// Unlike client-go, a leader that reads the lease held by another identity, unexpired, gives up at
+// once rather than retrying until its renew deadline: the other replica may already be binding.
+//
+// Thread-safety: Run on one thread at a time; IsLeader, RenewedWithin and LeaderIdentity from any
+// thread.
 class LeaderElector {
  public:
   // Waits `duration` or until `stop` is requested; returns false if stopped.
@@ -85,6 +89,11 @@ class LeaderElector {
   absl::Status Release();
 
   bool IsLeader() const { return leading_.load(std::memory_order_acquire); }
+  // Whether we lead and our last successful renewal (or acquisition) began less than `window`
+  // ago, by the elector's clock. Bind workers ask it with the renew deadline before every bind: a
+  // leader whose renewals stall (a partition, or a process paused and resumed) stops binding before
+  // any other replica may consider the lease expired, even before it notices it lost the lease.
+  bool RenewedWithin(absl::Duration window) const;
   // The holder we last observed ("" when none, or unknown yet).
   std::string LeaderIdentity() const;
   const std::string& identity() const { return config_.identity; }
@@ -101,8 +110,13 @@ class LeaderElector {
     bool operator==(const Record&) const = default;
   };
 
-  // One attempt of acquiring or renewing; true when we hold the lease afterwards.
-  bool TryAcquireOrRenew(absl::Duration timeout);
+  enum class Attempt {
+    kHeld,         // we hold the lease now
+    kFailed,       // no answer, or a conflict: try again
+    kHeldByOther,  // another identity holds an unexpired lease
+  };
+  // One attempt of acquiring or renewing.
+  Attempt TryAcquireOrRenew(absl::Duration timeout);
   bool Acquire(const std::stop_token& stop, const LeaderCallbacks& callbacks);
   // Returns when renewal failed for renew_deadline or stop was requested.
   void RenewUntilLost(const std::stop_token& stop, const LeaderCallbacks& callbacks);
@@ -144,6 +158,8 @@ class LeaderElector {
   std::string observed_holder_ ABSL_GUARDED_BY(holder_mu_);
   std::string reported_leader_;  // Run's thread only
   std::atomic<bool> leading_{false};
+  // When the last successful acquisition or renewal began (clock_, Unix nanoseconds).
+  std::atomic<int64_t> last_renewal_unix_nanos_{0};
 };
 
 }  // namespace kubesched::scheduler

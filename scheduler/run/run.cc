@@ -116,11 +116,19 @@ absl::Status CheckServer(client::HttpTransport& transport, const std::string& se
   }
 }
 
-// The scheduling thread: pops and schedules pods while we lead, and does the periodic upkeep.
+// The scheduling thread: pops and schedules pods while we lead, and does the periodic upkeep. It
+// pauses while `may_bind` says no (a lease renewal overdue: placing pods whose binds would not be
+// sent only churns them) and while `bind_backlog` binds are queued or running, so that a leader
+// that learns late that it lost the lease has few binds started on its behalf.
 void SchedulingLoop(Scheduler& scheduler, const std::atomic<bool>& leading,
-                    const std::stop_token& stop) {
+                    const std::function<bool()>& may_bind, BindWorkerPool& binds,
+                    size_t bind_backlog, const std::stop_token& stop) {
   auto last_upkeep = std::chrono::steady_clock::now();
   while (!stop.stop_requested() && leading.load(std::memory_order_acquire)) {
+    if (!may_bind() || !binds.WaitForRoom(bind_backlog, absl::Milliseconds(100))) {
+      util::SleepFor(stop, absl::Milliseconds(20));
+      continue;
+    }
     scheduler.ScheduleOne(absl::Milliseconds(100));
     const auto now = std::chrono::steady_clock::now();
     if (now - last_upkeep >= std::chrono::seconds(1)) {
@@ -199,7 +207,9 @@ class Runner {
 
   int BuildScheduler() {
     identity_ = options_.identity.empty() ? DefaultLeaderIdentity() : options_.identity;
-    binder_ = std::make_unique<client::ApiBinder>(rest_.get());
+    client::ApiBinderOptions binder_options;
+    binder_options.may_send = [this] { return MayBind(); };
+    binder_ = std::make_unique<client::ApiBinder>(rest_.get(), std::move(binder_options));
     volume_binder_ = std::make_unique<client::ApiVolumeBinder>(rest_.get());
     deleter_ = std::make_unique<client::ApiPodDeleter>(rest_.get());
     status_writer_ = std::make_unique<client::PodStatusWriter>(rest_.get());
@@ -224,6 +234,7 @@ class Runner {
     deps.deleter = deleter_.get();
     deps.volume_binder = volume_binder_.get();
     deps.pod_group_status = pod_group_status_.get();
+    deps.may_bind = [this] { return MayBind(); };
     instrumentation_->Instrument(deps);
     auto scheduler = Scheduler::Create(config_, deps);
     if (!scheduler.ok()) {
@@ -342,7 +353,9 @@ class Runner {
     ledger_thread_ = std::jthread([this] { ledger_->Run(stop_.get_token(), leading_); });
     scheduling_thread_ = std::jthread([this] {
       if (!ledger_->WaitForImport(stop_.get_token())) return;
-      SchedulingLoop(*scheduler_, leading_, stop_.get_token());
+      SchedulingLoop(
+          *scheduler_, leading_, [this] { return MayBind(); }, *bind_pool_, BindBacklog(),
+          stop_.get_token());
     });
   }
 
@@ -371,6 +384,20 @@ class Runner {
 
   void WaitForStop() { util::SleepFor(stop_.get_token(), absl::InfiniteDuration()); }
 
+  // The fence every bind passes, before its binding cycle starts and before each POST: we lead,
+  // are not stopping, and (with leader election) renewed the lease within the renew deadline, so
+  // that no other replica can have taken it over (its lease duration is longer).
+  bool MayBind() const {
+    if (!leading_.load(std::memory_order_acquire) || stop_.stop_requested()) return false;
+    return elector_ == nullptr || elector_->RenewedWithin(config_.leader_election.renew_deadline);
+  }
+
+  // Binds queued or running before the scheduling thread waits: enough to keep every worker busy.
+  size_t BindBacklog() const { return static_cast<size_t>(options_.bind_workers) * 2; }
+
+  // The order matters: stop taking pods and starting binds (the stop request closes MayBind's
+  // fence), give the binds already sent the grace to finish, write the ledger, and only then give
+  // the lease up, so that the next leader never binds while we still do.
   int Shutdown() {
     stop_.request_stop();
     StopScheduling();
@@ -380,24 +407,39 @@ class Runner {
       err_.flush();
       std::_Exit(kExitFailure);
     }
-    if (bind_pool_ != nullptr && !bind_pool_->WaitIdle(options_.shutdown_grace)) {
-      LogWarning(absl::StrCat(bind_pool_->InFlight(), " bind(s) still in flight at shutdown"));
-    }
-    // A bind still waiting for its volumes to be bound (up to bindTimeoutSeconds) gives up now,
-    // so that the bind workers can be joined.
+    // A bind still waiting for its volumes to be bound (up to bindTimeoutSeconds) gives up now.
     if (scheduler_ != nullptr) scheduler_->cache().StopStorageWaits();
+    const bool binds_done = bind_pool_ == nullptr || bind_pool_->WaitIdle(options_.shutdown_grace);
     // The last ledger write: after the binds, while we still hold the lease (the elector renews
     // it until told to stop below). Not when the ledger was never read (stopped first): that
     // would overwrite it with less than it holds; not when the lease was lost meanwhile.
     if (StopLedger() && (elector_ == nullptr || elector_->IsLeader())) ledger_->Write();
+    if (!binds_done) return AbandonBinds();
     election_stop_.request_stop();
     if (election_thread_.joinable()) election_thread_.join();  // releases the lease
+    StopWriters();
+    LogInfo("stopped");
+    return kExitOk;
+  }
+
+  // Binds still sent after the grace: exit without releasing the lease. The next leader waits it
+  // out (leaseDuration), by which time the last answers have come back or never will.
+  int AbandonBinds() {
+    LogWarning(absl::StrCat(bind_pool_->InFlight(), " bind(s) still in flight after the ",
+                            absl::FormatDuration(options_.shutdown_grace),
+                            " shutdown grace; exiting without releasing the lease, which expires "
+                            "on its own"));
+    StopWriters();
+    LogInfo("stopped");
+    err_.flush();
+    std::_Exit(kExitOk);
+  }
+
+  void StopWriters() {
     if (status_queue_ != nullptr) status_queue_->Stop(absl::Seconds(2));
     if (events_ != nullptr) events_->Stop(absl::Seconds(2));
     if (metrics_poller_ != nullptr) metrics_poller_->Stop();
     if (informers_ != nullptr) informers_->Stop();
-    LogInfo("stopped");
-    return kExitOk;
   }
 
   const RunOptions& options_;

@@ -42,7 +42,7 @@ struct Fixture {
   }
 
   util::FakeClock clock;
-  Cache cache{&clock, absl::Seconds(30)};
+  Cache cache{&clock};
   Snapshot snapshot;
 };
 
@@ -108,27 +108,50 @@ TEST_CASE("only assumed pods can be forgotten", "[core]") {
   CHECK(f.RequestedCpu("n1") == 1000);
 }
 
-TEST_CASE("an assumed pod expires only after its binding finished and the ttl passed", "[core]") {
+TEST_CASE("an assumed pod never expires: it keeps its room until the API says so", "[core]") {
   Fixture f;
   REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
   f.clock.Advance(absl::Minutes(5));
-  CHECK(f.cache.CleanupExpiredAssumedPods().empty());  // bind still in flight
+  CHECK(f.cache.BindsAwaitingConfirmation().count == 0);  // bind still in flight
   REQUIRE(f.cache.FinishBinding("default/p").ok());
-  f.clock.Advance(absl::Seconds(29));
-  CHECK(f.cache.CleanupExpiredAssumedPods().empty());
-  f.clock.Advance(absl::Seconds(2));
-  CHECK(f.cache.CleanupExpiredAssumedPods() == std::vector<std::string>{"default/p"});
-  CHECK(f.cache.PodCount() == 0);
-  CHECK(f.RequestedCpu("n1") == 0);
+  f.clock.Advance(absl::Hours(2));
+  const cache::Cache::UnconfirmedBinds unconfirmed = f.cache.BindsAwaitingConfirmation();
+  CHECK(unconfirmed.count == 1);
+  CHECK(unconfirmed.longest_wait == absl::Hours(2));
+  CHECK(f.cache.IsAssumed("default/p"));
+  CHECK(f.RequestedCpu("n1") == 1000);
+  // The watch shows it bound: confirmed, and nothing waits any more.
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  CHECK(!f.cache.IsAssumed("default/p"));
+  CHECK(f.cache.BindsAwaitingConfirmation().count == 0);
+  CHECK(f.RequestedCpu("n1") == 1000);
 }
 
-TEST_CASE("a confirmed pod never expires", "[core]") {
+TEST_CASE("binds awaiting confirmation report the longest wait", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AssumePod(Pod("a", "n1")).ok());
+  REQUIRE(f.cache.AssumePod(Pod("b", "n1")).ok());
+  REQUIRE(f.cache.FinishBinding("default/a").ok());
+  f.clock.Advance(absl::Seconds(10));
+  REQUIRE(f.cache.FinishBinding("default/b").ok());
+  f.clock.Advance(absl::Seconds(5));
+  cache::Cache::UnconfirmedBinds unconfirmed = f.cache.BindsAwaitingConfirmation();
+  CHECK(unconfirmed.count == 2);
+  CHECK(unconfirmed.longest_wait == absl::Seconds(15));
+  // A deleted pod no longer waits.
+  REQUIRE(f.cache.RemovePod("default/a").ok());
+  unconfirmed = f.cache.BindsAwaitingConfirmation();
+  CHECK(unconfirmed.count == 1);
+  CHECK(unconfirmed.longest_wait == absl::Seconds(5));
+}
+
+TEST_CASE("a confirmed pod does not wait for confirmation", "[core]") {
   Fixture f;
   REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
   REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
   REQUIRE(f.cache.FinishBinding("default/p").ok());  // the watch beat the bind call
   f.clock.Advance(absl::Hours(1));
-  CHECK(f.cache.CleanupExpiredAssumedPods().empty());
+  CHECK(f.cache.BindsAwaitingConfirmation().count == 0);
   CHECK(f.cache.PodCount() == 1);
 }
 
@@ -326,14 +349,14 @@ TEST_CASE("cluster sums follow every pod and node change without a scan", "[core
   REQUIRE(f.cache.RemovePod("default/b").ok());
   CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
 
-  // A forgotten and an expired assumed pod give their room back.
+  // A forgotten assumed pod gives its room back; a bound one keeps it however long the watch
+  // takes.
   REQUIRE(f.cache.AssumePod(Pod("c", "n1", "4")).ok());
   REQUIRE(f.cache.ForgetPod("default/c").ok());
   REQUIRE(f.cache.AssumePod(Pod("d", "n2", "1")).ok());
   REQUIRE(f.cache.FinishBinding("default/d").ok());
-  f.clock.Advance(absl::Seconds(31));
-  CHECK(f.cache.CleanupExpiredAssumedPods().size() == 1);
-  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 2000);
+  f.clock.Advance(absl::Minutes(10));
+  CHECK(f.cache.Totals().requested.Get(api::kCpu) == 3000);
   CheckTotals(f);
 }
 

@@ -1,9 +1,11 @@
 #include "scheduler/client/api_binder.h"
 
 #include <catch2/catch.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/fake_transport.h"
@@ -72,22 +74,108 @@ TEST_CASE("ApiBinder treats 200 as success too", "[writer]") {
   CHECK(h.binder.BindPod(PodBuilder("p").Build(), "n1").IsSuccess());
 }
 
-TEST_CASE("ApiBinder: 409 and 404 are errors, not retried, and explain", "[writer]") {
-  for (int code : {409, 404}) {
+TEST_CASE("ApiBinder: 404 is an error, not retried, and explains", "[writer]") {
+  Harness h;
+  ScriptStatuses(h.transport, {404});
+  const framework::Status status = h.binder.BindPod(PodBuilder("p", "ns1").Build(), "n1");
+  INFO(status.Message());
+  CHECK(status.code() == framework::Code::kError);
+  CHECK(status.Message().find("ns1/p") != std::string::npos);
+  CHECK(status.Message().find("n1") != std::string::npos);
+  CHECK(status.Message().find("server says 404") != std::string::npos);
+  CHECK(h.transport.requests().size() == 1);
+  CHECK(h.sleeps.empty());
+}
+
+// The pod as a GET returns it: its UID and node ("" = unbound).
+HttpResponse PodObject(const std::string& uid, const std::string& node) {
+  return {200, absl::StrCat(R"({"kind":"Pod","metadata":{"name":"p","namespace":"ns1","uid":")",
+                            uid, R"("},"spec":{"nodeName":")", node, R"("}})")};
+}
+
+// POSTs answered by `posts` in order (the last repeats); an empty optional is a dropped
+// connection. GETs of the pod answered by `pod`.
+void ScriptServer(FakeTransport& transport, std::vector<std::optional<int>> posts,
+                  HttpResponse pod) {
+  auto calls = std::make_shared<size_t>(0);
+  transport.OnDo([posts, pod, calls](const HttpRequest& request) -> absl::StatusOr<HttpResponse> {
+    if (request.method == "GET") return pod;
+    const size_t i = std::min((*calls)++, posts.size() - 1);
+    if (!posts[i].has_value()) return absl::UnavailableError("connection reset by peer");
+    return Reply(*posts[i], "server says " + std::to_string(*posts[i]));
+  });
+}
+
+size_t CountMethod(const FakeTransport& transport, const std::string& method) {
+  size_t count = 0;
+  for (const HttpRequest& request : transport.requests()) count += request.method == method;
+  return count;
+}
+
+TEST_CASE("ApiBinder resolves a 409 by where the pod is", "[writer]") {
+  const api::Pod pod = PodBuilder("p", "ns1").Build();
+  struct Case {
+    std::string uid;
+    std::string node;
+    bool bound_here;
+  };
+  for (const Case& c : {Case{pod.meta.uid, "n1", true}, Case{pod.meta.uid, "n2", false},
+                        Case{"another-uid", "n1", false}, Case{pod.meta.uid, "", false}}) {
     Harness h;
-    ScriptStatuses(h.transport, {code});
-    const framework::Status status = h.binder.BindPod(PodBuilder("p", "ns1").Build(), "n1");
-    INFO("HTTP " << code << ": " << status.Message());
+    ScriptServer(h.transport, {409}, PodObject(c.uid, c.node));
+    const framework::Status status = h.binder.BindPod(pod, "n1");
+    INFO("uid " << c.uid << " node '" << c.node << "': " << status.Message());
+    CHECK(status.IsSuccess() == c.bound_here);
+    if (!c.bound_here) CHECK(status.Message().find("server says 409") != std::string::npos);
+    CHECK(CountMethod(h.transport, "POST") == 1);
+    CHECK(CountMethod(h.transport, "GET") == 1);
+  }
+  // The pod is gone.
+  Harness h;
+  ScriptServer(h.transport, {409}, Reply(404, "pods \"p\" not found"));
+  CHECK(h.binder.BindPod(pod, "n1").code() == framework::Code::kError);
+}
+
+TEST_CASE("ApiBinder: a lost answer keeps the bind going until the server says what happened",
+          "[writer]") {
+  const api::Pod pod = PodBuilder("p", "ns1").Build();
+  SECTION("the first Binding landed: the next one's 409 shows the pod bound here") {
+    Harness h;
+    ScriptServer(h.transport, {std::nullopt, 409}, PodObject(pod.meta.uid, "n1"));
+    CHECK(h.binder.BindPod(pod, "n1").IsSuccess());
+    CHECK(CountMethod(h.transport, "POST") == 2);
+  }
+  SECTION("past the attempts, through 5xx and an unbound pod, until an answer") {
+    Harness h;
+    ScriptServer(h.transport, {std::nullopt, std::nullopt, 500, std::nullopt, 409, 503, 201},
+                 PodObject(pod.meta.uid, ""));
+    CHECK(h.binder.BindPod(pod, "n1").IsSuccess());
+    CHECK(CountMethod(h.transport, "POST") == 7);
+    // Backoff grows to max_backoff and stays there.
+    REQUIRE(h.sleeps.size() == 6);
+    for (absl::Duration d : h.sleeps) CHECK(d <= absl::Seconds(1));
+  }
+  SECTION("the pod was deleted meanwhile") {
+    Harness h;
+    ScriptServer(h.transport, {std::nullopt, 404}, PodObject(pod.meta.uid, ""));
+    CHECK(h.binder.BindPod(pod, "n1").code() == framework::Code::kError);
+  }
+  SECTION("the fence closes: nothing more is sent") {
+    FakeTransport transport;
+    ScriptServer(transport, {std::nullopt}, PodObject(pod.meta.uid, ""));
+    int asked = 0;
+    ApiBinder binder(
+        &transport,
+        {.attempts = 3, .sleep = [](absl::Duration) {}, .may_send = [&] { return ++asked <= 4; }});
+    const framework::Status status = binder.BindPod(pod, "n1");
     CHECK(status.code() == framework::Code::kError);
-    CHECK(status.Message().find("ns1/p") != std::string::npos);
-    CHECK(status.Message().find("n1") != std::string::npos);
-    CHECK(status.Message().find("server says " + std::to_string(code)) != std::string::npos);
-    CHECK(h.transport.requests().size() == 1);
-    CHECK(h.sleeps.empty());
+    CHECK(status.Message().find("may no longer bind") != std::string::npos);
+    CHECK(status.Message().find("connection reset by peer") != std::string::npos);
+    CHECK(CountMethod(transport, "POST") == 4);
   }
 }
 
-TEST_CASE("ApiBinder retries 429, 5xx and transport failures, then reports an error", "[writer]") {
+TEST_CASE("ApiBinder retries 429 and 5xx, then reports an error", "[writer]") {
   for (int code : {429, 500, 502, 503, 504}) {
     Harness h;
     ScriptStatuses(h.transport, {code});
@@ -105,16 +193,6 @@ TEST_CASE("ApiBinder retries 429, 5xx and transport failures, then reports an er
     CHECK(h.sleeps[1] >= absl::Milliseconds(100));
     CHECK(h.sleeps[1] <= absl::Milliseconds(200));
   }
-
-  Harness h;
-  h.transport.OnDo([](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
-    return absl::UnavailableError("connection refused");
-  });
-  const framework::Status status = h.binder.BindPod(PodBuilder("p").Build(), "n1");
-  CHECK(status.code() == framework::Code::kError);
-  CHECK(status.Message().find("connection refused") != std::string::npos);
-  CHECK(status.Message().find("default/p") != std::string::npos);
-  CHECK(h.transport.requests().size() == 3);
 }
 
 TEST_CASE("ApiBinder succeeds when a retry succeeds", "[writer]") {

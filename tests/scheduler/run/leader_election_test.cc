@@ -1,10 +1,12 @@
 #include "scheduler/run/leader_election.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -396,6 +398,60 @@ TEST_CASE("a leader whose lease was taken stops leading", "[writer]") {
   CHECK(me.stopped == 1);
   CHECK(me.leaders == std::vector<std::string>{"me", "thief"});
   CHECK(server.spec()->holder == "thief");  // releasing a lease we lost is a no-op
+}
+
+TEST_CASE("a leader that reads another holder gives up at once, not at its renew deadline",
+          "[writer]") {
+  QuietLog quiet;
+  util::FakeClock clock(kStart);
+  FakeLeaseServer server(&clock);
+  Candidate me(server, clock, "me");
+  me.stop_when_leading = false;
+  absl::Time taken_at;
+  me.on_wait = [&] {
+    if (me.waits == 2) {
+      taken_at = clock.Now();
+      server.Set({"thief", 15, "x", client::FormatMicroTime(clock.Now()), 9});
+    }
+  };
+
+  me.Run();
+
+  CHECK(me.stopped == 1);
+  // The attempt that read the thief's lease was the last: no retries until renewDeadline.
+  CHECK(me.waits == 2);
+  CHECK(clock.Now() == taken_at);
+  CHECK_FALSE(me.elector->RenewedWithin(absl::Hours(1)));
+}
+
+TEST_CASE("RenewedWithin closes as soon as the last renewal is older than the window", "[writer]") {
+  QuietLog quiet;
+  util::FakeClock clock(kStart);
+  FakeLeaseServer server(&clock);
+  Candidate me(server, clock, "me");
+  me.stop_when_leading = false;
+  std::vector<std::pair<absl::Duration, bool>> seen;  // since the last good renewal, open?
+  absl::Time last_good;
+  me.on_wait = [&] {
+    if (me.waits == 3) {
+      last_good = server.last_write();
+      server.FailEverything(true);
+    }
+    if (me.waits >= 3 && me.elector->IsLeader()) {
+      seen.emplace_back(clock.Now() - last_good, me.elector->RenewedWithin(absl::Seconds(10)));
+    }
+  };
+
+  me.Run();
+
+  REQUIRE(!seen.empty());
+  for (const auto& [age, open] : seen) {
+    INFO("renewed " << absl::FormatDuration(age) << " ago");
+    CHECK(open == (age < absl::Seconds(10)));
+  }
+  CHECK(std::any_of(seen.begin(), seen.end(), [](const auto& s) { return s.second; }));
+  // Still leader, not yet at its own deadline, but no longer fit to bind.
+  CHECK(std::any_of(seen.begin(), seen.end(), [](const auto& s) { return !s.second; }));
 }
 
 TEST_CASE("stopping a leader releases the lease for an immediate successor", "[writer]") {
