@@ -1,5 +1,8 @@
 #include "tests/testapi/faults.h"
 
+#include <algorithm>
+#include <random>
+
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
@@ -114,6 +117,23 @@ absl::StatusOr<FaultConfig> ParseFaultConfig(std::string_view json) {
     absl::Status status = ParseRules(doc, name, rules);
     if (!status.ok()) return status;
   }
+  if (doc.HasMember("watchStall")) {
+    if (!doc["watchStall"].IsArray()) {
+      return absl::InvalidArgumentError("faults: watchStall must be a list of resources");
+    }
+    for (const auto& resource : doc["watchStall"].GetArray()) {
+      if (!resource.IsString()) {
+        return absl::InvalidArgumentError("faults: watchStall must be a list of resources");
+      }
+      config.watch_stall.emplace_back(resource.GetString(), resource.GetStringLength());
+    }
+  }
+  if (doc.HasMember("seed")) {
+    if (!doc["seed"].IsUint64()) {
+      return absl::InvalidArgumentError("faults: seed must be a non-negative integer");
+    }
+    config.seed = doc["seed"].GetUint64();
+  }
   return config;
 }
 
@@ -133,12 +153,25 @@ std::string FaultConfigToJson(const FaultConfig& config) {
   WriteRules(config.errors, "errors", true, false, writer);
   WriteRules(config.latency, "latency", false, true, writer);
   WriteRules(config.drops, "drops", false, false, writer);
+  writer.Key("watchStall");
+  writer.StartArray();
+  for (const std::string& resource : config.watch_stall) writer.String(resource.c_str());
+  writer.EndArray();
+  if (config.seed.has_value()) {
+    writer.Key("seed");
+    writer.Uint64(*config.seed);
+  }
   writer.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
 void Faults::Set(FaultConfig config) {
   absl::MutexLock lock(&mu_);
+  if (config.seed.has_value()) {
+    std::seed_seq seed{static_cast<uint32_t>(*config.seed),
+                       static_cast<uint32_t>(*config.seed >> 32)};
+    bitgen_ = absl::BitGen(seed);
+  }
   config_ = std::move(config);
 }
 
@@ -183,6 +216,12 @@ std::optional<bool> Faults::TakeWatchGone() {
   if (config_.watch_gone_count <= 0) return std::nullopt;
   --config_.watch_gone_count;
   return config_.watch_gone_as_event;
+}
+
+bool Faults::WatchStalled(std::string_view resource) const {
+  absl::MutexLock lock(&mu_);
+  return std::find(config_.watch_stall.begin(), config_.watch_stall.end(), resource) !=
+         config_.watch_stall.end();
 }
 
 int64_t Faults::watch_close_after_events() const {

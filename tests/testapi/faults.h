@@ -9,7 +9,10 @@
 //    "errors":  [{"verb": "create", "resource": "pods/binding", "code": 409|429|500,
 //                 "count": 3, "probability": 0.0}],
 //    "latency": [{"verb": "create", "resource": "pods/binding", "ms": 20}],
-//    "drops":   [{"verb": "create", "resource": "pods/binding", "count": 1, "probability": 0.0}]}
+//    "drops":   [{"verb": "create", "resource": "pods/binding", "count": 1, "probability": 0.0}],
+//    "watchStall": ["pods"],                 // open and new watches of pods deliver nothing
+//                                            // (no events, no bookmarks) until this is cleared
+//    "seed": 42}                             // probabilities drawn from this seed (reproducible)
 // A rule matches a request when its verb and resource equal the request's (absent or "*" match
 // anything). `resource` is the plural, with "/subresource" when there is one ("pods/status");
 // other groups may be named "leases" or "leases.coordination.k8s.io". A rule with a count fires
@@ -18,6 +21,7 @@
 //
 // Thread-safety: Faults is safe to use from any thread.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +50,8 @@ struct FaultConfig {
   std::vector<FaultRule> errors{};
   std::vector<FaultRule> latency{};
   std::vector<FaultRule> drops{};
+  std::vector<std::string> watch_stall{};  // plural resource names
+  std::optional<uint64_t> seed{};
 };
 
 absl::StatusOr<FaultConfig> ParseFaultConfig(std::string_view json);
@@ -71,6 +77,8 @@ class Faults {
   // nullopt, or whether this watch's 410 is sent as an in-stream ERROR event.
   std::optional<bool> TakeWatchGone();
   int64_t watch_close_after_events() const;
+  // Whether watches of `resource` (plural) hold their events back now.
+  bool WatchStalled(std::string_view resource) const;
 
  private:
   bool Fires(FaultRule& rule, const RequestKind& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -673,6 +673,11 @@ class ApiServer::WatchStream : public ResponseStream {
 
   Output Poll(absl::Time now) override {
     Output output;
+    if (server_->faults_->WatchStalled(settings_.type->plural)) {
+      // Held back, not lost: delivered once the stall is cleared (polled again meanwhile).
+      output.next_deadline = std::min(settings_.deadline, now + absl::Milliseconds(100));
+      return output;
+    }
     for (const WatchEvent& event : watcher_->Take()) {
       std::optional<std::string> line = Translate(event);
       if (!line.has_value()) continue;
@@ -899,6 +904,13 @@ HttpResponse ApiServer::Create(const HttpRequest& request, const Route& route) {
 }
 
 HttpResponse ApiServer::Bind(const HttpRequest& request, const Route& route) {
+  {
+    constexpr std::string_view kBearer = "Bearer ";
+    std::string_view by = request.authorization;
+    by = by.starts_with(kBearer) ? by.substr(kBearer.size()) : std::string_view();
+    absl::MutexLock lock(&stats_mu_);
+    bind_log_.push_back({std::string(by), absl::Now()});
+  }
   auto body = ParseBody(request);
   if (!body.ok()) return ErrorResponse(body.status(), {});
   const rapidjson::Document& binding = *body;
@@ -1171,6 +1183,7 @@ HttpResponse ApiServer::HandleControl(const HttpRequest& request, std::string_vi
     request_counts_.clear();
     stat_counters_.clear();
     binds_by_pod_uid_.clear();
+    bind_log_.clear();
     return JsonResponse(200, "{}");
   }
   return StatusResponse(404, "NotFound", "the server could not find the requested resource");
@@ -1201,7 +1214,13 @@ std::string ApiServer::StatsJson() const {
       ",\"binds\":", counter("binds"), ",\"bindConflicts\":", counter("binds.conflicts"),
       ",\"podsBound\":", binds_by_pod_uid_.size(),
       ",\"podsBoundMoreThanOnce\":", pods_bound_more_than_once,
-      ",\"watchesOpen\":", store_->open_watches(), ",\"objects\":", object_of(objects), "}");
+      ",\"bindsByPodUid\":", object_of(binds_by_pod_uid_), ",\"bindLog\":[",
+      absl::StrJoin(bind_log_, ",",
+                    [](std::string* out, const BindRecord& bind) {
+                      absl::StrAppend(out, "{\"by\":", JsonQuote(bind.by),
+                                      ",\"atMicros\":", absl::ToUnixMicros(bind.at), "}");
+                    }),
+      "]", ",\"watchesOpen\":", store_->open_watches(), ",\"objects\":", object_of(objects), "}");
 }
 
 // ---- bootstrap and fixtures ----

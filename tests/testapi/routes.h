@@ -89,6 +89,13 @@ class ApiServer {
   std::map<std::string, int64_t> request_counts_ ABSL_GUARDED_BY(stats_mu_);
   std::map<std::string, int64_t> stat_counters_ ABSL_GUARDED_BY(stats_mu_);
   std::map<std::string, int64_t> binds_by_pod_uid_ ABSL_GUARDED_BY(stats_mu_);
+  // Every Binding handled, taken or refused, in order: the bearer token that sent it ("" without
+  // one) and when (after any injected latency: when it acted).
+  struct BindRecord {
+    std::string by;
+    absl::Time at;
+  };
+  std::vector<BindRecord> bind_log_ ABSL_GUARDED_BY(stats_mu_);
 };
 
 }  // namespace kubesched::testapi

@@ -27,6 +27,8 @@ struct KubeschedRunFlags {
   bool leader_elect = false;
   std::string identity{};  // "" = kubesched's default
   int verbosity = 0;       // -v N when above 0 (2: a log line per scheduling outcome)
+  std::string shutdown_grace = "5s";
+  std::vector<std::string> extra_args{};  // appended as given
 };
 
 inline std::unique_ptr<ChildProcess> StartKubeschedRun(const KubeschedRunFlags& flags) {
@@ -35,10 +37,11 @@ inline std::unique_ptr<ChildProcess> StartKubeschedRun(const KubeschedRunFlags& 
                                    "--health-bind-address",  "127.0.0.1:0",
                                    "--metrics-bind-address", "127.0.0.1:0",
                                    "--leader-elect",         flags.leader_elect ? "true" : "false",
-                                   "--shutdown-grace",       "5s"};
+                                   "--shutdown-grace",       flags.shutdown_grace};
   if (!flags.config_path.empty()) argv.insert(argv.end(), {"--config", flags.config_path});
   if (!flags.identity.empty()) argv.insert(argv.end(), {"--identity", flags.identity});
   if (flags.verbosity > 0) argv.insert(argv.end(), {"-v", absl::StrCat(flags.verbosity)});
+  argv.insert(argv.end(), flags.extra_args.begin(), flags.extra_args.end());
   auto process = ChildProcess::Start({.argv = argv});
   REQUIRE(process.ok());
   return *std::move(process);
