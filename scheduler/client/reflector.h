@@ -9,8 +9,8 @@
 //   2. WATCH from that resourceVersion with bookmarks on and a random server-side timeout in
 //      [watch_timeout_min, watch_timeout_max), so that many clients do not reconnect in lock step.
 //      Every event, bookmarks included, advances the resourceVersion the next watch starts from.
-//   3. When the watch ends normally (server timeout) or fails (connection error, non-2xx other
-//      than 410, an ERROR event other than 410), watch again from the last resourceVersion after a
+//   3. When the watch ends normally (server timeout) or fails (connection error, a non-2xx or an
+//      ERROR event other than those of step 4), watch again from the last resourceVersion after a
 //      jittered exponential backoff; a healthy watch resets the backoff.
 //   4. LIST again and deliver the difference against the store (new keys ADDED, changed
 //      resourceVersion or uid MODIFIED, vanished keys DELETED with their last known state) when
@@ -206,8 +206,8 @@ class Reflector {
   void Deliver(EventType type, std::shared_ptr<const api::Object> old_object,
                std::shared_ptr<const api::Object> object);
   void CountDecodeError(std::string_view what);
-  // A listed or watched object that did not decode: counted, and logged with `key` and
-  // `resource_version` unless this version of it was already.
+  // A listed or watched object that did not decode: counted, and logged (`what` names it and
+  // says why) unless the same version of it (`key` at `resource_version`) already was.
   void RejectObject(const std::string& key, std::string_view resource_version,
                     std::string_view what);
   // The object under `key` decoded or went away: a later bad version is news again.
