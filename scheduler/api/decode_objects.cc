@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "scheduler/api/decode_internal.h"
 #include "scheduler/api/parse_internal.h"
@@ -181,6 +182,21 @@ absl::Status DecodePdbStatus(const Json& object, PodDisruptionBudget* out) {
   return absl::OkStatus();
 }
 
+// Upstream's limits (pkg/apis/scheduling): user classes up to HighestUserDefinablePriority; the
+// two system classes, and only names with the system prefix, above it.
+constexpr int32_t kHighestUserDefinablePriority = 1'000'000'000;
+constexpr int32_t kHighestSystemPriority = 2 * kHighestUserDefinablePriority + 1000;
+
+// The API server refuses such values on create, but a class stored before (or restored from
+// another cluster's backup) can still be served; its pods would outrank system-critical ones.
+absl::Status CheckPriorityValue(const PriorityClass& pc) {
+  const bool system = pc.meta.name.starts_with("system-");
+  const int32_t highest = system ? kHighestSystemPriority : kHighestUserDefinablePriority;
+  if (pc.value <= highest) return absl::OkStatus();
+  return Path("value").Error(absl::StrCat("maximum allowed value of a ", system ? "system" : "user",
+                                          " defined priority is ", highest, ", got ", pc.value));
+}
+
 }  // namespace
 
 absl::Status DecodeMeta(const Json& object, bool namespaced, ObjectMeta* meta) {
@@ -227,6 +243,7 @@ absl::StatusOr<PriorityClass> DecodePriorityClass(const Json& object) {
   const Path root;
   KUBESCHED_RETURN_IF_ERROR(DecodeMeta(object, /*namespaced=*/false, &pc.meta));
   KUBESCHED_RETURN_IF_ERROR(ReadInt32(object, "value", root, &pc.value));
+  KUBESCHED_RETURN_IF_ERROR(CheckPriorityValue(pc));
   KUBESCHED_RETURN_IF_ERROR(ReadBool(object, "globalDefault", root, &pc.global_default));
   KUBESCHED_RETURN_IF_ERROR(
       ReadOptionalEnum(object, "preemptionPolicy", root,

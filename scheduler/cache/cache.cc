@@ -173,7 +173,11 @@ std::vector<framework::PodInfoPtr> Cache::Pods() const {
 
 void Cache::SetNodeMetrics(const api::NodeMetrics& metrics) {
   const absl::Time now = impl_->clock->Now();
-  framework::MetricsSample sample{metrics.timestamp.value_or(now), metrics.usage};
+  // The timestamp comes from the node's clock. One ahead of ours would leave every pod placed
+  // from now until that instant out of the node's load, and MostAvailable would pile pods onto
+  // the node; no sample can be newer than its arrival, so it counts as taken now.
+  const absl::Time taken = std::min(metrics.timestamp.value_or(now), now);
+  framework::MetricsSample sample{taken, metrics.usage};
   absl::MutexLock lock(&impl_->mu);
   auto [stored, inserted] = impl_->metrics.try_emplace(metrics.meta.name, sample);
   if (!inserted) {

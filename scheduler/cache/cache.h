@@ -93,8 +93,9 @@ class Cache : public framework::VolumeAssumeCache {
   // Every pod, bound or assumed (O(pods); for rare refreshes such as a PriorityClass change).
   std::vector<framework::PodInfoPtr> Pods() const;
 
-  // A node's metrics sample. A sample without a timestamp counts as taken now (the cache's
-  // clock); one older than the node's current sample is ignored (out-of-order delivery).
+  // A node's metrics sample. A sample without a timestamp, or with one ahead of the cache's clock
+  // (the node's clock runs ahead), counts as taken now; one older than the node's current sample
+  // is ignored (out-of-order delivery).
   void SetNodeMetrics(const api::NodeMetrics& metrics);
   void RemoveNodeMetrics(const std::string& node_name);
 

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
 #include "scheduler/api/decode_value.h"
@@ -21,6 +24,7 @@ using util::Absl;
 
 constexpr int kHttpNotFound = 404;
 constexpr int kHttpGone = 410;
+constexpr int kHttpGatewayTimeout = 504;
 constexpr size_t kMaxLoggedLineLength = 200;
 
 bool IsSuccess(int status) { return status >= 200 && status < 300; }
@@ -72,6 +76,7 @@ struct ApiStatus {
   int code = 0;
   std::string reason;
   std::string message;
+  bool too_large_cause = false;  // details.causes names ResourceVersionTooLarge
 };
 
 ApiStatus ReadApiStatus(const rapidjson::Value& json) {
@@ -80,11 +85,42 @@ ApiStatus ReadApiStatus(const rapidjson::Value& json) {
   if (code != nullptr && code->IsInt()) status.code = code->GetInt();
   status.reason = std::string(StringMember(json, "reason"));
   status.message = std::string(StringMember(json, "message"));
+  const rapidjson::Value* details = Member(json, "details");
+  const rapidjson::Value* causes = details == nullptr ? nullptr : Member(*details, "causes");
+  if (causes != nullptr && causes->IsArray()) {
+    for (const rapidjson::Value& cause : causes->GetArray()) {
+      status.too_large_cause |= StringMember(cause, "reason") == "ResourceVersionTooLarge" ||
+                                StringMember(cause, "message") == "Too large resource version";
+    }
+  }
   return status;
 }
 
 bool IsExpired(const ApiStatus& status) {
   return status.code == kHttpGone || status.reason == "Expired" || status.reason == "Gone";
+}
+
+// client-go's isTooLargeResourceVersionError: the cause, or for servers before 1.17 (which sent
+// none) a Timeout whose message says so.
+bool IsTooLarge(const ApiStatus& status) {
+  if (status.too_large_cause) return true;
+  return (status.code == kHttpGatewayTimeout || status.reason == "Timeout") &&
+         status.message.find("Too large resource version") != std::string::npos;
+}
+
+std::optional<RelistReason> RelistReasonOf(const ApiStatus& status) {
+  if (IsExpired(status)) return RelistReason::kExpired;
+  if (IsTooLarge(status)) return RelistReason::kTooLarge;
+  return std::nullopt;
+}
+
+// resourceVersions are opaque to clients, but every API server stores etcd revisions, which only
+// grow; a version that is not a number is never taken as going back.
+bool ResourceVersionWentBack(std::string_view seen, std::string_view now) {
+  uint64_t seen_number = 0;
+  uint64_t now_number = 0;
+  return absl::SimpleAtoi(Absl(seen), &seen_number) && absl::SimpleAtoi(Absl(now), &now_number) &&
+         now_number < seen_number;
 }
 
 absl::StatusCode CodeForHttpStatus(int status) {
@@ -146,8 +182,10 @@ struct Reflector::ListedObjects {
 };
 
 struct Reflector::WatchState {
-  std::stop_source abort;       // ends the watch early after an ERROR event
-  bool expired = false;         // an ERROR event said the resourceVersion is too old
+  std::stop_source abort;  // ends the watch early after an ERROR event
+  // The watch cannot resume from its resourceVersion (an ERROR event or a BOOKMARK said so).
+  std::optional<RelistReason> relist;
+  std::string relist_detail;
   bool failed = false;          // another ERROR event
   int64_t progress_events = 0;  // ADDED/MODIFIED/DELETED/BOOKMARK lines seen
 };
@@ -195,14 +233,17 @@ void Reflector::Run(std::stop_token stop) {
       case WatchOutcome::kVanished:
         need_list = true;
         break;
-      case WatchOutcome::kExpired: {
-        std::lock_guard<std::mutex> lock(stats_mu_);
-        ++stats_.relists;
-        need_list = true;
+      case WatchOutcome::kRelist:
+        need_list = true;  // counted and logged by WatchOnce
         break;
-      }
       case WatchOutcome::kFailed:
       case WatchOutcome::kEnded:
+        if (ResyncDue()) {
+          CountRelist(
+              RelistReason::kResync,
+              absl::StrCat(absl::FormatDuration(options_.resync_interval), " since the last list"));
+          need_list = true;
+        }
         break;
     }
     if (healthy) {
@@ -221,6 +262,7 @@ absl::Status Reflector::ListAndReconcile(std::stop_token stop) {
   KUBESCHED_RETURN_IF_ERROR(ListAll(stop, &listed));
   if (stop.stop_requested()) return absl::CancelledError("stopped");
   DeliverDifference(listed);
+  last_list_ = clock_->Now();
   last_logged_failure_.clear();
   if (absence_logged_) {
     util::LogInfo(absl::StrCat(kind_.kind, " reflector: ", kind_.list_path, " is served now"));
@@ -304,8 +346,9 @@ absl::Status Reflector::ParseListPage(std::string_view body, ListedObjects* list
   for (const rapidjson::Value& item : items->GetArray()) {
     absl::StatusOr<api::Object> decoded = api::DecodeObjectValue(item, kind_.kind);
     if (!decoded.ok()) {
-      CountDecodeError(util::Std(decoded.status().message()));
       std::string key = RawStoreKey(item);
+      RejectObject(key, MetadataString(item, "resourceVersion"),
+                   util::Std(decoded.status().message()));
       if (!key.empty()) listed->undecodable_keys.insert(std::move(key));
       continue;
     }
@@ -324,7 +367,9 @@ void Reflector::DeliverDifference(const ListedObjects& listed) {
     if (it == store_.end()) {
       store_.emplace(key, object);
       Deliver(EventType::kAdded, nullptr, object);
-    } else if (ResourceVersionOf(*it->second) != ResourceVersionOf(*object)) {
+    } else if (ResourceVersionOf(*it->second) != ResourceVersionOf(*object) ||
+               MetaOf(*it->second).uid != MetaOf(*object).uid) {
+      // A uid check too: a server that lost its state may hand out a version number again.
       std::shared_ptr<const api::Object> old_object = std::exchange(it->second, object);
       Deliver(EventType::kModified, std::move(old_object), object);
     }
@@ -342,6 +387,10 @@ void Reflector::DeliverDifference(const ListedObjects& listed) {
     store_.erase(it);
     Deliver(EventType::kDeleted, nullptr, std::move(last_known));
   }
+  // Rejections of objects that now decode or are gone need not be remembered.
+  absl::erase_if(rejected_versions_, [&listed](const auto& entry) {
+    return !listed.undecodable_keys.contains(entry.first);
+  });
   SetResourceVersion(listed.resource_version);
 }
 
@@ -367,25 +416,23 @@ Reflector::WatchOutcome Reflector::WatchOnce(std::stop_token stop, bool* healthy
   *healthy =
       state.progress_events > 0 || clock_->Now() - started >= options_.healthy_watch_duration;
   const std::string what = absl::StrCat(kind_.kind, " reflector: watch ", kind_.list_path);
+  if (!state.relist.has_value() && response.ok() && !IsSuccess(response->status)) {
+    ReadRefusal(*response, state);
+  }
   WatchOutcome outcome = WatchOutcome::kEnded;
-  if (state.expired) {
-    outcome = WatchOutcome::kExpired;
+  if (state.relist.has_value()) {
+    CountRelist(*state.relist, state.relist_detail);
+    outcome = WatchOutcome::kRelist;
   } else if (state.failed) {
     outcome = WatchOutcome::kFailed;  // logged where the ERROR event was read
   } else if (!response.ok()) {
     LogDistinct(absl::StrCat(what, ": ", response.status().message()));
     outcome = WatchOutcome::kFailed;
-  } else if (response->status == kHttpGone) {
-    outcome = WatchOutcome::kExpired;
   } else if (response->status == kHttpNotFound && kind_.optional) {
     return WatchOutcome::kVanished;  // the CRD was removed: the next list says so
   } else if (!IsSuccess(response->status)) {
     LogDistinct(util::Std(HttpFailure(*response, what).message()));
     outcome = WatchOutcome::kFailed;
-  }
-  if (outcome == WatchOutcome::kExpired) {
-    util::LogInfo(absl::StrCat(what, ": resourceVersion ", resource_version_,
-                               " is too old (410 Gone); listing again"));
   }
   if (outcome == WatchOutcome::kFailed) {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -394,9 +441,36 @@ Reflector::WatchOutcome Reflector::WatchOnce(std::stop_token stop, bool* healthy
   return outcome;
 }
 
+void Reflector::ReadRefusal(const HttpResponse& response, WatchState& state) {
+  if (response.status != kHttpGone && response.status != kHttpGatewayTimeout) return;
+  rapidjson::Document body;
+  body.Parse(response.body.data(), response.body.size());
+  ApiStatus status;
+  if (!body.HasParseError()) status = ReadApiStatus(body);
+  status.code = response.status;
+  state.relist = RelistReasonOf(status);
+  if (state.relist == RelistReason::kExpired) {
+    state.relist_detail =
+        absl::StrCat("resourceVersion ", resource_version_, " is too old (410 Gone)");
+  } else if (state.relist.has_value()) {
+    state.relist_detail = absl::StrCat(status.message, " (HTTP ", response.status, ")");
+  }
+}
+
+void Reflector::HandleBookmark(std::string_view bookmark, WatchState& state) {
+  if (ResourceVersionWentBack(resource_version_, bookmark)) {
+    state.relist = RelistReason::kBookmarkWentBack;
+    state.relist_detail = absl::StrCat("a BOOKMARK carried resourceVersion ", Absl(bookmark),
+                                       ", below the ", resource_version_, " already seen");
+    state.abort.request_stop();
+    return;
+  }
+  if (!bookmark.empty()) SetResourceVersion(std::string(bookmark));
+}
+
 void Reflector::HandleWatchLine(std::string_view line, WatchState& state) {
   // After an ERROR event the stream carries nothing the reflector may apply.
-  if (state.expired || state.failed || IsBlank(line)) return;
+  if (state.relist.has_value() || state.failed || IsBlank(line)) return;
   rapidjson::Document event;
   event.Parse(line.data(), line.size());
   if (event.HasParseError() || !event.IsObject()) {
@@ -411,8 +485,9 @@ void Reflector::HandleWatchLine(std::string_view line, WatchState& state) {
   }
   if (type == "ERROR") {
     const ApiStatus status = ReadApiStatus(*object);
-    if (IsExpired(status)) {
-      state.expired = true;
+    if (const std::optional<RelistReason> reason = RelistReasonOf(status); reason.has_value()) {
+      state.relist = reason;
+      state.relist_detail = absl::StrCat("error event: ", status.message);
     } else {
       state.failed = true;
       LogDistinct(absl::StrCat(kind_.kind, " reflector: watch ", kind_.list_path,
@@ -431,8 +506,7 @@ void Reflector::HandleWatchLine(std::string_view line, WatchState& state) {
     event_type = EventType::kDeleted;
   } else if (type == "BOOKMARK") {
     ++state.progress_events;
-    const std::string_view bookmark = MetadataString(*object, "resourceVersion");
-    if (!bookmark.empty()) SetResourceVersion(std::string(bookmark));
+    HandleBookmark(MetadataString(*object, "resourceVersion"), state);
     return;
   } else {
     CountDecodeError(absl::StrCat("watch event of unknown type \"", Absl(type), "\""));
@@ -441,25 +515,26 @@ void Reflector::HandleWatchLine(std::string_view line, WatchState& state) {
   ++state.progress_events;
 
   absl::StatusOr<api::Object> decoded = api::DecodeObjectValue(*object, kind_.kind);
+  const std::string_view resource_version = MetadataString(*object, "resourceVersion");
   if (decoded.ok()) {
     auto shared = std::make_shared<const api::Object>(*std::move(decoded));
     const std::string key = StoreKey(*shared);
-    ApplyWatchEvent(event_type, key, std::move(shared), {});
+    ForgetRejection(key);
+    ApplyWatchEvent(event_type, key, std::move(shared));
   } else {
-    ApplyWatchEvent(event_type, RawStoreKey(*object), nullptr,
-                    util::Std(decoded.status().message()));
+    const std::string key = RawStoreKey(*object);
+    RejectObject(key, resource_version, util::Std(decoded.status().message()));
+    if (event_type == EventType::kDeleted) ForgetRejection(key);
+    ApplyWatchEvent(event_type, key, nullptr);
   }
   // The event was seen even if its object was not usable: resume after it.
-  const std::string_view resource_version = MetadataString(*object, "resourceVersion");
   if (!resource_version.empty()) SetResourceVersion(std::string(resource_version));
 }
 
 void Reflector::ApplyWatchEvent(EventType type, const std::string& key,
-                                std::shared_ptr<const api::Object> decoded,
-                                std::string_view decode_error) {
+                                std::shared_ptr<const api::Object> decoded) {
   const auto it = store_.find(key);
   if (decoded == nullptr) {
-    CountDecodeError(decode_error);
     // The old state of a changed object stays; a deleted object is gone whatever its final
     // state looks like, so its last known state is reported.
     if (type == EventType::kDeleted && !key.empty() && it != store_.end()) {
@@ -484,91 +559,6 @@ void Reflector::ApplyWatchEvent(EventType type, const std::string& key,
   if (ResourceVersionOf(*it->second) == ResourceVersionOf(*decoded)) return;
   std::shared_ptr<const api::Object> old_object = std::exchange(it->second, decoded);
   Deliver(EventType::kModified, std::move(old_object), std::move(decoded));
-}
-
-// --- Requests -----------------------------------------------------------------------------------
-
-std::string Reflector::SelectorQuery() const {
-  std::string query;
-  if (!kind_.field_selector.empty()) {
-    absl::StrAppend(&query, "fieldSelector=", UrlEncodeQueryValue(kind_.field_selector));
-  }
-  if (!kind_.label_selector.empty()) {
-    absl::StrAppend(&query, query.empty() ? "" : "&",
-                    "labelSelector=", UrlEncodeQueryValue(kind_.label_selector));
-  }
-  return query;
-}
-
-std::string Reflector::ListTarget(std::string_view continue_token, bool paginate) const {
-  std::vector<std::string> parameters;
-  if (std::string selectors = SelectorQuery(); !selectors.empty()) {
-    parameters.push_back(std::move(selectors));
-  }
-  if (paginate) parameters.push_back(absl::StrCat("limit=", options_.page_size));
-  if (!continue_token.empty()) {
-    parameters.push_back(absl::StrCat("continue=", UrlEncodeQueryValue(continue_token)));
-  }
-  if (parameters.empty()) return kind_.list_path;
-  return absl::StrCat(kind_.list_path, "?", util::Join(parameters, "&"));
-}
-
-std::string Reflector::WatchTarget() {
-  const int64_t min_seconds = absl::ToInt64Seconds(options_.watch_timeout_min);
-  const int64_t max_seconds = absl::ToInt64Seconds(options_.watch_timeout_max);
-  const int64_t timeout_seconds = max_seconds > min_seconds
-                                      ? absl::Uniform<int64_t>(random_, min_seconds, max_seconds)
-                                      : min_seconds;
-  std::string target = absl::StrCat(kind_.list_path, "?");
-  if (std::string selectors = SelectorQuery(); !selectors.empty()) {
-    absl::StrAppend(&target, selectors, "&");
-  }
-  absl::StrAppend(&target, "watch=true&resourceVersion=", UrlEncodeQueryValue(resource_version_),
-                  "&allowWatchBookmarks=true&timeoutSeconds=", timeout_seconds);
-  return target;
-}
-
-// --- Bookkeeping ------------------------------------------------------------------------------
-
-void Reflector::Deliver(EventType type, std::shared_ptr<const api::Object> old_object,
-                        std::shared_ptr<const api::Object> object) {
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    ++stats_.events;
-  }
-  sink_(ObjectEvent{type, std::move(old_object), std::move(object)});
-}
-
-void Reflector::CountDecodeError(std::string_view what) {
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    ++stats_.decode_errors;
-  }
-  util::LogWarning(absl::StrCat(kind_.kind, " reflector: skipped: ", Absl(what)));
-}
-
-void Reflector::SetResourceVersion(std::string resource_version) {
-  resource_version_ = std::move(resource_version);
-  std::lock_guard<std::mutex> lock(stats_mu_);
-  stats_.last_resource_version = resource_version_;
-}
-
-void Reflector::LogDistinct(std::string_view message) {
-  if (message == last_logged_failure_) return;
-  last_logged_failure_ = std::string(message);
-  util::LogWarning(message);
-}
-
-absl::Duration Reflector::InitialBackoff() const {
-  return std::max(options_.backoff_initial, kMinimumBackoff);
-}
-
-absl::Duration Reflector::NextBackoff() {
-  const double stretch = 1.0 + options_.backoff_jitter * absl::Uniform<double>(random_, 0.0, 1.0);
-  const absl::Duration max = std::max(options_.backoff_max, kMinimumBackoff);
-  const absl::Duration wait = std::min(current_backoff_ * stretch, max);
-  current_backoff_ = std::min(current_backoff_ * 2, max);
-  return wait;
 }
 
 }  // namespace kubesched::client

@@ -9,12 +9,17 @@
 //   2. WATCH from that resourceVersion with bookmarks on and a random server-side timeout in
 //      [watch_timeout_min, watch_timeout_max), so that many clients do not reconnect in lock step.
 //      Every event, bookmarks included, advances the resourceVersion the next watch starts from.
-//   3. When the watch ends normally (server timeout) or fails (connection error, non-2xx other
-//      than 410, an ERROR event other than 410), watch again from the last resourceVersion after a
+//   3. When the watch ends normally (server timeout) or fails (connection error, a non-2xx or an
+//      ERROR event other than those of step 4), watch again from the last resourceVersion after a
 //      jittered exponential backoff; a healthy watch resets the backoff.
-//   4. When the resourceVersion is too old (HTTP 410, or an ERROR event carrying a 410 Status), the
-//      history is gone: LIST again and deliver the difference against the store (new keys ADDED,
-//      changed resourceVersion MODIFIED, vanished keys DELETED with their last known state).
+//   4. LIST again and deliver the difference against the store (new keys ADDED, changed
+//      resourceVersion or uid MODIFIED, vanished keys DELETED with their last known state) when
+//      the watch cannot go on from the resourceVersion (RelistReason): it is too old (HTTP 410, or
+//      an ERROR event carrying a 410 Status: the history is gone); it is ahead of the server (504
+//      Timeout with cause ResourceVersionTooLarge, or a BOOKMARK older than what was seen: the
+//      server lost its state, as after an etcd restore, and re-watching would keep objects that
+//      no longer exist and miss new ones forever); or the periodic resync is due. Each relist is
+//      logged with its reason and counted.
 //
 // The store also makes the event stream idempotent across re-watches: an ADDED of a key already
 // present at the same resourceVersion is dropped, an ADDED at another version becomes MODIFIED, a
@@ -22,7 +27,10 @@
 //
 // An object that does not decode is logged (the message names it), counted and skipped; the stored
 // version of it, if any, is kept, because a decoder gap is no evidence that the object is gone.
+// Each version of a rejected object is logged and counted as rejected once: a relist or re-watch
+// that delivers it again adds to decode_errors only, so a bad object cannot flood the log.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -79,6 +87,18 @@ ResourceKind ConfigMapResourceKind(std::string_view namespace_name);
 // (A-Z a-z 0-9 - . _ ~) becomes %XX with upper-case hex.
 std::string UrlEncodeQueryValue(std::string_view value);
 
+// Why a reflector lists again after its first list; the `reason` label of
+// kubesched_informer_relists_total.
+enum class RelistReason : uint8_t {
+  kExpired,   // the watch's resourceVersion is older than the server's history (410)
+  kTooLarge,  // the server has not reached the resourceVersion (504 ResourceVersionTooLarge)
+  kBookmarkWentBack,  // a BOOKMARK carried a resourceVersion below the last one seen
+  kResync,            // ReflectorOptions::resync_interval passed
+};
+inline constexpr int kRelistReasonCount = 4;
+// "expired", "too_large", "bookmark_went_back", "resync".
+std::string_view RelistReasonName(RelistReason reason);
+
 struct ReflectorOptions {
   int page_size = 500;  // list `limit`; <= 0 lists in one request
   // The watch's `timeoutSeconds` is drawn uniformly from [min, max) (whole seconds).
@@ -97,17 +117,23 @@ struct ReflectorOptions {
   // How often an optional kind whose CRD is missing is listed again (ResourceKind::optional): a
   // low rate, since a CRD is installed rarely and the 404 costs the API server little.
   absl::Duration absent_retry_interval = absl::Minutes(1);
+  // Lists again this long after the last list even when the watch is healthy, so that a
+  // divergence no event reveals is bounded in time; zero never does. Watches are cut short to
+  // end when it is due.
+  absl::Duration resync_interval = absl::ZeroDuration();
 };
 
 struct ReflectorStats {
   std::string kind;
-  int64_t lists = 0;          // full lists completed (initial and relists)
-  int64_t relists = 0;        // lists started because the resourceVersion expired (410)
-  int64_t watch_starts = 0;   // WATCH requests sent
-  int64_t watch_errors = 0;   // watches that ended in an error rather than a server timeout
-  int64_t decode_errors = 0;  // lines or objects skipped because they did not decode
-  int64_t events = 0;         // events delivered to the sink
-  bool absent = false;        // an optional kind whose last LIST said the CRD is not installed
+  int64_t lists = 0;    // full lists completed (initial and relists)
+  int64_t relists = 0;  // lists after the first one, for any RelistReason
+  std::array<int64_t, kRelistReasonCount> relists_by_reason{};  // indexed by RelistReason
+  int64_t watch_starts = 0;                                     // WATCH requests sent
+  int64_t watch_errors = 0;      // watches that ended in an error rather than a server timeout
+  int64_t decode_errors = 0;     // lines or objects skipped because they did not decode
+  int64_t rejected_objects = 0;  // distinct object versions that did not decode (each logged)
+  int64_t events = 0;            // events delivered to the sink
+  bool absent = false;           // an optional kind whose last LIST said the CRD is not installed
   std::string last_resource_version;
 };
 
@@ -148,8 +174,9 @@ class Reflector {
   const ResourceKind& kind() const { return kind_; }
 
  private:
-  // kVanished: an optional kind's watch answered 404 (its CRD was removed).
-  enum class WatchOutcome { kEnded, kFailed, kExpired, kVanished, kStopped };
+  // kVanished: an optional kind's watch answered 404 (its CRD was removed). kRelist: the watch
+  // cannot resume from the resourceVersion (WatchState says why).
+  enum class WatchOutcome { kEnded, kFailed, kRelist, kVanished, kStopped };
   struct ListedObjects;  // defined in the .cc, which alone sees RapidJSON
   struct WatchState;
 
@@ -163,9 +190,14 @@ class Reflector {
   void DeliverDifference(const ListedObjects& listed);
   WatchOutcome WatchOnce(std::stop_token stop, bool* healthy);
   void HandleWatchLine(std::string_view line, WatchState& state);
+  // A watch refused with 410, or with 504 ResourceVersionTooLarge, sets `state.relist`.
+  void ReadRefusal(const HttpResponse& response, WatchState& state);
+  void HandleBookmark(std::string_view bookmark, WatchState& state);
+  bool ResyncDue() const;
+  void CountRelist(RelistReason reason, std::string_view detail);
   // `decoded` is null when the event's object did not decode; `key` may then be empty.
   void ApplyWatchEvent(EventType type, const std::string& key,
-                       std::shared_ptr<const api::Object> decoded, std::string_view decode_error);
+                       std::shared_ptr<const api::Object> decoded);
 
   std::string ListTarget(std::string_view continue_token, bool paginate) const;
   std::string WatchTarget();
@@ -174,6 +206,14 @@ class Reflector {
   void Deliver(EventType type, std::shared_ptr<const api::Object> old_object,
                std::shared_ptr<const api::Object> object);
   void CountDecodeError(std::string_view what);
+  // A listed or watched object that did not decode: counted, and logged (`what` names it and
+  // says why) unless the same version of it (`key` at `resource_version`) already was.
+  void RejectObject(const std::string& key, std::string_view resource_version,
+                    std::string_view what);
+  // The object under `key` decoded or went away: a later bad version is news again.
+  void ForgetRejection(const std::string& key) {
+    if (!rejected_versions_.empty()) rejected_versions_.erase(key);
+  }
   void SetResourceVersion(std::string resource_version);
   void LogDistinct(std::string_view message);
   absl::Duration InitialBackoff() const;
@@ -193,6 +233,9 @@ class Reflector {
   std::string last_logged_failure_;
   absl::BitGen random_;
   bool absence_logged_ = false;
+  absl::Time last_list_ = absl::InfinitePast();
+  // key -> the resourceVersion of it last rejected (and logged).
+  absl::flat_hash_map<std::string, std::string> rejected_versions_;
 
   std::atomic<bool> synced_{false};
   mutable std::mutex stats_mu_;

@@ -292,10 +292,12 @@ void StateCollector::CollectWatermark(const scheduler::Scheduler& scheduler,
 
 void StateCollector::CollectInformers(const client::Informers& informers,
                                       std::vector<MetricFamily>* out) const {
-  MetricFamily relists =
-      NewFamily(kInformerRelistsTotal,
-                "Full lists after the watch's resourceVersion expired (410 Gone), by resource.",
-                MetricType::Counter);
+  MetricFamily relists = NewFamily(
+      kInformerRelistsTotal,
+      "Full lists after the first, by resource and reason: 'expired' (410 Gone), 'too_large' (the "
+      "API server has not reached the watch's resourceVersion: it lost state), "
+      "'bookmark_went_back' (a BOOKMARK older than what was seen), 'resync' (periodic).",
+      MetricType::Counter);
   MetricFamily restarts = NewFamily(
       kInformerWatchRestartsTotal,
       "Watches started after the first one (server timeouts, errors, relists), by resource.",
@@ -307,14 +309,25 @@ void StateCollector::CollectInformers(const client::Informers& informers,
   MetricFamily decode_errors = NewFamily(
       kInformerDecodeErrorsTotal, "Objects or watch events skipped because they did not decode.",
       MetricType::Counter);
+  MetricFamily rejected = NewFamily(
+      kInformerRejectedObjectsTotal,
+      "Object versions rejected because they did not decode, each counted (and logged) once "
+      "however often a relist or re-watch delivers it again.",
+      MetricType::Counter);
   for (const client::ReflectorStats& stats : informers.Stats()) {
     const Labels labels = {{"resource", ResourceOfKind(stats.kind)}};
-    Add(relists, labels, static_cast<double>(stats.relists));
+    for (int reason = 0; reason < client::kRelistReasonCount; ++reason) {
+      const std::string_view name =
+          client::RelistReasonName(static_cast<client::RelistReason>(reason));
+      Add(relists, {{"resource", ResourceOfKind(stats.kind)}, {"reason", std::string(name)}},
+          static_cast<double>(stats.relists_by_reason[reason]));
+    }
     Add(restarts, labels, static_cast<double>(std::max<int64_t>(0, stats.watch_starts - 1)));
     Add(errors, labels, static_cast<double>(stats.watch_errors));
     Add(decode_errors, labels, static_cast<double>(stats.decode_errors));
+    Add(rejected, labels, static_cast<double>(stats.rejected_objects));
   }
-  for (MetricFamily* family : {&relists, &restarts, &errors, &decode_errors}) {
+  for (MetricFamily* family : {&relists, &restarts, &errors, &decode_errors, &rejected}) {
     out->push_back(std::move(*family));
   }
 }

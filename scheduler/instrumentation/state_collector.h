@@ -18,8 +18,10 @@
 //   kubesched_queue_config_reloads_total{result}
 //   kubesched_pod_groups{phase}                PodGroups and implicit groups with a member, by
 //                                              phase (every phase, 0 when none)
-//   kubesched_informer_relists_total / _watch_restarts_total / _watch_errors_total /
-//     _decode_errors_total{resource}
+//   kubesched_informer_relists_total{resource,reason}   reason: expired, too_large,
+//                                              bookmark_went_back, resync (all four always)
+//   kubesched_informer_watch_restarts_total / _watch_errors_total / _decode_errors_total /
+//     _rejected_objects_total{resource}
 //
 // Threads: Collect runs on the scraping thread; Attach* may be called from any thread and waits
 // for a running Collect, so after Attach*(nullptr) returns, the object is no longer read.

@@ -66,6 +66,7 @@ inline constexpr char kInformerRelistsTotal[] = "kubesched_informer_relists_tota
 inline constexpr char kInformerWatchRestartsTotal[] = "kubesched_informer_watch_restarts_total";
 inline constexpr char kInformerWatchErrorsTotal[] = "kubesched_informer_watch_errors_total";
 inline constexpr char kInformerDecodeErrorsTotal[] = "kubesched_informer_decode_errors_total";
+inline constexpr char kInformerRejectedObjectsTotal[] = "kubesched_informer_rejected_objects_total";
 inline constexpr char kApiRequestsTotal[] = "kubesched_api_requests_total";
 inline constexpr char kApiRequestDuration[] = "kubesched_api_request_duration_seconds";
 inline constexpr char kBindsTotal[] = "kubesched_binds_total";

@@ -105,8 +105,12 @@ TEST_CASE("metrics: run serves /metrics whose names, labels and counts match wha
     CHECK(scrape.LabelSets(kClusterAllocatedRatio) == LabelNames{{"resource"}});
     CHECK(scrape.LabelSets(kQueueConfigReloadsTotal) == LabelNames{{"result"}});
     CHECK(scrape.LabelSets(kPolicyReloadsTotal) == LabelNames{{"result"}});
-    for (const char* family : {kInformerRelistsTotal, kInformerWatchRestartsTotal,
-                               kInformerWatchErrorsTotal, kInformerDecodeErrorsTotal}) {
+    CHECK(scrape.LabelSets(kInformerRelistsTotal) == LabelNames{{"reason", "resource"}});
+    for (const char* reason : {"expired", "too_large", "bookmark_went_back", "resync"}) {
+      CHECK(scrape.Has(kInformerRelistsTotal, {{"resource", "pods"}, {"reason", reason}}));
+    }
+    for (const char* family : {kInformerWatchRestartsTotal, kInformerWatchErrorsTotal,
+                               kInformerDecodeErrorsTotal, kInformerRejectedObjectsTotal}) {
       INFO(family);
       CHECK(scrape.LabelSets(family) == LabelNames{{"resource"}});
       CHECK(scrape.Has(family, {{"resource", "pods"}}));

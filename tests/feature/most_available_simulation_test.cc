@@ -37,16 +37,6 @@ std::string ClusterYaml(bool with_metrics) {
   return out;
 }
 
-std::string WorkloadYaml() {
-  std::string out;
-  for (int i = 0; i < kBurst; ++i) {
-    absl::StrAppend(&out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: burst-", i,
-                    ", namespace: default}\nspec:\n  schedulerName: kubesched\n"
-                    "  containers:\n  - name: c\n    resources: {requests: {cpu: '1'}}\n");
-  }
-  return out;
-}
-
 // Only MostAvailable scores (cpu only), so that the placement is its doing alone.
 config::Configuration MostAvailableOnly() {
   auto parsed = config::ParseConfiguration(
@@ -61,9 +51,40 @@ config::Configuration MostAvailableOnly() {
   return *parsed;
 }
 
-std::map<std::string, int> PodsPerNode(bool with_metrics) {
-  const TempFile cluster(ClusterYaml(with_metrics), "cluster.yaml");
-  const TempFile workload(WorkloadYaml(), "workload.yaml");
+// Three equal, idle nodes of 64 cpus; node `a`'s sample carries `a_timestamp` (none if empty).
+std::string EqualNodesClusterYaml(const std::string& a_timestamp) {
+  std::string out =
+      "apiVersion: v1\nkind: List\nitems:\n"
+      "- {apiVersion: v1, kind: Namespace, metadata: {name: default}}\n";
+  for (const std::string node : {"a", "b", "c"}) {
+    absl::StrAppend(&out, "- apiVersion: v1\n  kind: Node\n  metadata: {name: ", node,
+                    "}\n  status:\n    allocatable: {cpu: '64', memory: 256Gi, pods: '110'}\n",
+                    "- apiVersion: metrics.k8s.io/v1beta1\n  kind: NodeMetrics\n",
+                    "  metadata: {name: ", node, "}\n  window: 30s\n",
+                    "  usage: {cpu: '0', memory: 1Gi}\n");
+    if (node == "a" && !a_timestamp.empty()) {
+      absl::StrAppend(&out, "  timestamp: '", a_timestamp, "'\n");
+    }
+  }
+  return out;
+}
+
+std::string WorkloadYaml(int pods) {
+  std::string out;
+  for (int i = 0; i < pods; ++i) {
+    absl::StrAppend(&out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: burst-", i,
+                    ", namespace: default}\nspec:\n  schedulerName: kubesched\n"
+                    "  containers:\n  - name: c\n    resources: {requests: {cpu: '1'}}\n");
+  }
+  return out;
+}
+
+std::string WorkloadYaml() { return WorkloadYaml(kBurst); }
+
+std::map<std::string, int> PodsPerNode(const std::string& cluster_yaml,
+                                       const std::string& workload_yaml) {
+  const TempFile cluster(cluster_yaml, "cluster.yaml");
+  const TempFile workload(workload_yaml, "workload.yaml");
   auto report =
       RunSimulation({cluster.path(), workload.path(), /*seed=*/1, 1}, MostAvailableOnly());
   REQUIRE(report.ok());
@@ -73,6 +94,10 @@ std::map<std::string, int> PodsPerNode(bool with_metrics) {
     ++count[*pod.node];
   }
   return count;
+}
+
+std::map<std::string, int> PodsPerNode(bool with_metrics) {
+  return PodsPerNode(ClusterYaml(with_metrics), WorkloadYaml());
 }
 
 TEST_CASE("MostAvailable spreads a burst once VirtualRequests use up the idle node's lead",
@@ -95,6 +120,18 @@ TEST_CASE("MostAvailable without metrics spreads by requests",
   for (const char* node : {"idle", "busy-1", "busy-2", "busy-3"}) {
     INFO(node);
     CHECK(count.at(node) == kBurst / 4);
+  }
+}
+
+TEST_CASE("MostAvailable spreads a burst even when a node's sample is stamped in the future",
+          "[simulation][plugins][most_available]") {
+  // Node a's clock runs years ahead. Were its sample taken as stamped, no pod placed on it would
+  // count against it until then, and the burst would pile onto it.
+  const std::map<std::string, int> count =
+      PodsPerNode(EqualNodesClusterYaml("2099-01-01T00:00:00Z"), WorkloadYaml(30));
+  for (const char* node : {"a", "b", "c"}) {
+    INFO(node);
+    CHECK(count.at(node) == 10);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace kubesched::testapi {
@@ -230,6 +231,17 @@ absl::Status AdmitPriorityClass(rapidjson::Document& priority_class) {
     return MarkInvalid(absl::InvalidArgumentError(
         absl::StrCat("PriorityClass \"", StringAt(priority_class, "metadata.name"),
                      "\" is invalid: value: Required value")));
+  }
+  // Upstream's ValidatePriorityClass, on create only (the value is immutable, and updates do
+  // not check it again). Names with the system- prefix are not checked here.
+  constexpr int64_t kHighestUserDefinablePriority = 1000000000;
+  const std::string name = StringAt(priority_class, "metadata.name");
+  if (!absl::StartsWith(name, "system-") &&
+      priority_class["value"].GetInt64() > kHighestUserDefinablePriority) {
+    return MarkInvalid(absl::InvalidArgumentError(absl::StrCat(
+        "PriorityClass.scheduling.k8s.io \"", name,
+        "\" is invalid: value: Forbidden: maximum allowed value of a user defined priority is ",
+        kHighestUserDefinablePriority)));
   }
   SetDefaultString(priority_class, "preemptionPolicy", "PreemptLowerPriority",
                    priority_class.GetAllocator());

@@ -44,6 +44,8 @@ struct StatusDetails {
   std::string name{};
   std::string group{};
   std::string kind{};
+  // details.causes as {reason, message} pairs (StatusCause's `type` is serialized as "reason").
+  std::vector<std::pair<std::string, std::string>> causes{};
   int retry_after_seconds = 0;
 };
 
@@ -82,12 +84,21 @@ std::string StatusJson(int code, std::string_view reason, std::string_view messa
       "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
       "\"message\":",
       JsonQuote(message), ",\"reason\":", JsonQuote(reason));
-  if (!details.name.empty() || !details.kind.empty() || details.retry_after_seconds > 0) {
+  if (!details.name.empty() || !details.kind.empty() || !details.causes.empty() ||
+      details.retry_after_seconds > 0) {
     json += ",\"details\":{";
     std::vector<std::string> fields;
     if (!details.name.empty()) fields.push_back("\"name\":" + JsonQuote(details.name));
     if (!details.group.empty()) fields.push_back("\"group\":" + JsonQuote(details.group));
     if (!details.kind.empty()) fields.push_back("\"kind\":" + JsonQuote(details.kind));
+    if (!details.causes.empty()) {
+      std::vector<std::string> causes;
+      for (const auto& [cause_reason, cause_message] : details.causes) {
+        causes.push_back(absl::StrCat("{\"reason\":", JsonQuote(cause_reason),
+                                      ",\"message\":", JsonQuote(cause_message), "}"));
+      }
+      fields.push_back("\"causes\":[" + absl::StrJoin(causes, ",") + "]");
+    }
     if (details.retry_after_seconds > 0) {
       fields.push_back(absl::StrCat("\"retryAfterSeconds\":", details.retry_after_seconds));
     }
@@ -801,6 +812,16 @@ class SingleEventStream : public ResponseStream {
   const std::string line_;
 };
 
+// What the real watch cache answers for a resourceVersion it has not reached
+// (storage.NewTooLargeResourceVersionError): 504 Timeout with a ResourceVersionTooLarge cause,
+// which client-go's reflector takes as a reason to list again.
+HttpResponse TooLargeResourceVersionResponse(std::string_view message) {
+  StatusDetails details;
+  details.causes.emplace_back("ResourceVersionTooLarge", "Too large resource version");
+  details.retry_after_seconds = 1;
+  return StatusResponse(504, "Timeout", absl::StrCat("Timeout: ", Absl(message)), details);
+}
+
 HttpResponse ExpiredWatchResponse(bool as_event, std::string_view message) {
   if (!as_event) return StatusResponse(410, "Expired", message);
   HttpResponse response;
@@ -846,6 +867,10 @@ HttpResponse ApiServer::Watch(const Route& route) {
       Count("watch.expired");
       return ExpiredWatchResponse(options_.expired_watch_as_event,
                                   util::Std(watcher.status().message()));
+    }
+    if (watcher.status().code() == absl::StatusCode::kDeadlineExceeded) {
+      Count("watch.tooLarge");
+      return TooLargeResourceVersionResponse(util::Std(watcher.status().message()));
     }
     return ErrorResponse(watcher.status(), route.Details());
   }

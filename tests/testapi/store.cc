@@ -572,6 +572,13 @@ absl::StatusOr<std::shared_ptr<Watcher>> Store::Watch(const ResourceType& type,
       }
     }
   } else {
+    // A version the store has not reached: its state was lost (etcd restored from a backup, a
+    // new cluster behind the same address). The real watch cache refuses it the same way, and
+    // clients must list again to learn what exists now.
+    if (from_resource_version > resource_version_) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "Too large resource version: ", from_resource_version, ", current: ", resource_version_));
+    }
     if (from_resource_version < compacted_resource_version_) {
       return absl::OutOfRangeError(absl::StrCat("too old resource version: ", from_resource_version,
                                                 " (", compacted_resource_version_ + 1, ")"));

@@ -148,7 +148,8 @@ class Store {
 
   // Opens a watch. With `from_resource_version` 0 the current objects are queued first as ADDED
   // (the real API's "unset"/"0" semantics); otherwise the events after it are replayed from the
-  // history window, or OutOfRange (410 Expired) when they are no longer all there.
+  // history window, or OutOfRange (410 Expired) when they are no longer all there, or
+  // DeadlineExceeded (504 "Too large resource version") when the store has not reached it.
   absl::StatusOr<std::shared_ptr<Watcher>> Watch(const ResourceType& type,
                                                  std::string namespace_name,
                                                  uint64_t from_resource_version,

@@ -47,12 +47,28 @@ class TestApiProcess {
     std::filesystem::remove_all(dir_, ec);
   }
 
-  // Kills the server (SIGKILL, like a crash) and starts it again on the same port with the same
-  // state file.
-  absl::Status Restart() {
+  // kKept: the server comes back with what it stored. kLost: it comes back empty, as after an
+  // etcd restore from an old backup; its resourceVersions start again below the ones clients saw.
+  enum class State { kKept, kLost };
+
+  // Kills the server (SIGKILL, like a crash) and starts it again on the same port, with its
+  // state file or without it.
+  absl::Status Restart(State state = State::kKept) {
     if (server_ != nullptr) server_->Stop(SIGKILL).IgnoreError();
+    if (state == State::kLost) {
+      std::error_code ec;
+      std::filesystem::remove(state_file(), ec);
+      if (ec) return absl::InternalError(absl::StrCat("remove state file: ", ec.message()));
+    }
     return Launch(url_.substr(url_.find("://") + 3));
   }
+
+  // Kills the server (SIGKILL) and leaves it down until Restart(), e.g. to edit its state file.
+  void Kill() {
+    if (server_ != nullptr) server_->Stop(SIGKILL).IgnoreError();
+  }
+  // The journal the server keeps its objects in (--state-file): one JSON line per object.
+  std::string state_file() const { return dir_ + "/state.jsonl"; }
 
   const std::string& url() const { return url_; }
   const std::string& dir() const { return dir_; }
@@ -74,7 +90,7 @@ class TestApiProcess {
                                      "--token",
                                      kToken,
                                      "--state-file",
-                                     dir_ + "/state.jsonl"};
+                                     state_file()};
     argv.insert(argv.end(), extra_flags_.begin(), extra_flags_.end());
     auto server = testing::ChildProcess::Start({.argv = argv});
     if (!server.ok()) return server.status();

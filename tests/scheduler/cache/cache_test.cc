@@ -412,5 +412,57 @@ TEST_CASE("volume attachments reach the snapshot by node as well as by name", "[
   CHECK(snapshot.storage().attachments_by_node.Find("n") == nullptr);
 }
 
+api::NodeMetrics Sample(const std::string& node, absl::Time timestamp, int64_t milli_cpu) {
+  api::NodeMetrics metrics;
+  metrics.meta.name = node;
+  metrics.timestamp = timestamp;
+  metrics.usage.Set(api::kCpu, milli_cpu);
+  return metrics;
+}
+
+// The load MostAvailable sees on `node`: the sample's time, and the cpu placed since it.
+struct Load {
+  absl::Time sampled;
+  int64_t milli_cpu_since;
+};
+
+Load LoadOf(Fixture& f, const std::string& node) {
+  f.cache.UpdateSnapshot(&f.snapshot);
+  const framework::NodeInfo* info = f.snapshot.Get(node);
+  REQUIRE(info != nullptr);
+  REQUIRE(info->metrics().has_value());
+  return {info->metrics()->timestamp, info->virtual_requested_since_sample().Get(api::kCpu)};
+}
+
+TEST_CASE("a metrics sample from a node clock ahead of ours counts as taken now", "[core]") {
+  Fixture f;
+  f.clock.Set(absl::FromUnixSeconds(1000));
+  f.cache.SetNodeMetrics(Sample("n1", f.clock.Now() + absl::Minutes(5), 500));
+  CHECK(LoadOf(f, "n1").sampled == f.clock.Now());
+
+  // Pods placed after it arrives are load the sample has not measured.
+  f.clock.Advance(absl::Seconds(1));
+  REQUIRE(f.cache.AssumePod(Pod("p1", "n1")).ok());
+  f.clock.Advance(absl::Seconds(1));
+  REQUIRE(f.cache.AssumePod(Pod("p2", "n1")).ok());
+  CHECK(LoadOf(f, "n1").milli_cpu_since == 2000);
+
+  // The node's next sample, still ahead, measured them: it replaces the first, taken now.
+  f.clock.Advance(absl::Seconds(1));
+  f.cache.SetNodeMetrics(Sample("n1", f.clock.Now() + absl::Minutes(5), 2500));
+  CHECK(LoadOf(f, "n1").sampled == f.clock.Now());
+  CHECK(LoadOf(f, "n1").milli_cpu_since == 0);
+}
+
+TEST_CASE("a metrics sample from the past keeps its own time", "[core]") {
+  Fixture f;
+  f.clock.Set(absl::FromUnixSeconds(1000));
+  REQUIRE(f.cache.AssumePod(Pod("p1", "n1")).ok());
+  f.clock.Advance(absl::Seconds(30));
+  f.cache.SetNodeMetrics(Sample("n1", absl::FromUnixSeconds(1010), 0));
+  CHECK(LoadOf(f, "n1").sampled == absl::FromUnixSeconds(1010));
+  CHECK(LoadOf(f, "n1").milli_cpu_since == 0);  // p1 was placed before the sample
+}
+
 }  // namespace
 }  // namespace kubesched

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
+#include "scheduler/util/clock.h"
 #include "scheduler/util/log.h"
 #include "tests/scheduler/client/scripted_api_server.h"
 #include "tests/testing/wait.h"
@@ -349,13 +350,116 @@ TEST_CASE("objects that do not decode are counted and skipped, a stored one is k
   CHECK(running.log().events() ==
         std::vector<Seen>{Added(Pod("a"), "1"), Added(Pod("c"), "1"), Added(Pod("d"), "2")});
   const ReflectorStats stats = running.reflector().Stats();
-  CHECK(stats.decode_errors == 5);  // x, the non-JSON line, y, a modified, a relisted
+  CHECK(stats.decode_errors == 5);     // x, the non-JSON line, y, a modified, a relisted
+  CHECK(stats.rejected_objects == 3);  // x, y, a@3: the relist repeats a@3
   CHECK(stats.relists == 1);
   CHECK(Contains(server.WatchTargets(kPods)[1], "resourceVersion=4&"));
-  // Each skipped object is logged by name.
+  // Each skipped object version is logged by name, once.
   CHECK(captured.LinesContaining("Pod default/x").size() == 1);
   CHECK(captured.LinesContaining("Pod default/y").size() == 1);
-  CHECK(captured.LinesContaining("Pod default/a").size() == 2);
+  CHECK(captured.LinesContaining("Pod default/a").size() == 1);
+}
+
+TEST_CASE("a new version of a rejected object is logged again, a repeated one is not",
+          "[reflector]") {
+  CapturedLog captured;
+  ScriptedApiServer server;
+  server.QueueList(kPods, Ok(ListBody("1", {BadPodJson("x", "1")})));
+  server.QueueWatch(kPods, WatchScript{{WatchLine("ADDED", BadPodJson("x", "1")),
+                                        WatchLine("MODIFIED", BadPodJson("x", "2"))}});
+  RunningReflector running(server);
+
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
+  CHECK(captured.LinesContaining("Pod default/x").size() == 2);
+  CHECK(running.reflector().Stats().rejected_objects == 2);
+  CHECK(running.reflector().Stats().decode_errors == 3);
+}
+
+std::string TooLargeStatusJson(const std::string& requested, const std::string& current) {
+  return absl::StrCat(
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)",
+      R"("message":"Timeout: Too large resource version: )", requested, ", current: ", current,
+      R"(","reason":"Timeout","details":{"causes":[{"reason":"ResourceVersionTooLarge",)",
+      R"("message":"Too large resource version"}],"retryAfterSeconds":1},"code":504})");
+}
+
+int64_t Relists(const ReflectorStats& stats, RelistReason reason) {
+  return stats.relists_by_reason[static_cast<size_t>(reason)];
+}
+
+TEST_CASE("a watch answered 504 Too large resource version relists and drops the vanished",
+          "[reflector]") {
+  CapturedLog captured;
+  ScriptedApiServer server;
+  server.QueueList(kPods, Ok(ListBody("500", {PodJson("a", "400"), PodJson("b", "450")})));
+  server.QueueWatch(kPods, WatchScript{{}, HttpResponse{504, TooLargeStatusJson("500", "6")}});
+  // The server lost its state: `a` exists again at a lower version, `b` is gone, `c` is new.
+  server.QueueList(kPods, Ok(ListBody("7", {PodJson("a", "5"), PodJson("c", "6")})));
+  RunningReflector running(server);
+
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
+  CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "400"), Added(Pod("b"), "450"),
+                                                    Modified(Pod("a"), "400", "5"),
+                                                    Added(Pod("c"), "6"),
+                                                    Deleted(Pod("b"), "450")});
+  CHECK(Contains(server.WatchTargets(kPods)[1], "resourceVersion=7&"));
+  const ReflectorStats stats = running.reflector().Stats();
+  CHECK(stats.relists == 1);
+  CHECK(Relists(stats, RelistReason::kTooLarge) == 1);
+  CHECK(stats.watch_errors == 0);
+  CHECK(captured.LinesContaining("listing /api/v1/pods again (too_large)").size() == 1);
+}
+
+TEST_CASE("an ERROR event saying the resourceVersion is too large relists", "[reflector]") {
+  ScriptedApiServer server;
+  server.QueueList(kPods, Ok(ListBody("500", {PodJson("a", "400")})));
+  server.QueueWatch(kPods, WatchScript{{WatchLine("ERROR", TooLargeStatusJson("500", "3"))}});
+  server.QueueList(kPods, Ok(ListBody("3", {})));
+  RunningReflector running(server);
+
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
+  CHECK(running.log().events() ==
+        std::vector<Seen>{Added(Pod("a"), "400"), Deleted(Pod("a"), "400")});
+  CHECK(Relists(running.reflector().Stats(), RelistReason::kTooLarge) == 1);
+}
+
+TEST_CASE("a BOOKMARK below the last resourceVersion seen relists, and the stream is left",
+          "[reflector]") {
+  CapturedLog captured;
+  ScriptedApiServer server;
+  server.QueueList(kPods, Ok(ListBody("500", {PodJson("a", "400")})));
+  server.QueueWatch(kPods, WatchScript{{BookmarkLine("501"), BookmarkLine("9"),
+                                        WatchLine("ADDED", PodJson("z", "10"))}});
+  server.QueueList(kPods, Ok(ListBody("12", {PodJson("d", "11")})));
+  RunningReflector running(server);
+
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
+  CHECK(running.log().events() ==
+        std::vector<Seen>{Added(Pod("a"), "400"), Added(Pod("d"), "11"), Deleted(Pod("a"), "400")});
+  CHECK(Contains(server.WatchTargets(kPods)[1], "resourceVersion=12&"));
+  const ReflectorStats stats = running.reflector().Stats();
+  CHECK(stats.relists == 1);
+  CHECK(Relists(stats, RelistReason::kBookmarkWentBack) == 1);
+  CHECK(captured.LinesContaining("resourceVersion 9, below the 501 already seen").size() == 1);
+}
+
+TEST_CASE("a due resync relists, and watches end when it is due", "[reflector]") {
+  util::FakeClock clock(absl::FromUnixSeconds(1000));
+  ReflectorOptions options = FastOptions();
+  options.clock = &clock;
+  options.resync_interval = absl::Seconds(90);
+  ScriptedApiServer server;
+  server.QueueList(kPods, Ok(ListBody("5", {PodJson("a", "4")})));
+  server.QueueWatch(
+      kPods, WatchScript{.lines = {}, .on_start = [&clock] { clock.Advance(absl::Seconds(90)); }});
+  server.QueueList(kPods, Ok(ListBody("8", {PodJson("a", "4")})));
+  RunningReflector running(server, options);
+
+  REQUIRE(WaitUntil([&] { return server.WatchTargets(kPods).size() == 2; }));
+  CHECK(Contains(server.WatchTargets(kPods)[0], "timeoutSeconds=90"));
+  CHECK(Contains(server.WatchTargets(kPods)[1], "resourceVersion=8&"));
+  CHECK(running.log().events() == std::vector<Seen>{Added(Pod("a"), "4")});
+  CHECK(Relists(running.reflector().Stats(), RelistReason::kResync) == 1);
 }
 
 TEST_CASE("a DELETED event whose object does not decode still deletes the stored object",

@@ -91,6 +91,7 @@ struct WatchScript {
   std::vector<std::string> lines;
   // What Watch returns after the lines: by default the server's normal end of the stream.
   absl::StatusOr<client::HttpResponse> result = client::HttpResponse{200, ""};
+  std::function<void()> on_start = nullptr;  // run when the watch request arrives
 };
 
 class ScriptedApiServer {
@@ -175,6 +176,7 @@ class ScriptedApiServer {
       never_notified.wait(lock, stop, [] { return false; });
       return Ok("");
     }
+    if (script.on_start) script.on_start();
     for (const std::string& line : script.lines) {
       if (stop.stop_requested()) return Ok("");  // as a real transport: no lines after stop
       on_line(line);
