@@ -100,10 +100,10 @@ absl::Status Cache::AssumePod(framework::PodInfoPtr pod) {
   return absl::OkStatus();
 }
 
-absl::Status Cache::FinishBinding(const std::string& pod_key) {
+absl::Status Cache::FinishBinding(const std::string& pod_key, std::string_view uid) {
   absl::MutexLock lock(&impl_->mu);
   auto it = impl_->pods.find(pod_key);
-  if (it == impl_->pods.end()) {
+  if (it == impl_->pods.end() || it->second.pod->get().meta.uid != uid) {
     return absl::NotFoundError(absl::StrCat("pod ", pod_key, " is not cached"));
   }
   // Already confirmed by the informer (it can beat the bind call's return): nothing to wait for.
@@ -113,10 +113,10 @@ absl::Status Cache::FinishBinding(const std::string& pod_key) {
   return absl::OkStatus();
 }
 
-absl::Status Cache::ForgetPod(const std::string& pod_key) {
+absl::Status Cache::ForgetPod(const std::string& pod_key, std::string_view uid) {
   absl::MutexLock lock(&impl_->mu);
   auto it = impl_->pods.find(pod_key);
-  if (it == impl_->pods.end()) {
+  if (it == impl_->pods.end() || it->second.pod->get().meta.uid != uid) {
     return absl::NotFoundError(absl::StrCat("pod ", pod_key, " is not cached"));
   }
   if (!it->second.assumed) {

@@ -72,10 +72,13 @@ class Cache : public framework::VolumeAssumeCache {
 
   // `pod` must have spec.nodeName set to the chosen node. AlreadyExists if the key is cached.
   absl::Status AssumePod(framework::PodInfoPtr pod);
-  // The bind call succeeded; the pod waits for the informer to confirm it from now.
-  absl::Status FinishBinding(const std::string& pod_key);
-  // Removes an assumed pod (bind failed). NotFound / FailedPrecondition if not assumed.
-  absl::Status ForgetPod(const std::string& pod_key);
+  // The bind call succeeded; the pod waits for the informer to confirm it from now. `uid` is the
+  // bound pod's: a pod of the same name created since (another UID) is left alone.
+  absl::Status FinishBinding(const std::string& pod_key, std::string_view uid);
+  // Removes an assumed pod (bind failed). NotFound / FailedPrecondition if not assumed, and
+  // NotFound when the cached pod of that name has another UID: a pod deleted and re-created under
+  // its name (a StatefulSet's) must not lose the reservation its successor holds.
+  absl::Status ForgetPod(const std::string& pod_key, std::string_view uid);
   bool IsAssumed(const std::string& pod_key) const;
   // Assumed pods whose bind succeeded and that the informer has not shown bound yet.
   struct UnconfirmedBinds {

@@ -33,7 +33,7 @@ void Scheduler::AssumeAndBind(const runtime::Framework& fw,
   }
   if (!status.IsSuccess()) {
     fw.RunUnreserve(*state, *assumed, node);
-    (void)cache_->ForgetPod(assumed->key);
+    (void)cache_->ForgetPod(assumed->key, assumed->get().meta.uid);
     HandleFailure(fw, std::move(queued), nullptr, status);
     return;
   }
@@ -98,7 +98,7 @@ void Scheduler::SettleWaitingPods() {
 void Scheduler::UndoRejectedWait(WaitingPod pod) {
   const auto& [plugin, message] = *pod.rejection;
   pod.fw->RunUnreserve(*pod.state, *pod.assumed, pod.node);
-  (void)cache_->ForgetPod(pod.assumed->key);
+  (void)cache_->ForgetPod(pod.assumed->key, pod.assumed->get().meta.uid);
   ReportGangStatus(*pod.assumed);
   queue::QueuedPodInfo& queued = pod.queued;
   // No plugin: the pod was deleted while it waited, and there is no one to tell.
@@ -146,8 +146,8 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
       gone.empty() ? fw.RunPreBind(*state, *assumed, node) : framework::Status::Error(gone);
   if (status.IsSuccess()) status = fw.RunBind(*state, *assumed, node);
   if (status.IsSuccess()) {
-    (void)cache_->FinishBinding(assumed->key);
-    queue_->Done(assumed->key);
+    (void)cache_->FinishBinding(assumed->key, assumed->get().meta.uid);
+    queue_->Done(assumed->key, assumed->get().meta.uid);
     fw.RunPostBind(*state, *assumed, node);
     ReportGangStatus(*assumed);
     if (deps_.observer != nullptr) deps_.observer->OnBound(*assumed, node, queued.attempts);
@@ -156,7 +156,7 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
   }
   // One path undoes everything after assume: unreserve, forget, requeue with backoff.
   fw.RunUnreserve(*state, *assumed, node);
-  (void)cache_->ForgetPod(assumed->key);
+  (void)cache_->ForgetPod(assumed->key, assumed->get().meta.uid);
   // A bind the fence stopped is no failure of the pod's: it stays pending, silently, for whoever
   // leads next.
   const bool fenced = deps_.may_bind && !deps_.may_bind();

@@ -55,7 +55,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   const framework::PodInfoPtr pod_info = popped->pod_info;
   const runtime::Framework* fw = FrameworkFor(pod_info->get());
   if (fw == nullptr) {
-    queue_->Done(pod_info->key);
+    queue_->Done(pod_info->key, pod_info->get().meta.uid);
     return true;
   }
   // The policy set of this cycle: a reload meanwhile applies from the next one.

@@ -141,7 +141,7 @@ std::optional<QueuedPodInfo> SchedulingQueue::Impl::PopLocked() {
   info.quota_wait_keys.clear();  // set again by the attempt's verdict
   if (info.attempts == 1) info.initial_attempt_timestamp = clock->Now();
   info.scheduling_cycle = ++scheduling_cycle;
-  in_flight[info.pod_info->key] = InFlight{};
+  in_flight[info.pod_info->key] = InFlight{.uid = info.pod_info->get().meta.uid};
   return info;
 }
 
@@ -162,6 +162,9 @@ void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
   const std::string key = pod.pod_info->key;
   framework::Status pre_enqueue;  // of an update that came while the pod was out
   if (auto flight = in_flight.find(key); flight != in_flight.end()) {
+    // A successor of the same name is in flight now: this pod was deleted, and its stale entry
+    // must neither end the successor's flight nor come back.
+    if (flight->second.uid != pod.pod_info->get().meta.uid) return;
     const InFlight state = std::move(flight->second);
     in_flight.erase(flight);
     if (state.deleted) return;  // deleted while being scheduled: do not resurrect it
@@ -207,8 +210,15 @@ void SchedulingQueue::AddBackoff(QueuedPodInfo pod) {
   impl_->ReturnPod(std::move(pod), /*to_backoff=*/true, /*unschedulable_verdict=*/false);
 }
 
-void SchedulingQueue::Done(const std::string& pod_key) {
+void SchedulingQueue::Done(const std::string& pod_key, std::string_view uid) {
   absl::MutexLock lock(&impl_->mu);
+  auto flight = impl_->in_flight.find(pod_key);
+  // A successor of the same name is in flight, or queued: the pod that is done was deleted.
+  if (flight != impl_->in_flight.end() && flight->second.uid != uid) return;
+  if (auto it = impl_->items.find(pod_key);
+      it != impl_->items.end() && it->second->info.pod_info->get().meta.uid != uid) {
+    return;
+  }
   impl_->in_flight.erase(pod_key);
   impl_->EraseItem(pod_key);
   impl_->Unnominate(pod_key);

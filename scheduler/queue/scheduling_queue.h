@@ -132,7 +132,8 @@ class SchedulingQueue {
   // Back to backoffQ after a failed bind (the pod keeps its attempts count).
   void AddBackoff(QueuedPodInfo pod);
   // The pod left scheduling (bound, deleted): forget everything about it.
-  void Done(const std::string& pod_key);
+  // `uid`: the pod's; a successor of the same name (another UID) is left alone.
+  void Done(const std::string& pod_key, std::string_view uid);
 
   // Moves every unschedulable pod that the event could help to activeQ (or backoffQ while its
   // backoff has not expired). `except_gang_members`: members of gangs stay (the event is a gang

@@ -82,6 +82,7 @@ inline bool HelpedBy(const QueuedPodInfo& info, framework::ClusterEvent event) {
 // A popped pod not yet handed back. Changes that arrive meanwhile are kept here and applied when
 // it comes back (AddUnschedulable / AddBackoff), so they are neither lost nor double-queued.
 struct InFlight {
+  std::string uid;                // of the pod popped: a successor of the same name has another
   framework::PodInfoPtr updated;  // newer object seen by Update, if any
   framework::Status pre_enqueue;  // that object's PreEnqueue verdict
   bool deleted = false;

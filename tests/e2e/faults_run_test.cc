@@ -234,3 +234,44 @@ TEST_CASE("faults: a pod deleted while its bind is queued leaves no trace", "[e2
 
 }  // namespace
 }  // namespace kubesched::faults
+
+namespace kubesched::faults {
+namespace {
+
+TEST_CASE("faults: a pod re-created under its name while its bind is in flight keeps its room",
+          "[e2e][faults]") {
+  auto server = testapi::TestApiProcess::Start();
+  REQUIRE(server.ok());
+  FaultApi api(**server);
+  auto scheduler =
+      testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig(), .verbosity = 2});
+  api.CreateNode("node-0", 4);
+  api.SetFaults(R"({"latency": [{"verb": "create", "resource": "pods/binding", "ms": 1500}]})");
+  api.CreatePod("web-0", "3");
+  testing::RequireEventually("the first web-0's Binding is on its way", *scheduler, [&] {
+    return !BindLog(api).empty() || api.Stats()["counters"].HasMember("faults.latency");
+  });
+  // A StatefulSet replaces the pod under the same name, with another UID; the successor's bind is
+  // slower, so that the old bind fails while the successor's is still on its way.
+  REQUIRE(api.Send("DELETE", "/api/v1/namespaces/default/pods/web-0").status == 200);
+  api.SetFaults(R"({"latency": [{"verb": "create", "resource": "pods/binding", "ms": 4000}]})");
+  api.CreatePod("web-0", "3");
+  api.CreatePods("filler-", 3, "1");
+
+  std::vector<api::Pod> pods = WaitForBound(api, 2, *scheduler);
+  api.SetFaults("{}");
+  RequirePendingSayWhy(api, *scheduler);
+  pods = api.Pods();
+  RequireNoOverCommit(pods, api.Nodes());
+  RequireBoundOnce(api, pods);
+  for (const api::Pod& pod : pods) {
+    if (pod.meta.name == "web-0") CHECK(pod.spec.node_name == "node-0");
+  }
+  CHECK(CountBound(pods) == 2);
+  // The deleted pod's stale queue entry was dropped, not tried again as if it were the successor
+  // (which would write PodScheduled=False onto it).
+  CHECK(testing::CountInLog(*scheduler, "pod default/web-0 unschedulable") == 0);
+}
+
+}  // namespace
+}  // namespace kubesched::faults

@@ -170,7 +170,7 @@ TEST_CASE("MostAvailable scores allocatable minus usage minus virtual requests",
        [](Fixture& f) {
          f.cache.SetNodeMetrics(Sample("n", kStart, {{"cpu", "4"}}));
          f.Assume("n", CpuPod("new", "2"));
-         REQUIRE(f.cache.ForgetPod("default/new").ok());
+         REQUIRE(f.cache.ForgetPod("default/new", "default-new-uid").ok());
        },
        CpuPod("p", "1"), 50},
       {"a confirmed assumed pod keeps counting",

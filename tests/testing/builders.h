@@ -41,6 +41,10 @@ class PodBuilder {
     pod_.meta.uid = pod_.meta.namespace_name + "-" + pod_.meta.name + "-uid";
     pod_.spec.scheduler_name = "kubesched";
   }
+  PodBuilder& Uid(std::string uid) {
+    pod_.meta.uid = std::move(uid);
+    return *this;
+  }
   // Adds a container with these requests (cpu/memory flagged as listed when present).
   PodBuilder& Container(const std::vector<std::pair<std::string, std::string>>& requests) {
     api::Container c;

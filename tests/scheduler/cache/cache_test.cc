@@ -94,17 +94,33 @@ TEST_CASE("adding a bound pod twice is AlreadyExists", "[core]") {
 TEST_CASE("forgetting an assumed pod frees its node", "[core]") {
   Fixture f;
   REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
-  REQUIRE(f.cache.ForgetPod("default/p").ok());
+  REQUIRE(f.cache.ForgetPod("default/p", "default-p-uid").ok());
   CHECK(f.RequestedCpu("n1") == 0);
   CHECK(f.cache.PodCount() == 0);
   CHECK(f.cache.GetPod("default/p") == nullptr);
 }
 
+TEST_CASE("forgetting a deleted pod leaves its successor of the same name alone", "[core]") {
+  Fixture f;
+  // web-0 was deleted while its bind was in flight; its successor is assumed on n2.
+  REQUIRE(f.cache
+              .AssumePod(MakePodInfo(
+                  PodBuilder("web-0").Uid("new").NodeName("n2").Container({{"cpu", "3"}}).Ptr(), 0))
+              .ok());
+  CHECK(absl::IsNotFound(f.cache.ForgetPod("default/web-0", "default-web-0-uid")));
+  CHECK(absl::IsNotFound(f.cache.FinishBinding("default/web-0", "default-web-0-uid")));
+  CHECK(f.cache.IsAssumed("default/web-0"));
+  CHECK(f.RequestedCpu("n2") == 3000);
+  CHECK(f.cache.BindsAwaitingConfirmation().count == 0);
+  REQUIRE(f.cache.ForgetPod("default/web-0", "new").ok());
+  CHECK(f.RequestedCpu("n2") == 0);
+}
+
 TEST_CASE("only assumed pods can be forgotten", "[core]") {
   Fixture f;
   REQUIRE(f.cache.AddPod(Pod("bound", "n1")).ok());
-  CHECK(absl::IsFailedPrecondition(f.cache.ForgetPod("default/bound")));
-  CHECK(absl::IsNotFound(f.cache.ForgetPod("default/missing")));
+  CHECK(absl::IsFailedPrecondition(f.cache.ForgetPod("default/bound", "default-bound-uid")));
+  CHECK(absl::IsNotFound(f.cache.ForgetPod("default/missing", "default-missing-uid")));
   CHECK(f.RequestedCpu("n1") == 1000);
 }
 
@@ -113,7 +129,7 @@ TEST_CASE("an assumed pod never expires: it keeps its room until the API says so
   REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
   f.clock.Advance(absl::Minutes(5));
   CHECK(f.cache.BindsAwaitingConfirmation().count == 0);  // bind still in flight
-  REQUIRE(f.cache.FinishBinding("default/p").ok());
+  REQUIRE(f.cache.FinishBinding("default/p", "default-p-uid").ok());
   f.clock.Advance(absl::Hours(2));
   const cache::Cache::UnconfirmedBinds unconfirmed = f.cache.BindsAwaitingConfirmation();
   CHECK(unconfirmed.count == 1);
@@ -131,9 +147,9 @@ TEST_CASE("binds awaiting confirmation report the longest wait", "[core]") {
   Fixture f;
   REQUIRE(f.cache.AssumePod(Pod("a", "n1")).ok());
   REQUIRE(f.cache.AssumePod(Pod("b", "n1")).ok());
-  REQUIRE(f.cache.FinishBinding("default/a").ok());
+  REQUIRE(f.cache.FinishBinding("default/a", "default-a-uid").ok());
   f.clock.Advance(absl::Seconds(10));
-  REQUIRE(f.cache.FinishBinding("default/b").ok());
+  REQUIRE(f.cache.FinishBinding("default/b", "default-b-uid").ok());
   f.clock.Advance(absl::Seconds(5));
   cache::Cache::UnconfirmedBinds unconfirmed = f.cache.BindsAwaitingConfirmation();
   CHECK(unconfirmed.count == 2);
@@ -149,7 +165,8 @@ TEST_CASE("a confirmed pod does not wait for confirmation", "[core]") {
   Fixture f;
   REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());
   REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
-  REQUIRE(f.cache.FinishBinding("default/p").ok());  // the watch beat the bind call
+  REQUIRE(
+      f.cache.FinishBinding("default/p", "default-p-uid").ok());  // the watch beat the bind call
   f.clock.Advance(absl::Hours(1));
   CHECK(f.cache.BindsAwaitingConfirmation().count == 0);
   CHECK(f.cache.PodCount() == 1);
@@ -352,9 +369,9 @@ TEST_CASE("cluster sums follow every pod and node change without a scan", "[core
   // A forgotten assumed pod gives its room back; a bound one keeps it however long the watch
   // takes.
   REQUIRE(f.cache.AssumePod(Pod("c", "n1", "4")).ok());
-  REQUIRE(f.cache.ForgetPod("default/c").ok());
+  REQUIRE(f.cache.ForgetPod("default/c", "default-c-uid").ok());
   REQUIRE(f.cache.AssumePod(Pod("d", "n2", "1")).ok());
-  REQUIRE(f.cache.FinishBinding("default/d").ok());
+  REQUIRE(f.cache.FinishBinding("default/d", "default-d-uid").ok());
   f.clock.Advance(absl::Minutes(10));
   CHECK(f.cache.Totals().requested.Get(api::kCpu) == 3000);
   CheckTotals(f);

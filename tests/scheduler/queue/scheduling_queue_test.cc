@@ -561,3 +561,37 @@ TEST_CASE("a quota-waiting pod whose spec changes is retried at once", "[core][q
 
 }  // namespace
 }  // namespace kubesched
+
+namespace kubesched {
+namespace {
+
+// A pod deleted and re-created under the same name while its bind is in flight (a StatefulSet's).
+PodInfoPtr Successor(const std::string& name) {
+  return MakePodInfo(PodBuilder(name).Uid(name + "-successor").Ptr(), 0);
+}
+
+TEST_CASE("a deleted pod's stale entry neither ends its successor's flight nor comes back",
+          "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("web-0"));
+  auto old = f.queue.Pop();
+  REQUIRE(old.has_value());
+  f.queue.Delete("default/web-0");
+  f.queue.Add(Successor("web-0"));
+  auto successor = f.queue.Pop();
+  REQUIRE(successor.has_value());
+  CHECK(successor->pod_info->get().meta.uid == "web-0-successor");
+
+  // The old pod's bind fails: its entry is dropped, not requeued over the successor.
+  f.queue.AddUnschedulable(std::move(*old), /*unschedulable=*/false);
+  f.queue.Done("default/web-0", "default-web-0-uid");
+  CHECK(f.queue.PendingPods().empty());
+  // The successor's own failure still brings it back.
+  f.queue.AddUnschedulable(std::move(*successor), /*unschedulable=*/false);
+  const std::vector<QueuedPodInfo> pending = f.queue.PendingPods();
+  REQUIRE(pending.size() == 1);
+  CHECK(pending[0].pod_info->get().meta.uid == "web-0-successor");
+}
+
+}  // namespace
+}  // namespace kubesched
