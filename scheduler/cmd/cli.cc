@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -372,7 +373,8 @@ bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream
   options->bind_workers = static_cast<int>(bind_workers);
   if (const auto qps = Get(flags, "kube-api-qps"); qps.has_value()) {
     double value = 0;
-    if (!absl::SimpleAtod(*qps, &value) || value < 0) {
+    // SimpleAtod also reads "nan" and "inf", which no rate means.
+    if (!absl::SimpleAtod(*qps, &value) || !std::isfinite(value) || value < 0) {
       err << "error: --kube-api-qps must be a non-negative number, got \"" << *qps << "\"\n";
       return false;
     }

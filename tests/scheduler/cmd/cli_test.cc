@@ -55,6 +55,8 @@ TEST_CASE("usage errors exit with code 2 and say what is wrong", "[cli]") {
       {{"run", "--bogus", "1"}, "unknown flag --bogus"},
       {{"run", "extra"}, "unexpected argument \"extra\""},
       {{"run", "--kube-api-qps", "fast"}, "--kube-api-qps must be a non-negative number"},
+      {{"run", "--kube-api-qps", "nan"}, "--kube-api-qps must be a non-negative number"},
+      {{"run", "--kube-api-qps", "inf"}, "--kube-api-qps must be a non-negative number"},
       {{"run", "--leader-elect", "maybe"}, "--leader-elect must be true or false"},
       {{"run", "--shutdown-grace", "soon"}, "--shutdown-grace must be a duration"},
       {{"run", "--bind-workers", "0"}, "--bind-workers must be in 1..1024"},
