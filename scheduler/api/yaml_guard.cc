@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/exceptions.h"
 #include "yaml-cpp/parser.h"
 
@@ -89,7 +90,8 @@ class GuardedHandler final : public YAML::EventHandler {
   }
 
  private:
-  // yaml-cpp stops at depth 2000 by itself; only aliases can nest deeper.
+  // yaml-cpp 0.7 stops nesting at depth 500 by itself (DeepRecursion); only aliases can nest
+  // deeper.
   static constexpr size_t kMaxDepth = 2048;
 
   // Number of values in a subtree and its height.
@@ -158,6 +160,11 @@ class GuardedHandler final : public YAML::EventHandler {
 
 // Builds yaml-cpp nodes from events, as YAML::LoadAll does. The guard has already rejected
 // aliases to incomplete anchors, so no node can contain itself.
+//
+// A node made on its own has its own memory, which is copied into a tree's memory when the node
+// joins the tree. Built bottom-up, every subtree would be copied once per level above it; so each
+// container joins one arena as it opens, and whatever is added to it later lands in the arena's
+// memory directly, which makes joining the tree free.
 class NodeBuilder final : public YAML::EventHandler {
  public:
   std::vector<YAML::Node> Take() { return std::move(documents_); }
@@ -175,7 +182,7 @@ class NodeBuilder final : public YAML::EventHandler {
                 const std::string& text) override {
     YAML::Node node(text);
     node.SetTag(tag);
-    Complete(std::move(node), anchor);
+    Complete(node, anchor);
   }
 
   void OnSequenceStart(const YAML::Mark&, const std::string& tag, YAML::anchor_t anchor,
@@ -203,16 +210,18 @@ class NodeBuilder final : public YAML::EventHandler {
     YAML::Node node(type);
     node.SetTag(tag);
     node.SetStyle(style);
-    stack_.push_back(Frame{std::move(node), std::nullopt, anchor});
+    arena_.push_back(node);  // moves the node's memory into the arena's, while it is one node
+    stack_.push_back(Frame{node, std::nullopt, anchor});
   }
 
   void Close() {
     if (stack_.empty()) throw YamlHandlerStop{"unbalanced YAML events"};
-    Frame frame = std::move(stack_.back());
+    const Frame frame = std::move(stack_.back());
     stack_.pop_back();
     Complete(frame.node, frame.anchor);
   }
 
+  // Places a finished node: as a document, a sequence element, a mapping key or a mapping value.
   void Complete(const YAML::Node& node, YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor) {
       anchors_.erase(anchor);
@@ -233,6 +242,7 @@ class NodeBuilder final : public YAML::EventHandler {
     }
   }
 
+  YAML::Node arena_{YAML::NodeType::Sequence};
   std::vector<YAML::Node> documents_;
   std::vector<Frame> stack_;
   std::unordered_map<YAML::anchor_t, YAML::Node> anchors_;
@@ -259,6 +269,9 @@ bool ParseYamlEvents(std::string_view text, YAML::EventHandler& handler, YamlPar
     return true;
   } catch (const YamlHandlerStop& e) {
     *error = YamlParseError{guard.mark(), e.message};
+  } catch (const YAML::DeepRecursion&) {
+    // Its own message is "bad file", at the start of the text.
+    *error = YamlParseError{guard.mark(), "nesting too deep"};
   } catch (const YAML::Exception& e) {
     *error = YamlParseError{e.mark, e.msg};
   } catch (const std::exception& e) {
