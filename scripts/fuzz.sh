@@ -21,6 +21,14 @@ declare -A seeds=(
   [config_fuzzer]="config/examples"
   [kubeconfig_fuzzer]="fuzz/seeds/kubeconfig"
 )
+# Tokens of each target's input language, so that mutations reach past the syntax.
+declare -A dicts=(
+  [label_selector_fuzzer]=fuzz/dicts/json.dict
+  [json_objects_fuzzer]=fuzz/dicts/json.dict
+  [yaml_objects_fuzzer]=fuzz/dicts/yaml.dict
+  [config_fuzzer]=fuzz/dicts/yaml.dict
+  [kubeconfig_fuzzer]=fuzz/dicts/yaml.dict
+)
 read -r -a targets <<<"${KUBESCHED_FUZZ_TARGETS:-${!seeds[*]}}"
 
 # -O1 -g1 as the sanitizer build of scripts/test.sh: quick to compile, still file:line in reports.
@@ -38,11 +46,13 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 run() {
   local target="$1"
   mkdir -p "$work/$target/corpus"
+  local dict=()
+  [ -n "${dicts[$target]:-}" ] && dict=(-dict="${dicts[$target]}")
   # The first folder collects new inputs; the seed folders are only read. -timeout catches an
   # input that never finishes (yaml-cpp's loops), -rss_limit_mb one that eats memory.
   "$build/fuzz/$target" "$work/$target/corpus" ${seeds[$target]} \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$findings/$target-" >"$work/$target.log" 2>&1
+    -artifact_prefix="$findings/$target-" "${dict[@]}" >"$work/$target.log" 2>&1
 }
 
 declare -A pids=()
