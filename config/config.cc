@@ -4,12 +4,7 @@
 #include "config/config.h"
 
 #include <array>
-#include <cerrno>
-#include <cstring>
 #include <exception>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +14,8 @@
 #include "config/merge.h"
 #include "config/profile_body.h"
 #include "config/yaml_reader.h"
+#include "scheduler/api/yaml_guard.h"
+#include "scheduler/util/file.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::config {
@@ -361,21 +358,12 @@ absl::StatusOr<Configuration> ParseConfiguration(std::string_view text) {
 }
 
 absl::StatusOr<Configuration> LoadConfigurationFile(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read: is a directory"));
+  absl::StatusOr<std::string> text = util::ReadFileAtMost(path, api::kMaxConfigYamlBytes);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        absl::StrCat(path, ": cannot read: ", text.status().message()));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int saved_errno = errno;
-    const std::string message = absl::StrCat(path, ": cannot read: ", std::strerror(saved_errno));
-    if (saved_errno == ENOENT) return absl::NotFoundError(message);
-    return absl::InvalidArgumentError(message);
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read"));
-  absl::StatusOr<Configuration> config = ParseConfiguration(text.str());
+  absl::StatusOr<Configuration> config = ParseConfiguration(*text);
   if (!config.ok()) {
     return absl::Status(config.status().code(),
                         absl::StrCat(path, ": ", config.status().message()));

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/api/yaml_guard.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::config::yaml {
@@ -91,22 +92,14 @@ absl::Status PathError(std::string_view path, std::string_view message) {
 }
 
 absl::StatusOr<YAML::Node> ParseDocument(std::string_view text) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    // e.mark is 0-based; editors count from 1.
+  absl::StatusOr<std::vector<YAML::Node>> documents = api::LoadYamlDocuments(text);
+  if (!documents.ok()) return documents.status();
+  if (documents->empty()) return YAML::Node(YAML::NodeType::Null);
+  if (documents->size() > 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot parse: ", e.what()));
+        absl::StrCat("expected one document, found ", documents->size()));
   }
-  if (documents.empty()) return YAML::Node(YAML::NodeType::Null);
-  if (documents.size() > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected one document, found ", documents.size()));
-  }
-  return documents.front();
+  return documents->front();
 }
 
 bool HasValue(const YAML::Node& node) { return node.IsDefined() && !node.IsNull(); }

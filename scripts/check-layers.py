@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-SOURCE_DIRS = ("scheduler", "plugins", "policy", "config", "bench")
+SOURCE_DIRS = ("scheduler", "plugins", "policy", "config", "bench", "fuzz")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

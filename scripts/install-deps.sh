@@ -2,12 +2,14 @@
 # Installs the Debian 12 packages kubesched builds with. Idempotent: does nothing when they are
 # all present. Uses sudo when not run as root.
 #   --test  also the clients the end-to-end tests drive the test API server with: kubectl (from
-#           Debian's kubernetes-client when no kubectl is on PATH) and the official Python client.
+#           Debian's kubernetes-client when no kubectl is on PATH) and the official Python client,
+#           and clang with libFuzzer for the fuzz targets.
 set -euo pipefail
 packages=(build-essential cmake libboost-dev libssl-dev rapidjson-dev libabsl-dev
           prometheus-cpp-dev catch2 libyaml-cpp-dev)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(python3 python3-kubernetes procps)
+  # clang and its runtime (libFuzzer, the sanitizers) for scripts/fuzz.sh.
+  packages+=(python3 python3-kubernetes procps clang libclang-rt-14-dev)
   command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 fi
 missing=()

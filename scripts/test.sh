@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: a clean build with AddressSanitizer + UndefinedBehaviorSanitizer, then
-# every test through ctest. Used by the README and by CI.
+# every test through ctest, then each fuzz target for a short while. Used by the README and by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
@@ -15,3 +15,5 @@ cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
+# The decoders of untrusted input under libFuzzer, briefly: a clang build of only what they need.
+scripts/fuzz.sh 20

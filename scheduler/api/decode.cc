@@ -1,12 +1,6 @@
 #include "scheduler/api/decode.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +13,8 @@
 #include "scheduler/api/decode_internal.h"
 #include "scheduler/api/decode_value.h"
 #include "scheduler/api/yaml_to_json_internal.h"
+#include "scheduler/util/file.h"
+#include "scheduler/util/status_macros.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::api {
@@ -218,35 +214,6 @@ class Collector {
   DecodedObjects result_;
 };
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    const std::string message = absl::StrCat("cannot open ", path, ": ", std::strerror(error));
-    return error == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
-  }
-  std::string contents;
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    contents.reserve(static_cast<size_t>(info.st_size));
-  }
-  char chunk[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
-    if (n == 0) break;
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot read ", path, ": ", std::strerror(error)));
-    }
-    contents.append(chunk, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return contents;
-}
-
 // Decodes a single JSON object of a known kind; errors name the object and the field.
 template <typename T>
 absl::StatusOr<T> DecodeSingleJson(std::string_view json, std::string_view kind,
@@ -297,8 +264,11 @@ absl::StatusOr<DecodedObjects> DecodeObjects(std::string_view text, std::string_
 }
 
 absl::StatusOr<DecodedObjects> DecodeFile(const std::string& path) {
-  absl::StatusOr<std::string> contents = ReadWholeFile(path);
-  if (!contents.ok()) return contents.status();
+  absl::StatusOr<std::string> contents = util::ReadFileAtMost(path, kMaxObjectFileBytes);
+  if (!contents.ok()) {
+    return absl::Status(contents.status().code(),
+                        absl::StrCat("cannot read ", path, ": ", contents.status().message()));
+  }
   return DecodeObjects(*contents, path);
 }
 

@@ -7,6 +7,7 @@
 // position; an object that parses but is bad (unknown kind, no name, bad quantity, negative
 // request...) is reported as a DecodeProblem naming the object and skipped, and the rest is kept.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -43,7 +44,11 @@ struct DecodedObjects {
 // everything else is read as (multi-document) YAML.
 absl::StatusOr<DecodedObjects> DecodeObjects(std::string_view text, std::string_view source);
 
-// Reads and decodes a file; a missing or unreadable file is an error naming the path.
+// The largest file DecodeFile reads: room for a dump of a large cluster, while a path such as
+// /dev/zero ends in an error instead of exhausting memory.
+inline constexpr size_t kMaxObjectFileBytes = size_t{256} << 20;
+
+// Reads and decodes a file; a missing, unreadable or too large file is an error naming the path.
 absl::StatusOr<DecodedObjects> DecodeFile(const std::string& path);
 
 // Single-object decoders for callers that know the kind (the API client's watch stream, tests).

@@ -1,9 +1,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <exception>
-#include <istream>
-#include <streambuf>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -11,34 +8,18 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_format.h"
+#include "absl/strings/str_cat.h"
 #include "scheduler/api/parse_internal.h"
+#include "scheduler/api/yaml_guard.h"
 #include "scheduler/api/yaml_to_json_internal.h"
 #include "scheduler/util/strings.h"
 #include "yaml-cpp/eventhandler.h"
-#include "yaml-cpp/exceptions.h"
 #include "yaml-cpp/mark.h"
-#include "yaml-cpp/parser.h"
 
 namespace kubesched::api::internal {
 namespace {
 
 using Value = rapidjson::Value;
-
-// Thrown by the event handler to stop yaml-cpp; caught in YamlToJson, never leaves this file.
-struct ConversionError {
-  YAML::Mark mark;
-  std::string message;
-};
-
-// Reads the caller's text in place instead of copying it into a stringstream.
-class MemoryStreamBuf : public std::streambuf {
- public:
-  explicit MemoryStreamBuf(std::string_view text) {
-    char* begin = const_cast<char*>(text.data());  // the get area is only read
-    setg(begin, begin, begin + text.size());
-  }
-};
 
 size_t DigitRun(std::string_view s, size_t i) {
   size_t n = 0;
@@ -121,130 +102,85 @@ bool ResolvesLikePlain(const std::string& tag) {
 }
 
 // Builds JSON values from yaml-cpp's parse events. Containers under construction live on an
-// explicit stack, so nesting depth costs heap, not C++ stack. Aliases are the one way to build
-// more than the input spells out, so they are bounded twice: by a value budget (alias bombs) and
-// by a depth limit (copying a value recurses over its depth).
+// explicit stack, so nesting depth costs heap, not C++ stack. The guard of ParseYamlEvents bounds
+// what aliases may expand to and rejects aliases to incomplete anchors.
 class JsonBuilder final : public YAML::EventHandler {
  public:
-  JsonBuilder(rapidjson::Document* out, size_t budget)
-      : out_(out), alloc_(out->GetAllocator()), budget_(budget) {
+  explicit JsonBuilder(rapidjson::Document* out) : out_(out), alloc_(out->GetAllocator()) {
     out_->SetArray();
   }
 
-  void OnDocumentStart(const YAML::Mark& mark) override {
-    mark_ = mark;
+  void OnDocumentStart(const YAML::Mark&) override {
     anchors_.clear();  // anchors are scoped to one document
   }
   void OnDocumentEnd() override {}
 
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    mark_ = mark;
-    Charge(1);
-    Complete(ExpectingKey() ? Value("null", alloc_) : Value(), anchor, {1, 1});
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override {
+    Complete(ExpectingKey() ? Value("null", alloc_) : Value(), anchor);
   }
 
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
-    mark_ = mark;
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) Fail("alias refers to an anchor that is not complete");
-    const Shape shape = it->second.shape;
-    Charge(shape.size);
-    CheckDepth(shape);
-    Complete(Value(it->second.value, alloc_), YAML::NullAnchor, shape);
+    Complete(Value(it->second, alloc_), YAML::NullAnchor);
   }
 
-  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+  void OnScalar(const YAML::Mark&, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& text) override {
-    mark_ = mark;
-    Charge(1);
     if (ExpectingKey() || !ResolvesLikePlain(tag)) {
       const auto size = static_cast<rapidjson::SizeType>(text.size());
-      Complete(Value(text.data(), size, alloc_), anchor, {1, 1});
+      Complete(Value(text.data(), size, alloc_), anchor);
     } else {
-      Complete(ResolvePlain(text, alloc_), anchor, {1, 1});
+      Complete(ResolvePlain(text, alloc_), anchor);
     }
   }
 
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
-    Open(mark, rapidjson::kArrayType, anchor);
+    Open(rapidjson::kArrayType, anchor);
   }
   void OnSequenceEnd() override { Close(); }
 
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
-    Open(mark, rapidjson::kObjectType, anchor);
+    Open(rapidjson::kObjectType, anchor);
   }
   void OnMapEnd() override { Close(); }
 
  private:
-  // yaml-cpp stops at depth 2000 by itself; only aliases can nest deeper.
-  static constexpr size_t kMaxDepth = 2048;
-
-  // Number of values in a subtree and its height.
-  struct Shape {
-    size_t size = 0;
-    size_t height = 0;
-  };
   struct Frame {
     Value value;
     Value key;
     bool has_key = false;
     YAML::anchor_t anchor = YAML::NullAnchor;
-    size_t start = 0;         // count_ when the container opened
-    size_t child_height = 0;  // tallest child so far
-  };
-  struct Anchored {
-    Value value;
-    Shape shape;
   };
 
-  [[noreturn]] void Fail(std::string message) { throw ConversionError{mark_, std::move(message)}; }
-
-  // Counts `n` values added to the output.
-  void Charge(size_t n) {
-    count_ += n;
-    Spend(n);
-  }
-  void Spend(size_t n) {
-    spent_ += n;
-    if (spent_ > budget_) Fail("document too large (alias expansion?)");
-  }
-  void CheckDepth(const Shape& shape) {
-    if (stack_.size() + shape.height > kMaxDepth) Fail("nesting too deep");
-  }
+  [[noreturn]] static void Fail(std::string message) { throw YamlHandlerStop{std::move(message)}; }
 
   bool ExpectingKey() const {
     return !stack_.empty() && stack_.back().value.IsObject() && !stack_.back().has_key;
   }
 
-  void Open(const YAML::Mark& mark, rapidjson::Type type, YAML::anchor_t anchor) {
-    mark_ = mark;
+  void Open(rapidjson::Type type, YAML::anchor_t anchor) {
     if (ExpectingKey()) Fail("mapping keys must be scalars");
-    const size_t start = count_;
-    Charge(1);
-    stack_.push_back(Frame{Value(type), Value(), false, anchor, start, 0});
+    stack_.push_back(Frame{Value(type), Value(), false, anchor});
   }
 
   void Close() {
     if (stack_.empty()) Fail("unbalanced YAML events");
     Frame frame = std::move(stack_.back());
     stack_.pop_back();
-    Complete(std::move(frame.value), frame.anchor, {count_ - frame.start, frame.child_height + 1});
+    Complete(std::move(frame.value), frame.anchor);
   }
 
   // Places a finished value: as a document, an array element, a mapping key or a mapping value.
-  void Complete(Value value, YAML::anchor_t anchor, Shape shape) {
-    if (anchor != YAML::NullAnchor) {
-      Spend(shape.size);  // the copy kept for aliases
-      anchors_[anchor] = Anchored{Value(value, alloc_), shape};
-    }
+  void Complete(Value value, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Value(value, alloc_);
     if (stack_.empty()) {
       out_->PushBack(value, alloc_);
       return;
     }
     Frame& top = stack_.back();
-    top.child_height = std::max(top.child_height, shape.height);
     if (top.value.IsArray()) {
       top.value.PushBack(value, alloc_);
     } else if (!top.has_key) {
@@ -259,45 +195,19 @@ class JsonBuilder final : public YAML::EventHandler {
 
   rapidjson::Document* out_;
   rapidjson::Document::AllocatorType& alloc_;
-  const size_t budget_;
-  size_t count_ = 0;  // values in the output so far
-  size_t spent_ = 0;  // values created so far, anchor copies included
-  YAML::Mark mark_;
   std::vector<Frame> stack_;
-  std::unordered_map<YAML::anchor_t, Anchored> anchors_;
+  std::unordered_map<YAML::anchor_t, Value> anchors_;
 };
-
-absl::Status YamlError(std::string_view source, const YAML::Mark& mark, std::string_view what) {
-  if (mark.is_null()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: invalid YAML: %s", util::Absl(source), util::Absl(what)));
-  }
-  return absl::InvalidArgumentError(absl::StrFormat("%s: invalid YAML at line %d, column %d: %s",
-                                                    util::Absl(source), mark.line + 1,
-                                                    mark.column + 1, util::Absl(what)));
-}
 
 }  // namespace
 
 absl::Status YamlToJson(std::string_view text, std::string_view source, rapidjson::Document* out) {
-  // Without aliases a document has fewer values than characters; the budget only bites on alias
-  // bombs, keeping memory proportional to the input.
-  const size_t budget = 16 * text.size() + 4096;
-  MemoryStreamBuf buffer(text);
-  std::istream stream(&buffer);
-  try {
-    JsonBuilder builder(out, budget);
-    YAML::Parser parser(stream);
-    while (parser.HandleNextDocument(builder)) {
-    }
-  } catch (const ConversionError& e) {
-    return YamlError(source, e.mark, e.message);
-  } catch (const YAML::Exception& e) {
-    return YamlError(source, e.mark, e.msg);
-  } catch (const std::exception& e) {
-    return YamlError(source, YAML::Mark::null_mark(), e.what());
-  }
-  return absl::OkStatus();
+  JsonBuilder builder(out);
+  YamlParseError error;
+  if (ParseYamlEvents(text, builder, &error)) return absl::OkStatus();
+  const std::string_view at = error.mark.is_null() ? ": " : " at ";
+  return absl::InvalidArgumentError(
+      absl::StrCat(util::Absl(source), ": invalid YAML", util::Absl(at), error.ToString()));
 }
 
 }  // namespace kubesched::api::internal

@@ -1,8 +1,11 @@
 #include "scheduler/client/json_encode.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "scheduler/util/strings.h"
+#include "scheduler/util/utf8.h"
 
 namespace kubesched::client {
 
@@ -42,13 +45,24 @@ JsonWriter& JsonWriter::EndArray() {
 }
 
 JsonWriter& JsonWriter::Key(std::string_view key) {
+  if (!util::IsValidUtf8(key)) {
+    const std::string valid = util::ToValidUtf8(key);
+    writer_.Key(valid.data(), JsonLength(valid));
+    return *this;
+  }
   writer_.Key(key.data(), JsonLength(key));
   return *this;
 }
 
 JsonWriter& JsonWriter::String(std::string_view value) {
   // The explicit length keeps embedded NULs and avoids a strlen; rapidjson escapes quotes,
-  // backslashes and control characters.
+  // backslashes and control characters, but copies invalid UTF-8 as it is, which the API server
+  // would refuse.
+  if (!util::IsValidUtf8(value)) {
+    const std::string valid = util::ToValidUtf8(value);
+    writer_.String(valid.data(), JsonLength(valid));
+    return *this;
+  }
   writer_.String(value.data(), JsonLength(value));
   return *this;
 }

@@ -17,7 +17,8 @@
 namespace kubesched::client {
 
 // Builds one JSON document. Calls must nest correctly (Begin/End pairs, a Key before each value
-// inside an object); rapidjson asserts on misuse in debug builds.
+// inside an object); rapidjson asserts on misuse in debug builds. Keys and strings that are not
+// valid UTF-8 are written with each bad byte replaced by U+FFFD, so the document always is.
 class JsonWriter {
  public:
   JsonWriter() : writer_(buffer_) {}

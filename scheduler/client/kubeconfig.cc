@@ -5,10 +5,9 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -16,6 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "scheduler/api/yaml_guard.h"
+#include "scheduler/util/file.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::client {
@@ -39,14 +40,12 @@ bool FileExists(const std::string& path) {
   return fs::is_regular_file(path, ec);
 }
 
+// Kubeconfigs, certificates and keys are a few KiB; the cap keeps a wrong path such as /dev/zero
+// from exhausting memory.
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return absl::NotFoundError("file not found");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::PermissionDeniedError("cannot read file");
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+  absl::StatusOr<std::string> contents = util::ReadFileAtMost(path, api::kMaxConfigYamlBytes);
+  if (contents.ok() || contents.status().code() != absl::StatusCode::kNotFound) return contents;
+  return absl::NotFoundError("file not found");
 }
 
 // Reads one kubeconfig with the file's path at hand for error messages and relative paths.
@@ -56,13 +55,15 @@ class KubeconfigReader {
       : path_(std::move(path)), dir_(fs::path(path_).parent_path()) {}
 
   absl::StatusOr<ResolvedConnection> Read(const std::string& context_override) {
-    try {
-      root_ = YAML::LoadFile(path_);
-    } catch (const YAML::BadFile&) {
-      return Error("", absl::NotFoundError("file not found"));
-    } catch (const std::exception& e) {
-      return Error("", absl::InvalidArgumentError(absl::StrCat("invalid YAML: ", e.what())));
+    absl::StatusOr<std::string> text = ReadFile(path_);
+    if (!text.ok()) return Error("", text.status());
+    // Only the first document counts, as with kubectl.
+    absl::StatusOr<std::vector<YAML::Node>> documents = api::LoadYamlDocuments(*text);
+    if (!documents.ok()) {
+      return Error("", absl::InvalidArgumentError(
+                           absl::StrCat("invalid YAML: ", documents.status().message())));
     }
+    root_ = documents->empty() ? YAML::Node(YAML::NodeType::Null) : documents->front();
     try {
       return Resolve(context_override);
     } catch (const std::exception& e) {  // yaml-cpp conversions that slipped past the checks

@@ -8,15 +8,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "scheduler/util/file.h"
 
 extern char** environ;
 
@@ -28,15 +28,16 @@ const util::Clock* RealClockInstance() {
   return clock;
 }
 
+// Tokens are a few KiB; the cap keeps a wrong path such as /dev/zero from exhausting memory.
+constexpr size_t kMaxTokenFileBytes = size_t{1} << 20;
+
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  absl::StatusOr<std::string> contents = util::ReadFileAtMost(path, kMaxTokenFileBytes);
+  if (!contents.ok()) {
     return absl::UnavailableError(
-        absl::StrCat("token file ", path, ": cannot read: ", std::strerror(errno)));
+        absl::StrCat("token file ", path, ": cannot read: ", contents.status().message()));
   }
-  std::stringstream contents;
-  contents << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(contents.str()));
+  std::string token(absl::StripAsciiWhitespace(*contents));
   if (token.empty()) return absl::UnavailableError(absl::StrCat("token file ", path, ": empty"));
   return token;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -64,7 +65,8 @@ Flags:
   --config FILE      KubeSchedulerConfiguration (default: upstream defaults, profile "kubesched")
   --output FORMAT    table (default) or json
   --seed N           seed for breaking ties between equal scores (default 1)
-  --threads N        filter/score threads (default: CPU count, at most the config's parallelism)
+  --threads N        filter/score threads, at most 1024 (default: CPU count, at most the
+                     config's parallelism)
   --metrics FILE     write the run's final metrics scrape (Prometheus text format, the families
                      `kubesched run` serves on /metrics) to FILE; a FILE that cannot be written
                      is an error (exit code 2) before anything is simulated
@@ -115,7 +117,8 @@ Flags:
   --kube-api-qps N             override clientConnection.qps (0 = unlimited)
   --kube-api-burst N           override clientConnection.burst
   --bind-workers N             concurrent binds (default 16)
-  --threads N                  filter/score threads (default: CPU count - 1, at least 1)
+  --threads N                  filter/score threads, at most 1024 (default: CPU count - 1, at
+                               least 1)
   --shutdown-grace DURATION    how long to wait for in-flight binds on exit (default 10s)
   -v N                         log detail, as kube-scheduler's -v (default 0): 1 adds a line per
                                preemption, 2 a line per pod bound or found unschedulable
@@ -206,6 +209,23 @@ bool ParseUint(const ParsedFlags& flags, const std::string& name, uint64_t* valu
   return true;
 }
 
+// The most filter/score threads a flag may ask for: far above any machine's cores, and low enough
+// that starting them cannot fail.
+constexpr uint64_t kMaxThreads = 1024;
+
+// --threads: 0 (the flag's default) picks the CPU count.
+bool ParseThreads(const ParsedFlags& flags, int* threads, std::ostream& err) {
+  uint64_t value = 0;
+  if (!ParseUint(flags, "threads", &value, err)) return false;
+  if (value > kMaxThreads) {
+    err << "error: --threads must be in 0.." << kMaxThreads << " (0: the default), got " << value
+        << "\n";
+    return false;
+  }
+  *threads = static_cast<int>(value);
+  return true;
+}
+
 // What every command that prints a report reads from its flags: --output and --config.
 struct ReportSettings {
   bool json = false;
@@ -284,12 +304,9 @@ int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   input.cluster_path = *cluster;
   input.workload_path = Get(*flags, "workload");
-  uint64_t threads = 0;
-  if (!ParseUint(*flags, "seed", &input.seed, err) ||
-      !ParseUint(*flags, "threads", &threads, err)) {
+  if (!ParseUint(*flags, "seed", &input.seed, err) || !ParseThreads(*flags, &input.threads, err)) {
     return kExitUsage;
   }
-  input.threads = static_cast<int>(threads);
   const auto settings = ReadReportSettings(*flags, err);
   if (!settings.has_value()) return kExitUsage;
   std::optional<std::ofstream> metrics_file;
@@ -345,9 +362,8 @@ bool ParseBool(const ParsedFlags& flags, const std::string& name, std::optional<
 
 bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream& err) {
   uint64_t bind_workers = static_cast<uint64_t>(options->bind_workers);
-  uint64_t threads = 0;
   if (!ParseUint(flags, "bind-workers", &bind_workers, err) ||
-      !ParseUint(flags, "threads", &threads, err)) {
+      !ParseThreads(flags, &options->threads, err)) {
     return false;
   }
   if (bind_workers == 0 || bind_workers > 1024) {
@@ -355,10 +371,10 @@ bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream
     return false;
   }
   options->bind_workers = static_cast<int>(bind_workers);
-  options->threads = static_cast<int>(std::min<uint64_t>(threads, 1024));
   if (const auto qps = Get(flags, "kube-api-qps"); qps.has_value()) {
     double value = 0;
-    if (!absl::SimpleAtod(*qps, &value) || value < 0) {
+    // SimpleAtod also reads "nan" and "inf", which no rate means.
+    if (!absl::SimpleAtod(*qps, &value) || !std::isfinite(value) || value < 0) {
       err << "error: --kube-api-qps must be a non-negative number, got \"" << *qps << "\"\n";
       return false;
     }

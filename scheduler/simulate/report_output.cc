@@ -8,13 +8,21 @@
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 #include "scheduler/util/strings.h"
+#include "scheduler/util/utf8.h"
 
 namespace kubesched::scheduler {
 namespace {
 
 using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
+// rapidjson copies invalid UTF-8 as it is; names read from a cluster file may hold any bytes, and
+// the report must stay valid JSON.
 void String(Writer& w, std::string_view s) {
+  if (!util::IsValidUtf8(s)) {
+    const std::string valid = util::ToValidUtf8(s);
+    w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
+    return;
+  }
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 void OptionalString(Writer& w, const std::optional<std::string>& s) {

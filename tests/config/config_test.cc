@@ -530,6 +530,22 @@ TEST_CASE("a parse error in a file is prefixed with the path", "[config]") {
   CHECK(config.status().message() == file.path() + ": parallelism: must be greater than 0, got 0");
 }
 
+TEST_CASE("an endless file ends in an error at the size limit, not in exhausted memory",
+          "[config]") {
+  const absl::StatusOr<Configuration> config = LoadConfigurationFile("/dev/zero");
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.status().message() ==
+        "/dev/zero: cannot read: larger than the limit of 4194304 bytes");
+}
+
+TEST_CASE("a stray comma is a YAML error naming its position", "[config]") {
+  // yaml-cpp 0.7 loops on it; the guard turns that into an error.
+  const TempFile file(",");
+  const absl::StatusOr<Configuration> config = LoadConfigurationFile(file.path());
+  REQUIRE_FALSE(config.ok());
+  CHECK(absl::StartsWith(config.status().message(), file.path() + ": line 1, column 1: "));
+}
+
 TEST_CASE("a valid file loads", "[config]") {
   const TempFile file(Doc("parallelism: 3\n"));
   const absl::StatusOr<Configuration> config = LoadConfigurationFile(file.path());

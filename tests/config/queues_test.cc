@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "config/config.h"
 #include "tests/testing/temp_file.h"
 
@@ -70,6 +71,12 @@ TEST_CASE("an explicit root entry is unwrapped", "[config][quota]") {
   REQUIRE(parsed.ok());
   REQUIRE(parsed->tree.size() == 2);
   CHECK(parsed->tree[1].path == "root.b");
+}
+
+TEST_CASE("a queue document of one stray comma is an error", "[config][quota]") {
+  const auto parsed = ParseQueuesDocument(",");
+  REQUIRE_FALSE(parsed.ok());
+  CHECK(absl::StartsWith(parsed.status().message(), "line 1, column 1: "));
 }
 
 TEST_CASE("bad queue trees are rejected with the path and the field", "[config][quota]") {

@@ -217,6 +217,23 @@ TEST_CASE("a pod naming a missing policy waits, and schedules once the policy ap
   CHECK(world.observer.bound.contains("default/early"));
 }
 
+TEST_CASE("a policy ConfigMap value of one stray comma is rejected and the last good set stays",
+          "[policies][simulation]") {
+  World world(Config(kSpreadAndStack));
+  world.scheduler->OnConfigMap(PolicyConfigMap({{"pool", kPoolPolicy}}));
+  REQUIRE(world.scheduler->policy_reloads().applied == 1);
+  // yaml-cpp 0.7 loops on "," and every replica reads the same ConfigMap: the guard must turn it
+  // into a rejected reload.
+  world.scheduler->OnConfigMap(PolicyConfigMap({{"pool", ","}}));
+  CHECK(world.scheduler->policy_reloads().rejected == 1);
+  CHECK(absl::StrContains(world.scheduler->policy_reloads().last_error,
+                          "policy \"pool\": line 1, column 1: "));
+  world.Node("n0", "8", "A");
+  world.Pod("p", "pool", R"({"PreferredPool": "A", "DefaultPool": "A"})");
+  world.Run();
+  CHECK(world.observer.bound.contains("default/p"));
+}
+
 TEST_CASE("args that do not fill the template leave the pod pending with the reason",
           "[policies][simulation]") {
   World world(Config(kSpreadAndStack));

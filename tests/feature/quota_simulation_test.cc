@@ -240,6 +240,14 @@ TEST_CASE("a queue ConfigMap update applies at once, a bad one keeps the last go
   CHECK_THAT(world.observer.messages["default/p3"],
              Catch::Contains("(used 3, max 3, requested 1)"));
 
+  // A value yaml-cpp 0.7 loops on is rejected the same way, and the last good tree stays.
+  world.scheduler->OnConfigMap(config_map(","));
+  CHECK(world.scheduler->queue_config_reloads().rejected == 2);
+  CHECK_THAT(world.scheduler->queue_config_reloads().last_error,
+             Catch::Contains("the last good one stays in force: line 1, column 1: "));
+  world.Run();
+  CHECK(world.observer.bound.size() == 3);
+
   // Deleting the ConfigMap restores the file's tree (max 1): nothing running is touched.
   auto deleted = config_map("");
   deleted.type = client::EventType::kDeleted;

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
 #include "plugins/names.h"
@@ -91,6 +92,11 @@ TEST_CASE("a policy may repeat its own name", "[policies]") {
   CHECK(MustParse("spread", "name: spread").name == "spread");
   CHECK(ErrorOf(ParsePolicy("spread", "name: stack")) ==
         "policy \"spread\": name: must be \"spread\" (the policy's name), got \"stack\"");
+}
+
+TEST_CASE("a policy of one stray comma is rejected naming the policy", "[policies]") {
+  CHECK(absl::StartsWith(ErrorOf(ParsePolicy("gpu-pack", ",")),
+                         "policy \"gpu-pack\": line 1, column 1: "));
 }
 
 TEST_CASE("bad profiles in a policy are rejected naming the policy and the field", "[policies]") {

@@ -1026,6 +1026,13 @@ TEST_CASE("malformed YAML is an error naming the source and line", "[api]") {
   CHECK_THAT(message, Catch::Contains("line"));
 }
 
+TEST_CASE("a stray comma after a YAML document is an error naming the source and line", "[api]") {
+  auto decoded = DecodeObjects("kind: Namespace\nmetadata: {name: a}\n---\n,\n", "dump.yaml");
+  REQUIRE_FALSE(decoded.ok());
+  CHECK_THAT(std::string(decoded.status().message()),
+             Catch::StartsWith("dump.yaml: invalid YAML at line 4, column 1: "));
+}
+
 TEST_CASE("input with a NUL byte is an error", "[api]") {
   const std::string json("{\"kind\": \"Pod\"}\0{}", 17);
   CHECK_FALSE(DecodeObjects(json, "nul").ok());

@@ -190,6 +190,18 @@ contexts: [{name: c, context: {cluster: k}}]
     absl::StatusOr<ResolvedConnection> absent = LoadKubeconfig(dir.path() + "/absent", "");
     CHECK(absent.status().code() == absl::StatusCode::kNotFound);
   }
+  SECTION("a stray comma, and an endless file") {
+    const std::string path = dir.Write("config", ",");
+    absl::StatusOr<ResolvedConnection> connection = LoadKubeconfig(path, "");
+    REQUIRE_FALSE(connection.ok());
+    CHECK(
+        absl::StartsWith(connection.status().message(),
+                         absl::StrCat("kubeconfig ", path, ": invalid YAML: line 1, column 1: ")));
+    absl::StatusOr<ResolvedConnection> endless = LoadKubeconfig("/dev/zero", "");
+    REQUIRE_FALSE(endless.ok());
+    CHECK(endless.status().message() ==
+          "kubeconfig /dev/zero: larger than the limit of 4194304 bytes");
+  }
   SECTION("no current context") {
     const std::string path = dir.Write("config", "clusters: []\n");
     CHECK(absl::StrContains(LoadKubeconfig(path, "").status().message(), "current-context"));

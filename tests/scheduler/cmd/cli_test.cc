@@ -55,6 +55,8 @@ TEST_CASE("usage errors exit with code 2 and say what is wrong", "[cli]") {
       {{"run", "--bogus", "1"}, "unknown flag --bogus"},
       {{"run", "extra"}, "unexpected argument \"extra\""},
       {{"run", "--kube-api-qps", "fast"}, "--kube-api-qps must be a non-negative number"},
+      {{"run", "--kube-api-qps", "nan"}, "--kube-api-qps must be a non-negative number"},
+      {{"run", "--kube-api-qps", "inf"}, "--kube-api-qps must be a non-negative number"},
       {{"run", "--leader-elect", "maybe"}, "--leader-elect must be true or false"},
       {{"run", "--shutdown-grace", "soon"}, "--shutdown-grace must be a duration"},
       {{"run", "--bind-workers", "0"}, "--bind-workers must be in 1..1024"},
@@ -64,6 +66,10 @@ TEST_CASE("usage errors exit with code 2 and say what is wrong", "[cli]") {
       {{"run", "--health-bind-address", "nope"}, "want host:port"},
       {{"run", "--health-bind-address", "localhost:80"}, "is not an IP address"},
       {{"--config", "/nonexistent/config.yaml"}, "cannot read"},
+      {{"simulate", "--cluster", kCluster, "--threads", "100000"},
+       "--threads must be in 0..1024 (0: the default), got 100000"},
+      {{"run", "--threads", "1025"}, "--threads must be in 0..1024"},
+      {{"--config", "/dev/zero"}, "/dev/zero: cannot read: larger than the limit of 4194304 bytes"},
   };
   for (const auto& c : cases) {
     INFO(c.message);
@@ -139,6 +145,37 @@ TEST_CASE("an unreadable input file exits with code 1", "[cli]") {
   const auto r = Cli({"simulate", "--cluster", "/nonexistent.yaml"});
   CHECK(r.code == kExitFailure);
   CHECK(r.err.find("/nonexistent.yaml") != std::string::npos);
+}
+
+TEST_CASE("an endless cluster file ends with an error at the size limit", "[cli]") {
+  const auto r = Cli({"simulate", "--cluster", "/dev/zero"});
+  CHECK(r.code == kExitFailure);
+  CHECK(r.err == "error: cannot read /dev/zero: larger than the limit of 268435456 bytes\n");
+}
+
+TEST_CASE("a configuration of one stray comma exits with code 2 naming the position", "[cli]") {
+  const TempFile config(",");
+  const auto r = Cli({"simulate", "--cluster", kCluster, "--config", config.path()});
+  CHECK(r.code == kExitUsage);
+  CHECK(r.err.find(config.path() + ": line 1, column 1: ") != std::string::npos);
+}
+
+TEST_CASE("names that are not UTF-8 leave simulate's JSON valid", "[cli]") {
+  TempFile cluster(
+      "{\"kind\": \"List\", \"apiVersion\": \"v1\", \"items\": [\n"
+      "  {\"kind\": \"Node\", \"apiVersion\": \"v1\", \"metadata\": {\"name\": \"n\xff\"},\n"
+      "   \"status\": {\"capacity\": {\"cpu\": \"2\", \"memory\": \"1Gi\", \"pods\": \"10\"}}},\n"
+      "  {\"kind\": \"Pod\", \"apiVersion\": \"v1\",\n"
+      "   \"metadata\": {\"namespace\": \"default\", \"name\": \"p\xc3\"},\n"
+      "   \"spec\": {\"schedulerName\": \"kubesched\", \"containers\": [{\"name\": \"c\"}]}}]}",
+      "cluster.json");
+  const auto r = Cli({"simulate", "--cluster", cluster.path(), "--output", "json"});
+  REQUIRE(r.code == kExitOk);
+  rapidjson::Document doc;
+  doc.Parse<rapidjson::kParseValidateEncodingFlag>(r.out.c_str());
+  REQUIRE_FALSE(doc.HasParseError());
+  CHECK(std::string(doc["pods"][0]["name"].GetString()) == "p\xEF\xBF\xBD");
+  CHECK(std::string(doc["pods"][0]["node"].GetString()) == "n\xEF\xBF\xBD");
 }
 
 TEST_CASE("skipped input objects give exit code 3 after a full report", "[cli]") {
