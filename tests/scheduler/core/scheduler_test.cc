@@ -277,14 +277,17 @@ TEST_CASE("a preemptor whose victims are still being deleted waits instead of pr
     }
   }
   REQUIRE(h.cluster.Create(PodBuilder("high").Container({{"cpu", "2"}}).Priority(9).Build()).ok());
+  h.cluster.DeliverEvents();
   REQUIRE(h.scheduler->ScheduleOne());
   REQUIRE(h.recorder.preemptions.size() == 1);
 
-  // The deletions wait on the bind executor. A new node, too small for the pod, sends it back to
-  // be tried while its victims are still there: it must wait for them, not take two more pods.
-  REQUIRE(h.cluster.Create(CpuNode("small", "1")).ok());
-  h.clock.Advance(absl::Minutes(1));
-  h.scheduler->Housekeep();
+  // The deletions wait on the bind executor. The periodic flush of unschedulable pods sends it
+  // back to be tried while its victims are still there: it must wait for them, not take two more.
+  for (int i = 0; i < 2; ++i) {
+    h.clock.Advance(absl::Minutes(6));
+    h.scheduler->Housekeep();
+  }
+  h.cluster.DeliverEvents();
   REQUIRE(h.scheduler->ScheduleOne());
   CHECK(h.recorder.preemptions.size() == 1);
   CHECK(absl::StrContains(h.recorder.messages["default/high"],
