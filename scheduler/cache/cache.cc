@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "scheduler/cache/cache_internal.h"
+#include "scheduler/framework/pod_groups.h"
 
 namespace kubesched::cache {
 
@@ -79,6 +80,29 @@ absl::Status Cache::UpdatePod(framework::PodInfoPtr pod) {
     if (!removed.ok()) return removed;
   }
   impl_->AddPodLocked(std::move(pod), /*is_assumed=*/false, placed_at);
+  return absl::OkStatus();
+}
+
+absl::Status Cache::SetTerminating(const std::string& pod_key, const std::string& uid,
+                                   std::optional<absl::Time> since) {
+  absl::MutexLock lock(&impl_->mu);
+  auto it = impl_->pods.find(pod_key);
+  if (it == impl_->pods.end() || it->second.assumed || it->second.pod->get().meta.uid != uid) {
+    return absl::NotFoundError(absl::StrCat("pod ", pod_key, " (uid ", uid, ") is not bound here"));
+  }
+  const framework::PodInfoPtr& cached = it->second.pod;
+  if (cached->get().meta.deletion_timestamp == since) return absl::OkStatus();
+  auto pod = std::make_shared<api::Pod>(cached->get());
+  pod->meta.deletion_timestamp = since;
+  auto info = std::make_shared<framework::PodInfo>(*cached);
+  // Selectors and spreading tell terminating pods apart by their label group.
+  info->label_group =
+      framework::InternLabelGroup(pod->meta.namespace_symbol, pod->meta.labels, since.has_value());
+  info->pod = std::move(pod);
+  const absl::Time placed_at = it->second.placed_at;
+  absl::Status removed = impl_->RemovePodLocked(pod_key);
+  if (!removed.ok()) return removed;
+  impl_->AddPodLocked(std::move(info), /*is_assumed=*/false, placed_at);
   return absl::OkStatus();
 }
 

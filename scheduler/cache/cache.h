@@ -69,6 +69,12 @@ class Cache : public framework::VolumeAssumeCache {
   absl::Status AddPod(framework::PodInfoPtr pod);
   absl::Status UpdatePod(framework::PodInfoPtr pod);
   absl::Status RemovePod(const std::string& pod_key);
+  // Shows the bound pod `pod_key` with `uid` as terminating since `since` (its deletionTimestamp),
+  // or as not terminating (nullopt), keeping its room, as the pod watch shows a pod being deleted:
+  // preemption's victims count as terminating from the moment their deletion is decided, not when
+  // the watch catches up. NotFound unless such a pod is cached and not assumed.
+  absl::Status SetTerminating(const std::string& pod_key, const std::string& uid,
+                              std::optional<absl::Time> since);
 
   // `pod` must have spec.nodeName set to the chosen node. AlreadyExists if the key is cached.
   absl::Status AssumePod(framework::PodInfoPtr pod);

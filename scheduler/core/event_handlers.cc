@@ -90,12 +90,13 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
       return;
     }
     if (pod->IsTerminal()) {
+      ForgetEvicting(key);
       (void)cache_->RemovePod(key);
       quota_->Release(key, /*assumed_only=*/false);
       queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
       return;
     }
-    (void)cache_->UpdatePod(MakeInfo(pod));
+    UpdateBoundPod(pod);
     return;
   }
   if (const runtime::Framework* fw = PendingFrameworkFor(*pod)) {
@@ -115,6 +116,7 @@ void Scheduler::OnPodDeleted(const std::shared_ptr<const api::Pod>& pod) {
   (void)waiting_->Reject(key, "", "");
   if (auto emptied = cache_->RemoveGangMember(key)) ReportGangReleased(*emptied);
   if (IsAssigned(*pod) || cache_->IsAssumed(key)) {
+    ForgetEvicting(key);
     (void)cache_->RemovePod(key);
     quota_->Release(key, /*assumed_only=*/false);
     queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);

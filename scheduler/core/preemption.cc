@@ -2,6 +2,8 @@
 // plugins, then the nomination and the victims' eviction off the scheduling thread.
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -67,7 +69,7 @@ framework::PostFilterOutcome Scheduler::DryRunPostFilter(const runtime::Framewor
 void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleState& state,
                               const framework::PodInfoPtr& pod, FitError* fit_error) {
   if (fw.post_filter_plugins().empty()) return;
-  auto outcome = DryRunPostFilter(fw, state, *pod, *fit_error);
+  auto outcome = DryRunPostFilter(fw, state, *AsNominated(pod), *fit_error);
   if (outcome.status.IsSkip()) return;  // no PostFilter plugin had anything to do for this pod
   if (!outcome.status.IsSuccess()) {
     fit_error->post_filter_message = outcome.status.Message();
@@ -83,12 +85,17 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
   }
   std::vector<framework::PodInfoPtr> victims;
   std::vector<std::string> waiting_victims;
+  std::vector<std::string> evicted;
   for (const auto& key : outcome.victims) {
     framework::PodInfoPtr victim = cache_->GetPod(key);
     if (victim == nullptr) {
       fit_error->post_filter_message = absl::StrCat("preemption: victim ", key, " is not cached");
       return;
     }
+    // Already being deleted (an earlier preemptor's victim, counted there): its room is on its
+    // way, and evicting it again would count it twice.
+    if (victim->get().meta.deletion_timestamp.has_value()) continue;
+    evicted.push_back(key);
     // A pod waiting at Permit is not bound: it is sent back to the queue, not deleted (upstream).
     if (waiting_->IsWaiting(key)) {
       waiting_victims.push_back(key);
@@ -100,6 +107,7 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
   for (const auto& key : waiting_victims) {
     waiting_->Reject(key, outcome.status.plugin(), preempted);
   }
+  for (const auto& victim : victims) MarkEvicting(*victim);
   queue_->AddNominatedPod(pod, outcome.nominated_node);
   // Pods of lower priority nominated to the same node lose the nomination (upstream): the room
   // they were waiting for now goes to this pod.
@@ -109,7 +117,7 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
     if (deps_.observer != nullptr) deps_.observer->OnNominationCleared(*other);
   }
   if (deps_.observer != nullptr) {
-    deps_.observer->OnPreempted(*pod, outcome.nominated_node, outcome.victims);
+    deps_.observer->OnPreempted(*pod, outcome.nominated_node, evicted);
   }
   // Deleting goes over the network in run mode: off the scheduling thread. The pod waits in the
   // queue; the victims' deletion events move it back.
@@ -134,7 +142,53 @@ void Scheduler::Evict(const framework::PodInfo& victim, const framework::PodInfo
   util::LogWarning(absl::StrCat("preemption: deleting victim ", victim.key, " for ", preemptor.key,
                                 " failed: ", status.message()));
   // The preemptor waits for deletions that will not come: let it try again.
+  UnmarkEvicting(victim);
   queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
+}
+
+framework::PodInfoPtr Scheduler::AsNominated(const framework::PodInfoPtr& pod) const {
+  std::string nominated = queue_->NominatedNodeOf(pod->key);
+  if (nominated == pod->get().status.nominated_node_name) return pod;
+  auto copy = std::make_shared<api::Pod>(pod->get());
+  copy->status.nominated_node_name = std::move(nominated);
+  auto info = std::make_shared<framework::PodInfo>(*pod);
+  info->pod = std::move(copy);
+  return info;
+}
+
+void Scheduler::MarkEvicting(const framework::PodInfo& victim) {
+  const api::Pod& pod = victim.get();
+  if (pod.meta.deletion_timestamp.has_value()) return;  // the API shows it terminating already
+  absl::MutexLock lock(&evicting_mu_);
+  const absl::Time now = deps_.clock->Now();
+  evicting_[victim.key] = Eviction{pod.meta.uid, now};
+  // Gone already: the watch's deletion came first and there is nothing to mark.
+  if (!cache_->SetTerminating(victim.key, pod.meta.uid, now).ok()) evicting_.erase(victim.key);
+}
+
+void Scheduler::UnmarkEvicting(const framework::PodInfo& victim) {
+  absl::MutexLock lock(&evicting_mu_);
+  auto it = evicting_.find(victim.key);
+  if (it == evicting_.end() || it->second.uid != victim.get().meta.uid) return;
+  evicting_.erase(it);
+  (void)cache_->SetTerminating(victim.key, victim.get().meta.uid, std::nullopt);
+}
+
+void Scheduler::ForgetEvicting(const std::string& pod_key) {
+  absl::MutexLock lock(&evicting_mu_);
+  evicting_.erase(pod_key);
+}
+
+void Scheduler::UpdateBoundPod(std::shared_ptr<const api::Pod> pod) {
+  absl::MutexLock lock(&evicting_mu_);
+  auto it = evicting_.find(pod->Key());
+  if (it != evicting_.end() && it->second.uid == pod->meta.uid &&
+      !pod->meta.deletion_timestamp.has_value()) {
+    auto marked = std::make_shared<api::Pod>(*pod);
+    marked->meta.deletion_timestamp = it->second.since;
+    pod = std::move(marked);
+  }
+  (void)cache_->UpdatePod(MakeInfo(std::move(pod)));
 }
 
 }  // namespace kubesched::scheduler

@@ -194,6 +194,20 @@ class Scheduler : public client::ClusterEventHandler {
   // Deletes one preemption victim (a bind worker runs it).
   void Evict(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
              const std::string& node);
+  // The pod as PostFilter must judge it: nominated where the queue says. The API shows the
+  // nomination only once the status write came back through the pod watch.
+  framework::PodInfoPtr AsNominated(const framework::PodInfoPtr& pod) const;
+  // Victims whose deletion this scheduler decided are terminating from then on (evicting_), so
+  // that their preemptor waits for them instead of preempting again elsewhere (upstream's
+  // PodEligibleToPreemptOthers), whether the API deletes pods at once or the watch lags.
+  void MarkEvicting(const framework::PodInfo& victim);
+  // The deletion failed: the victim stays, no longer terminating, and its preemptor may preempt
+  // again.
+  void UnmarkEvicting(const framework::PodInfo& victim);
+  // The watch shows the pod gone (deleted or finished).
+  void ForgetEvicting(const std::string& pod_key);
+  // An update of a bound pod from the watch, still terminating while this scheduler evicts it.
+  void UpdateBoundPod(std::shared_ptr<const api::Pod> pod);
   void AssumeAndBind(const runtime::Framework& fw, std::unique_ptr<framework::CycleState> state,
                      queue::QueuedPodInfo queued, const std::string& node);
   // A pod a Permit plugin holds: kept, reserved and assumed, in the waiting pods.
@@ -249,6 +263,15 @@ class Scheduler : public client::ClusterEventHandler {
   // The per-pod policies in force, reloaded from their ConfigMap on an informer thread; the
   // scheduling thread takes the current set once per cycle and keeps it for the whole cycle.
   std::unique_ptr<policy::PolicyReloader> policies_;
+
+  // Victims being evicted, by key: their uid and since when they count as terminating. Taken
+  // before the cache's lock, so that a mark and a watch update of the same pod do not interleave.
+  struct Eviction {
+    std::string uid;
+    absl::Time since;
+  };
+  absl::Mutex evicting_mu_;
+  absl::flat_hash_map<std::string, Eviction> evicting_ ABSL_GUARDED_BY(evicting_mu_);
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);

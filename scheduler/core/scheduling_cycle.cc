@@ -75,6 +75,10 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     if (deps_.observer != nullptr) {
       deps_.observer->OnNodeSelected(*popped, success->node->name(), SecondsSince(start));
     }
+    // Assumed, the pod holds its room in the cache: still nominated, it would be counted twice on
+    // its node (upstream's assume drops the nomination too), and a pod nominated beside it would
+    // find the room it was promised taken and preempt again.
+    queue_->DeleteNominatedPod(pod_info->key);
     AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
     RunPostFilter(*fw, *state, pod_info, fit_error);

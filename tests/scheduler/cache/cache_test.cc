@@ -481,5 +481,31 @@ TEST_CASE("a metrics sample from the past keeps its own time", "[core]") {
   CHECK(LoadOf(f, "n1").milli_cpu_since == 0);  // p1 was placed before the sample
 }
 
+TEST_CASE("a pod marked terminating keeps its room until it is removed", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  const absl::Time since = absl::FromUnixSeconds(100);
+  REQUIRE(f.cache.SetTerminating("default/p", "default-p-uid", since).ok());
+  CHECK(f.RequestedCpu("n1") == 1000);
+  CHECK(f.cache.GetPod("default/p")->get().meta.deletion_timestamp == since);
+  REQUIRE(f.snapshot.Get("n1")->pods().size() == 1);
+  CHECK(f.snapshot.Get("n1")->pods()[0]->get().meta.deletion_timestamp == since);
+
+  REQUIRE(f.cache.SetTerminating("default/p", "default-p-uid", std::nullopt).ok());
+  CHECK_FALSE(f.cache.GetPod("default/p")->get().meta.deletion_timestamp.has_value());
+  CHECK(f.RequestedCpu("n1") == 1000);
+}
+
+TEST_CASE("only a bound pod with the given uid can be marked terminating", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("p", "n1")).ok());
+  REQUIRE(f.cache.AssumePod(Pod("q", "n1")).ok());
+  const absl::Time since = absl::FromUnixSeconds(100);
+  CHECK(absl::IsNotFound(f.cache.SetTerminating("default/p", "other-uid", since)));
+  CHECK(absl::IsNotFound(f.cache.SetTerminating("default/q", "default-q-uid", since)));
+  CHECK(absl::IsNotFound(f.cache.SetTerminating("default/gone", "default-gone-uid", since)));
+  CHECK_FALSE(f.cache.GetPod("default/p")->get().meta.deletion_timestamp.has_value());
+}
+
 }  // namespace
 }  // namespace kubesched

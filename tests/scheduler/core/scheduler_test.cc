@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "plugins/registry/registry.h"
 #include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
@@ -257,6 +259,50 @@ TEST_CASE("a PostFilter plugin's victims are deleted and the pod gets their room
   CHECK(h.NodeOf("default/high") == "n1");
   CHECK(h.recorder.preemptions ==
         std::vector<std::string>{"default/high on n1 evicts default/low"});
+}
+
+TEST_CASE("a preemptor whose victims are still being deleted waits instead of preempting again",
+          "[scheduler]") {
+  Harness h;  // DefaultPreemption
+  for (const char* node : {"n1", "n2"}) {
+    REQUIRE(h.cluster.Create(CpuNode(node, "2")).ok());
+    for (int i = 0; i < 2; ++i) {
+      REQUIRE(h.cluster
+                  .Create(PodBuilder(absl::StrCat("low-", node, "-", i))
+                              .Container({{"cpu", "1"}})
+                              .Priority(1)
+                              .NodeName(node)
+                              .Build())
+                  .ok());
+    }
+  }
+  REQUIRE(h.cluster.Create(PodBuilder("high").Container({{"cpu", "2"}}).Priority(9).Build()).ok());
+  h.cluster.DeliverEvents();
+  REQUIRE(h.scheduler->ScheduleOne());
+  REQUIRE(h.recorder.preemptions.size() == 1);
+
+  // The deletions wait on the bind executor. The periodic flush of unschedulable pods sends it
+  // back to be tried while its victims are still there: it must wait for them, not take two more.
+  for (int i = 0; i < 2; ++i) {
+    h.clock.Advance(absl::Minutes(6));
+    h.scheduler->Housekeep();
+  }
+  h.cluster.DeliverEvents();
+  REQUIRE(h.scheduler->ScheduleOne());
+  CHECK(h.recorder.preemptions.size() == 1);
+  CHECK(absl::StrContains(h.recorder.messages["default/high"],
+                          "not eligible due to a terminating pod on the nominated node"));
+
+  h.Run();
+  int low_left = 0;
+  for (const char* node : {"n1", "n2"}) {
+    for (int i = 0; i < 2; ++i) {
+      low_left += h.cluster.GetPod(absl::StrCat("default/low-", node, "-", i)) != nullptr;
+    }
+  }
+  CHECK(low_left == 2);
+  CHECK(h.recorder.preemptions.size() == 1);
+  CHECK_FALSE(h.NodeOf("default/high").empty());
 }
 
 TEST_CASE("a PostFilter rejection joins the FailedScheduling message", "[scheduler]") {
