@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -182,16 +183,30 @@ TEST_CASE("faults: a leader paused past its lease binds nothing once it resumes"
   RequirePromisesKept(api, *replicas.b);
 }
 
-TEST_CASE("faults: a node deleted or cordoned while binds are queued gets no more of them",
-          "[e2e][faults]") {
-  auto server = TestApiProcess::Start();
-  REQUIRE(server.ok());
-  FaultApi api(**server);
-  auto scheduler = StartKubeschedRun(
-      {.kubeconfig = (*server)->kubeconfig(), .extra_args = {"--bind-workers", "2"}});
-  api.SetFaults(R"({"latency": [{"verb": "create", "resource": "pods/binding", "ms": 300}]})");
-  // One big node takes nearly every pod (MostAllocated is not the default: the big node scores
-  // best on balance), then leaves; the small ones take the rest.
+// kubesched with `workers` bind workers against a server that holds every Binding 300 ms, so
+// that binds queue up behind the workers.
+struct SlowBinds {
+  explicit SlowBinds(int workers) {
+    auto started = TestApiProcess::Start();
+    REQUIRE(started.ok());
+    server = *std::move(started);
+    api = std::make_unique<FaultApi>(*server);
+    scheduler = StartKubeschedRun({.kubeconfig = server->kubeconfig(),
+                                   .extra_args = {"--bind-workers", absl::StrCat(workers)}});
+    api->SetFaults(R"({"latency": [{"verb": "create", "resource": "pods/binding", "ms": 300}]})");
+  }
+
+  std::unique_ptr<TestApiProcess> server;
+  std::unique_ptr<FaultApi> api;
+  std::unique_ptr<ChildProcess> scheduler;
+};
+
+TEST_CASE("faults: a node deleted while binds are queued gets no more of them", "[e2e][faults]") {
+  SlowBinds slow(2);
+  FaultApi& api = *slow.api;
+  ChildProcess* scheduler = slow.scheduler.get();
+  // The big node has the most room left, so it takes most pods; then it leaves, and the small
+  // ones take the rest.
   api.CreateNode("big", 64);
   api.CreateNode("small-0", 16);
   api.CreateNode("small-1", 16);
@@ -213,12 +228,9 @@ TEST_CASE("faults: a node deleted or cordoned while binds are queued gets no mor
 }
 
 TEST_CASE("faults: a pod deleted while its bind is queued leaves no trace", "[e2e][faults]") {
-  auto server = TestApiProcess::Start();
-  REQUIRE(server.ok());
-  FaultApi api(**server);
-  auto scheduler = StartKubeschedRun(
-      {.kubeconfig = (*server)->kubeconfig(), .extra_args = {"--bind-workers", "1"}});
-  api.SetFaults(R"({"latency": [{"verb": "create", "resource": "pods/binding", "ms": 300}]})");
+  SlowBinds slow(1);
+  FaultApi& api = *slow.api;
+  ChildProcess* scheduler = slow.scheduler.get();
   api.CreateNode("node-0", 4);
   api.CreatePods("p-", 6, "1");
   WaitForBound(api, 1, *scheduler);

@@ -6,33 +6,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
-#include "tests/testapi/routes.h"
-#include "tests/testapi/store.h"
+#include "tests/testapi/api_fixture.h"
 
 namespace kubesched::testapi {
 namespace {
 
 constexpr char kClasses[] = "/apis/scheduling.k8s.io/v1/priorityclasses";
 
-struct Fixture {
-  Fixture() : store(StoreOptions{}), api(&store, &faults, ApiServerOptions{}) {
-    REQUIRE(api.Bootstrap().ok());
-  }
-  HttpResponse Call(std::string method, std::string target, std::string body = "",
-                    std::string content_type = "application/json") {
-    return api.Handle({.method = std::move(method),
-                       .target = std::move(target),
-                       .content_type = std::move(content_type),
-                       .body = std::move(body)});
-  }
+struct Fixture : ApiFixture {
   HttpResponse CreateClass(const std::string& name, int64_t value) {
     return Call("POST", kClasses,
                 absl::StrCat(R"({"metadata":{"name":")", name, R"("},"value":)", value, "}"));
   }
-
-  Store store;
-  Faults faults;
-  ApiServer api;
 };
 
 std::string Message(const HttpResponse& response) {

@@ -6,31 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
-#include "tests/testapi/routes.h"
-#include "tests/testapi/store.h"
+#include "tests/testapi/api_fixture.h"
 
 namespace kubesched::testapi {
 namespace {
 
-rapidjson::Document Json(std::string_view text) {
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  REQUIRE_FALSE(doc.HasParseError());
-  return doc;
-}
-
-struct Fixture {
-  Fixture() : store(StoreOptions{}), api(&store, &faults, ApiServerOptions{}) {
-    REQUIRE(api.Bootstrap().ok());
-  }
-  HttpResponse Get(std::string target) {
-    return api.Handle({.method = "GET", .target = std::move(target)});
-  }
-
-  Store store;
-  Faults faults;
-  ApiServer api;
-};
+using Fixture = ApiFixture;
 
 TEST_CASE("a watch from a future resourceVersion is answered 504 Too large resource version",
           "[testapi]") {
