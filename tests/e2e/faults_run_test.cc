@@ -106,19 +106,17 @@ struct Replicas {
     server = *std::move(started);
     api = std::make_unique<FaultApi>(*server);
     const std::string config = WriteShortLeaseConfig(*server);
-    a = StartKubeschedRun({.kubeconfig = WriteTokenKubeconfig(*server, "replica-a"),
-                           .config_path = config,
-                           .leader_elect = true,
-                           .identity = "a",
-                           .shutdown_grace = "2s",
-                           .extra_args = extra_args});
+    auto start = [&](const std::string& identity) {
+      return StartKubeschedRun({.kubeconfig = WriteTokenKubeconfig(*server, "replica-" + identity),
+                                .config_path = config,
+                                .leader_elect = true,
+                                .identity = identity,
+                                .shutdown_grace = "2s",
+                                .extra_args = extra_args});
+    };
+    a = start("a");
     WaitForLog(*a, "became the leader");
-    b = StartKubeschedRun({.kubeconfig = WriteTokenKubeconfig(*server, "replica-b"),
-                           .config_path = config,
-                           .leader_elect = true,
-                           .identity = "b",
-                           .shutdown_grace = "2s",
-                           .extra_args = extra_args});
+    b = start("b");
     WaitForLog(*b, "the leader is a");
   }
 

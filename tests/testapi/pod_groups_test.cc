@@ -9,8 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "rapidjson/document.h"
-#include "tests/testapi/routes.h"
-#include "tests/testapi/store.h"
+#include "tests/testapi/api_fixture.h"
 
 namespace kubesched::testapi {
 namespace {
@@ -18,24 +17,9 @@ namespace {
 constexpr char kGroups[] = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups";
 constexpr char kTrain[] = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups/train";
 
-rapidjson::Document Json(std::string_view text) {
-  rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
-  REQUIRE_FALSE(doc.HasParseError());
-  return doc;
-}
-
-struct Fixture {
-  Fixture() : store(StoreOptions{}), api(&store, &faults, ApiServerOptions{}) {
-    REQUIRE(api.Bootstrap().ok());
+struct Fixture : ApiFixture {
+  Fixture() {
     REQUIRE(Call("POST", "/api/v1/namespaces", R"({"metadata":{"name":"ml"}})").status == 201);
-  }
-  HttpResponse Call(std::string method, std::string target, std::string body = "",
-                    std::string content_type = "application/json") {
-    return api.Handle({.method = std::move(method),
-                       .target = std::move(target),
-                       .content_type = std::move(content_type),
-                       .body = std::move(body)});
   }
   HttpResponse CreateTrain() {
     return Call("POST", kGroups,
@@ -49,10 +33,6 @@ struct Fixture {
     for (std::string& chunk : output.chunks) lines.push_back(std::move(chunk));
     return lines;
   }
-
-  Store store;
-  Faults faults;
-  ApiServer api;
 };
 
 TEST_CASE("PodGroups are created, read and listed in their namespace and cluster-wide",
