@@ -4,16 +4,6 @@
 #include "plugins/names.h"
 
 namespace kubesched::plugins {
-namespace {
-
-// Built once: the per-node check must not build a taint (a std::string) per call.
-const api::Taint& UnschedulableTaint() {
-  static const api::Taint* const taint =
-      new api::Taint{std::string(NodeUnschedulable::kTaintKey), "", api::TaintEffect::kNoSchedule};
-  return *taint;
-}
-
-}  // namespace
 
 std::string_view NodeUnschedulable::Name() const { return names::kNodeUnschedulable; }
 
@@ -24,9 +14,7 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state
     if (node.node() == nullptr) return framework::Status(framework::Code::kError, "node not found");
     return framework::Status::Success();
   }
-  for (const api::Toleration& toleration : pod.get().spec.tolerations) {
-    if (toleration.Tolerates(UnschedulableTaint())) return framework::Status::Success();
-  }
+  if (api::ToleratesCordon(pod.get().spec.tolerations)) return framework::Status::Success();
   return framework::Status::Unresolvable(kReason);
 }
 

@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "config/plugin_args.h"
 #include "plugins/plugin_handle.h"
+#include "scheduler/api/cordon.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::plugins {
@@ -16,7 +17,7 @@ namespace kubesched::plugins {
 class NodeUnschedulable final : public framework::FilterPlugin {
  public:
   static constexpr std::string_view kReason = "node(s) were unschedulable";
-  static constexpr std::string_view kTaintKey = "node.kubernetes.io/unschedulable";
+  static constexpr std::string_view kTaintKey = api::kUnschedulableTaintKey;
 
   std::string_view Name() const override;
   // UnschedulableAndUnresolvable kReason for a cordoned node the pod does not tolerate.

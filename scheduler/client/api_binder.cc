@@ -29,8 +29,7 @@ std::string StringAt(const rapidjson::Value& object, const char* outer, const ch
 }
 
 std::string BindingTarget(const api::Pod& pod) {
-  return absl::StrCat("/api/v1/namespaces/", pod.meta.namespace_name, "/pods/", pod.meta.name,
-                      "/binding");
+  return absl::StrCat(PodPath(pod.meta.namespace_name, pod.meta.name), "/binding");
 }
 
 }  // namespace
@@ -128,8 +127,7 @@ framework::Status ApiBinder::BindPod(const api::Pod& pod, std::string_view node_
 ApiBinder::ConflictOutcome ApiBinder::ResolveConflict(const api::Pod& pod,
                                                       std::string_view node_name) const {
   HttpRequest request;
-  request.target =
-      absl::StrCat("/api/v1/namespaces/", pod.meta.namespace_name, "/pods/", pod.meta.name);
+  request.target = PodPath(pod.meta.namespace_name, pod.meta.name);
   request.max_retries = 0;
   absl::StatusOr<HttpResponse> response = transport_->Do(request);
   if (!response.ok()) return ConflictOutcome::kNoAnswer;

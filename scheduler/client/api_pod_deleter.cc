@@ -32,7 +32,7 @@ absl::Status ApiPodDeleter::DeletePod(const std::string& namespace_name, const s
 
   HttpRequest request;
   request.method = "DELETE";
-  request.target = absl::StrCat("/api/v1/namespaces/", namespace_name, "/pods/", name);
+  request.target = PodPath(namespace_name, name);
   request.body = DeleteOptionsBody(uid);
   request.content_type = "application/json";
 

@@ -85,6 +85,11 @@ std::string FormatMicroTime(absl::Time time) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", time, absl::UTCTimeZone());
 }
 
+std::string PodPath(std::string_view namespace_name, std::string_view name) {
+  return absl::StrCat("/api/v1/namespaces/", util::Absl(namespace_name), "/pods/",
+                      util::Absl(name));
+}
+
 absl::Status ValidatePathSegment(std::string_view what, std::string_view value) {
   bool valid =
       !value.empty() && value.size() <= kMaxPathSegmentBytes && value != "." && value != "..";

@@ -61,4 +61,8 @@ std::string FormatMicroTime(absl::Time time);
 // path. InvalidArgument naming `what` otherwise.
 absl::Status ValidatePathSegment(std::string_view what, std::string_view value);
 
+// "/api/v1/namespaces/NS/pods/NAME", the one place a pod's URL is spelled. Validate both segments
+// first when they come from objects (ValidatePathSegment).
+std::string PodPath(std::string_view namespace_name, std::string_view name);
+
 }  // namespace kubesched::client

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "scheduler/client/json_encode.h"
 #include "scheduler/util/status_macros.h"
@@ -28,13 +29,20 @@ bool HasCondition(const api::Pod& pod, std::string_view type, std::string_view s
          condition->message == message;
 }
 
+void UidPrecondition(JsonWriter& json, std::string_view uid) {
+  if (!uid.empty()) json.Key("metadata").BeginObject().Field("uid", uid).EndObject();
+}
+
 }  // namespace
 
-std::string PodStatusWriter::ConditionPatch(std::string_view type, std::string_view status,
-                                            std::string_view reason, std::string_view message,
+std::string PodStatusWriter::ConditionPatch(std::string_view uid, std::string_view type,
+                                            std::string_view status, std::string_view reason,
+                                            std::string_view message,
                                             const absl::Time* transition_time) {
   JsonWriter json;
-  json.BeginObject().Key("status").BeginObject().Key("conditions").BeginArray().BeginObject();
+  json.BeginObject();
+  UidPrecondition(json, uid);
+  json.Key("status").BeginObject().Key("conditions").BeginArray().BeginObject();
   json.Field("type", type)
       .Field("status", status)
       .Field("reason", reason)
@@ -47,9 +55,12 @@ std::string PodStatusWriter::ConditionPatch(std::string_view type, std::string_v
   return json.str();
 }
 
-std::string PodStatusWriter::NominatedNodeNamePatch(std::string_view node_name) {
+std::string PodStatusWriter::NominatedNodeNamePatch(std::string_view uid,
+                                                    std::string_view node_name) {
   JsonWriter json;
-  json.BeginObject().Key("status").BeginObject();
+  json.BeginObject();
+  UidPrecondition(json, uid);
+  json.Key("status").BeginObject();
   // In a merge patch null deletes the field; "" would store an empty string.
   if (node_name.empty()) {
     json.NullField("nominatedNodeName");
@@ -67,7 +78,7 @@ absl::Status PodStatusWriter::SetUnschedulable(const api::Pod& pod, std::string_
   }
   const api::PodCondition* existing = FindCondition(pod, "PodScheduled");
   const bool status_changes = existing == nullptr || existing->status != "False";
-  std::string body = ConditionPatch("PodScheduled", "False", "Unschedulable", message,
+  std::string body = ConditionPatch(pod.meta.uid, "PodScheduled", "False", "Unschedulable", message,
                                     status_changes ? &now : nullptr);
   return Patch(pod, kStrategicMergePatch, std::move(body), "setting PodScheduled=False on pod");
 }
@@ -78,7 +89,7 @@ absl::Status PodStatusWriter::SetNominatedNodeName(const api::Pod& pod,
   if (!node_name.empty()) {
     KUBESCHED_RETURN_IF_ERROR(ValidatePathSegment("node name", node_name));
   }
-  return Patch(pod, kMergePatch, NominatedNodeNamePatch(node_name),
+  return Patch(pod, kMergePatch, NominatedNodeNamePatch(pod.meta.uid, node_name),
                "setting nominatedNodeName on pod");
 }
 
@@ -89,8 +100,9 @@ absl::Status PodStatusWriter::AddDisruptionTarget(const api::Pod& pod, std::stri
   }
   const api::PodCondition* existing = FindCondition(pod, "DisruptionTarget");
   const bool status_changes = existing == nullptr || existing->status != "True";
-  std::string body = ConditionPatch("DisruptionTarget", "True", "PreemptionByScheduler", message,
-                                    status_changes ? &now : nullptr);
+  std::string body =
+      ConditionPatch(pod.meta.uid, "DisruptionTarget", "True", "PreemptionByScheduler", message,
+                     status_changes ? &now : nullptr);
   return Patch(pod, kStrategicMergePatch, std::move(body), "setting DisruptionTarget=True on pod");
 }
 
@@ -102,8 +114,7 @@ absl::Status PodStatusWriter::Patch(const api::Pod& pod, std::string_view conten
 
   HttpRequest request;
   request.method = "PATCH";
-  request.target = absl::StrCat("/api/v1/namespaces/", pod.meta.namespace_name, "/pods/",
-                                pod.meta.name, "/status");
+  request.target = absl::StrCat(PodPath(pod.meta.namespace_name, pod.meta.name), "/status");
   request.body = std::move(body);
   request.content_type = std::string(content_type);
 
@@ -112,7 +123,12 @@ absl::Status PodStatusWriter::Patch(const api::Pod& pod, std::string_view conten
     return absl::Status(response.status().code(),
                         absl::StrCat(description, ": ", response.status().message()));
   }
-  return StatusFromResponse(*response, description);
+  absl::Status status = StatusFromResponse(*response, description);
+  // The pod this status was meant for is gone; another one has its name now.
+  if (absl::IsAborted(status) && absl::StrContains(status.message(), "UID in precondition")) {
+    return absl::NotFoundError(status.message());
+  }
+  return status;
 }
 
 }  // namespace kubesched::client

@@ -15,7 +15,8 @@ namespace kubesched::client {
 // the kubelet's and other controllers' conditions are kept.
 //
 // Each method returns OK when the write succeeded or was unnecessary, else the transport's error
-// or StatusFromResponse (NotFound when the pod is gone: callers usually ignore that).
+// or StatusFromResponse (NotFound when the pod is gone, Aborted (409) when it was re-created under
+// its name: callers usually ignore both).
 //
 // Thread-safe: stateless apart from the transport. Synchronous: run it on a bind worker or an
 // AsyncWriter, never on the scheduling thread.
@@ -40,10 +41,13 @@ class PodStatusWriter {
   absl::Status AddDisruptionTarget(const api::Pod& pod, std::string_view message, absl::Time now);
 
   // The patch bodies (exposed for tests). `transition_time` null leaves lastTransitionTime out.
-  static std::string ConditionPatch(std::string_view type, std::string_view status,
-                                    std::string_view reason, std::string_view message,
-                                    const absl::Time* transition_time);
-  static std::string NominatedNodeNamePatch(std::string_view node_name);
+  // A non-empty `uid` goes into metadata.uid, which the API server takes as a precondition (409
+  // when the pod of that name is now another one), as upstream's PatchPodStatus does: a status
+  // meant for a deleted pod never lands on its successor of the same name.
+  static std::string ConditionPatch(std::string_view uid, std::string_view type,
+                                    std::string_view status, std::string_view reason,
+                                    std::string_view message, const absl::Time* transition_time);
+  static std::string NominatedNodeNamePatch(std::string_view uid, std::string_view node_name);
 
  private:
   absl::Status Patch(const api::Pod& pod, std::string_view content_type, std::string body,

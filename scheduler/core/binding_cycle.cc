@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/api/cordon.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/util/strings.h"
 
@@ -121,12 +122,7 @@ std::string NodeNoLongerTakes(const api::Node* node, const api::Pod& pod,
   if (node == nullptr) {
     return absl::StrCat("node ", node_name, " was deleted before the pod was bound to it");
   }
-  if (!node->spec.unschedulable) return "";
-  static const api::Taint* const cordon =
-      new api::Taint{"node.kubernetes.io/unschedulable", "", api::TaintEffect::kNoSchedule};
-  for (const api::Toleration& toleration : pod.spec.tolerations) {
-    if (toleration.Tolerates(*cordon)) return "";
-  }
+  if (!node->spec.unschedulable || api::ToleratesCordon(pod.spec.tolerations)) return "";
   return absl::StrCat("node ", node_name, " was cordoned before the pod was bound to it");
 }
 

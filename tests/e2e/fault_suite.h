@@ -5,13 +5,15 @@
 // can be replayed), and the promises every case checks at its end:
 //   - every pod of kubesched bound at most once (the server's per-pod bind count);
 //   - no node holds more than its allocatable of any resource, nor more pods than it allows;
-//   - every pending pod of kubesched says why (PodScheduled=False with a reason).
+//   - every pending pod of kubesched says why (PodScheduled=False with a reason);
+//   - no queue holds more than its max (RequireQueuesWithinMax, in the cases with queues).
 
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,16 +65,21 @@ class FaultApi : public testing::TestApiClient {
                                          R"(","memory":"64Gi","pods":")", max_pods, R"("}}})"));
   }
 
-  void CreatePod(const std::string& name, const std::string& cpu) {
+  // `queue` non-empty: the pod asks for that queue (label kubesched.io/queue).
+  void CreatePod(const std::string& name, const std::string& cpu, const std::string& queue = "") {
+    const std::string labels =
+        queue.empty() ? "" : absl::StrCat(R"(,"labels":{"kubesched.io/queue":")", queue, R"("})");
     Create("/api/v1/namespaces/default/pods",
            absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")", name,
-                        R"(","namespace":"default"},"spec":{"schedulerName":"kubesched",)",
+                        R"(","namespace":"default")", labels,
+                        R"(},"spec":{"schedulerName":"kubesched",)",
                         R"("containers":[{"name":"c","image":"busybox","resources":)",
                         R"({"requests":{"cpu":")", cpu, R"(","memory":"100Mi"}}}]}})"));
   }
 
-  void CreatePods(const std::string& prefix, int count, const std::string& cpu) {
-    for (int i = 0; i < count; ++i) CreatePod(absl::StrCat(prefix, i), cpu);
+  void CreatePods(const std::string& prefix, int count, const std::string& cpu,
+                  const std::string& queue = "") {
+    for (int i = 0; i < count; ++i) CreatePod(absl::StrCat(prefix, i), cpu, queue);
   }
 };
 
@@ -154,6 +161,26 @@ inline void RequirePendingSayWhy(FaultApi& api, testing::ChildProcess& process) 
     }
     return silent.empty();
   });
+}
+
+// No queue holds more than its max: `max_by_queue` maps a queue's label value (kubesched.io/queue)
+// to its max, as the test configured it. Pods bound and not finished count.
+inline void RequireQueuesWithinMax(const std::vector<api::Pod>& pods,
+                                   const std::map<std::string, api::ResourceList>& max_by_queue) {
+  std::map<std::string, api::ResourceList> used;
+  for (const api::Pod& pod : pods) {
+    const std::optional<api::Symbol> queue = pod.meta.labels.Get(api::Intern("kubesched.io/queue"));
+    if (pod.spec.node_name.empty() || pod.IsTerminal() || !queue) continue;
+    used[std::string(api::SymbolText(*queue))].Add(
+        framework::PodRequests(pod.spec, /*non_zero=*/false));
+  }
+  for (const auto& [queue, max] : max_by_queue) {
+    max.ForEachNonZero([&](api::ResourceId id, int64_t limit) {
+      INFO("queue " << queue << ": " << api::ResourceName(id) << " " << used[queue].Get(id)
+                    << " of max " << limit);
+      CHECK(used[queue].Get(id) <= limit);
+    });
+  }
 }
 
 // All three promises, on the cluster as it is now.

@@ -488,6 +488,14 @@ absl::StatusOr<ObjectPtr> Store::Update(const ResourceType& type, std::string_vi
                                                    ") does not match the name on the URL (",
                                                    current->name, ")"));
   }
+  // The real API takes a uid in the written object as a precondition (a patch carrying
+  // metadata.uid, as kube-scheduler's status patches do, must not land on a successor).
+  const std::string requested_uid = StringAt(metadata, "uid");
+  if (!requested_uid.empty() && requested_uid != current->uid) {
+    return Conflict(type, current->name,
+                    absl::StrCat("Precondition failed: UID in precondition: ", requested_uid,
+                                 ", UID in object meta: ", current->uid));
+  }
   rapidjson::Document original = current->Parse();
   for (const char* immutable : {"name", "namespace", "uid", "creationTimestamp"}) {
     auto value = original["metadata"].FindMember(immutable);

@@ -292,6 +292,23 @@ TEST_CASE("delete honours uid preconditions and finalizers", "[testapi]") {
   CHECK(f.Call("GET", "/api/v1/namespaces/default/configmaps/cm").status == 404);
 }
 
+TEST_CASE("a write carrying another uid is refused as the real API refuses it", "[testapi]") {
+  Fixture f;
+  const std::string uid = StringAt(Json(f.CreatePod("web").body), "metadata.uid");
+  HttpResponse stale =
+      f.Call("PATCH", "/api/v1/namespaces/default/pods/web/status",
+             R"({"metadata":{"uid":"a-deleted-predecessor"},"status":{"nominatedNodeName":"n"}})",
+             "application/merge-patch+json");
+  CHECK(stale.status == 409);
+  CHECK(StringAt(Json(stale.body), "message").find("UID in precondition") != std::string::npos);
+  HttpResponse same =
+      f.Call("PATCH", "/api/v1/namespaces/default/pods/web/status",
+             R"({"metadata":{"uid":")" + uid + R"("},"status":{"nominatedNodeName":"n"}})",
+             "application/merge-patch+json");
+  CHECK(same.status == 200);
+  CHECK(StringAt(Json(same.body), "status.nominatedNodeName") == "n");
+}
+
 TEST_CASE("list paginates with continue tokens that expire with the history", "[testapi]") {
   Fixture f(/*history=*/5);
   for (int i = 0; i < 5; ++i) REQUIRE(f.CreatePod("p" + std::to_string(i)).status == 201);

@@ -69,7 +69,40 @@ TEST_CASE("SetUnschedulable patches the PodScheduled condition", "[writer]") {
   CHECK(Str(condition["message"]) == message);
   CHECK(condition["lastProbeTime"].IsNull());
   CHECK(Str(condition["lastTransitionTime"]) == "2026-01-02T03:04:05Z");
-  CHECK(body.MemberCount() == 1);
+  CHECK(body.MemberCount() == 2);
+  CHECK(Str(body["metadata"]["uid"]) == "shop-web-uid");
+  CHECK(body["metadata"].MemberCount() == 1);
+}
+
+TEST_CASE("status patches name the pod's uid, and a successor's refusal means the pod is gone",
+          "[writer]") {
+  FakeTransport transport;
+  transport.OnDo([](const HttpRequest&) -> absl::StatusOr<HttpResponse> {
+    return HttpResponse{409,
+                        R"({"kind":"Status","reason":"Conflict","message":"Operation cannot be )"
+                        R"(fulfilled on pods \"web\": Precondition failed: UID in precondition: )"
+                        R"(old, UID in object meta: new"})"};
+  });
+  PodStatusWriter writer(&transport);
+  const api::Pod pod = PodBuilder("web", "shop").Uid("old").Build();
+
+  const absl::Status condition = writer.SetUnschedulable(pod, "0/1 nodes are available", kNow);
+  const absl::Status nomination = writer.SetNominatedNodeName(pod, "node-1");
+
+  CHECK(absl::IsNotFound(condition));
+  CHECK(absl::IsNotFound(nomination));
+  const auto requests = transport.requests();
+  REQUIRE(requests.size() == 2);
+  for (const HttpRequest& request : requests) {
+    CHECK(Str(Parse(request.body)["metadata"]["uid"]) == "old");
+  }
+}
+
+TEST_CASE("a conflict that is not about the uid stays a conflict", "[writer]") {
+  FakeTransport transport;
+  AnswerWith(transport, 409);
+  PodStatusWriter writer(&transport);
+  CHECK(absl::IsAborted(writer.SetNominatedNodeName(PodBuilder("web").Build(), "node-1")));
 }
 
 TEST_CASE("SetUnschedulable keeps a long message whole", "[writer]") {
