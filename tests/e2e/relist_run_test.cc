@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
 #include "scheduler/metrics/scheduler_metrics.h"
+#include "tests/e2e/fault_suite.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/kubesched_process.h"
@@ -100,6 +101,8 @@ TEST_CASE("run: an API server that lost its state is listed again, its phantoms 
   // kubesched's own view: the four new pods and nothing else on node-a's four CPUs.
   CHECK(scrape.Value(metrics::kCacheSize, {{"type", "pods"}}) == 4);
   CHECK(scrape.Value(metrics::kClusterAllocatedRatio, {{"resource", "cpu"}}) == Approx(1.0));
+  faults::FaultApi fault_api(apiserver);
+  faults::RequirePromisesKept(fault_api, *scheduler);
   REQUIRE(scheduler->Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
 }
 

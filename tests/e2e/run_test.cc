@@ -20,6 +20,7 @@
 #include "scheduler/api/decode_value.h"
 #include "scheduler/client/kubeconfig.h"
 #include "scheduler/client/rest_client.h"
+#include "tests/e2e/fault_suite.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/kubesched_process.h"
@@ -249,7 +250,7 @@ TEST_CASE("run: binds its pods from kubectl over TLS, leaves others alone, repor
 }
 
 TEST_CASE("run: API server restarts, dropped and expired watches, bind errors: none lost",
-          "[run][e2e]") {
+          "[run][e2e][faults]") {
   auto server = TestApiProcess::Start({"--history", "50"});
   REQUIRE(server.ok());
   TestApiProcess& apiserver = **server;
@@ -297,6 +298,8 @@ TEST_CASE("run: API server restarts, dropped and expired watches, bind errors: n
   rapidjson::Document stats_json;
   stats_json.Parse(stats.body.data(), stats.body.size());
   CHECK(stats_json["podsBoundMoreThanOnce"].GetInt64() == 0);
+  faults::FaultApi fault_api(apiserver);
+  faults::RequirePromisesKept(fault_api, *scheduler);
 
   auto exit_code = scheduler->Stop(SIGTERM, absl::Seconds(15));
   REQUIRE(exit_code.ok());
@@ -375,7 +378,7 @@ int64_t LeaseTransitions(Api& api) {
 }
 
 TEST_CASE("run: with leader election only the leader binds, and a killed leader is replaced",
-          "[run][e2e]") {
+          "[run][e2e][faults]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
   TestApiProcess& apiserver = **server;
@@ -413,6 +416,8 @@ TEST_CASE("run: with leader election only the leader binds, and a killed leader 
   CHECK(LeaseTransitions(api) == 1);
   CreatePods(api, "b-", 8, "500m");
   RequireNoOverCommit(WaitForBound(api, 16, *second));
+  faults::FaultApi fault_api(apiserver);
+  faults::RequirePromisesKept(fault_api, *second);
 
   // A clean stop releases the lease at once.
   auto exit_code = second->Stop(SIGTERM, absl::Seconds(15));
