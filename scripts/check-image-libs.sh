@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Checks that the runtime stage of deploy/Dockerfile installs exactly the Debian packages providing
+# the shared libraries kubesched links, without Docker: `ldd` on the built binary, `dpkg -S` for
+# each library's package, compared with the packages of the last stage's `apt-get install`.
+# Fails naming the library and its package when a library is provided by no listed package (the
+# image would exit 127 with "error while loading shared libraries"), and naming the package when
+# one listed provides none of them.
+#   scripts/check-image-libs.sh [--binary build/bin/kubesched] [--dockerfile deploy/Dockerfile]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+binary=build/bin/kubesched
+dockerfile=deploy/Dockerfile
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --binary) binary="$2"; shift 2 ;;
+    --dockerfile) dockerfile="$2"; shift 2 ;;
+    *) echo "check-image-libs: unknown argument $1 (use --binary PATH, --dockerfile PATH)" >&2; exit 2 ;;
+  esac
+done
+[ -x "$binary" ] || { echo "check-image-libs: no binary at $binary (build kubesched first)" >&2; exit 2; }
+[ -f "$dockerfile" ] || { echo "check-image-libs: no Dockerfile at $dockerfile" >&2; exit 2; }
+
+# Packages debian:12-slim already has (Priority: required, or needed by apt and dpkg), so the
+# runtime stage must not list them: the C library and loader, the C++ runtime, zlib.
+base_image_packages=(libc6 libstdc++6 libgcc-s1 zlib1g)
+# The sanitizer runtimes a -DKUBESCHED_SANITIZE=ON build (scripts/test.sh) links; the image is a
+# Release build without them.
+sanitizer_packages=(libasan8 libubsan1 liblsan0 libtsan2)
+# Listed without providing a library: the CA bundle, for TLS to the API server.
+data_packages=(ca-certificates)
+
+# The packages of the runtime stage's `apt-get install`: the last FROM's instructions, continuation
+# lines joined, the words after `install` up to the next `&&` that are not options.
+listed=$(awk '
+  /^[[:space:]]*FROM[[:space:]]/ { stage = "" }
+  { line = $0; continued = sub(/\\[[:space:]]*$/, "", line); stage = stage " " line
+    if (!continued) stage = stage "\n" }
+  END { printf "%s", stage }' "$dockerfile" |
+  awk '/apt-get[[:space:]]+install/ {
+         sub(/.*apt-get[[:space:]]+install/, ""); sub(/&&.*/, "")
+         for (i = 1; i <= NF; i++) if ($i !~ /^-/) print $i }' | sort -u)
+if [ -z "$listed" ]; then
+  echo "check-image-libs: $dockerfile: no apt-get install in the last stage" >&2
+  exit 1
+fi
+
+# The package owning a library path; Debian 12 registers merged-/usr files under either name.
+owner() {
+  local path="$1" candidate
+  for candidate in "$path" "/usr$path" "$(readlink -f "$path")"; do
+    if dpkg -S "$candidate" >/dev/null 2>&1; then
+      dpkg -S "$candidate" | head -n1 | sed 's/: .*//; s/, .*//; s/:[a-z0-9_]*$//'
+      return 0
+    fi
+  done
+  return 1
+}
+
+in_list() {
+  local word="$1"; shift
+  local item
+  for item in "$@"; do [ "$item" = "$word" ] && return 0; done
+  return 1
+}
+
+failures=0
+used=()
+ldd_output=$(ldd "$binary")
+if grep -q "not found" <<<"$ldd_output"; then
+  echo "check-image-libs: $binary has unresolved libraries here:" >&2
+  grep "not found" <<<"$ldd_output" >&2
+  exit 1
+fi
+# "libssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)".
+libraries=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$ldd_output")
+for library in $libraries; do
+  if ! package=$(owner "$library"); then
+    echo "check-image-libs: $library belongs to no Debian package (dpkg -S finds none)" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  used+=("$package")
+  in_list "$package" "${base_image_packages[@]}" "${sanitizer_packages[@]}" && continue
+  if ! grep -qx -- "$package" <<<"$listed"; then
+    echo "check-image-libs: $(basename "$library") needs package $package, which the runtime stage of $dockerfile does not install" >&2
+    failures=$((failures + 1))
+  fi
+done
+for package in $listed; do
+  in_list "$package" "${data_packages[@]}" && continue
+  if ! in_list "$package" "${used[@]}"; then
+    echo "check-image-libs: $dockerfile installs $package, which provides none of the libraries $binary links" >&2
+    failures=$((failures + 1))
+  fi
+done
+if [ "$failures" -gt 0 ]; then
+  echo "check-image-libs: $failures problem(s); the runtime packages must be exactly those of the linked libraries" >&2
+  exit 1
+fi
+echo "check-image-libs: $dockerfile installs exactly the packages of the $(wc -w <<<"$libraries") libraries $binary links"
