@@ -7,9 +7,9 @@
 # one listed provides none of them.
 #   scripts/check-image-libs.sh [--binary build/bin/kubesched] [--dockerfile deploy/Dockerfile]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-binary=build/bin/kubesched
-dockerfile=deploy/Dockerfile
+root="$(cd "$(dirname "$0")/.." && pwd)"
+binary="$root/build/bin/kubesched"
+dockerfile="$root/deploy/Dockerfile"
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary="$2"; shift 2 ;;
@@ -44,12 +44,22 @@ if [ -z "$listed" ]; then
   exit 1
 fi
 
-# The package owning a library path; Debian 12 registers merged-/usr files under either name.
+# The package owning each library, from one `dpkg -S` over every name a library may be registered
+# under (Debian 12 merges /lib into /usr, and packages register either form).
+candidates() {
+  local path="$1"
+  echo "$path"
+  echo "/usr$path"
+  readlink -f "$path"
+}
+owners=""
 owner() {
-  local path="$1" candidate
-  for candidate in "$path" "/usr$path" "$(readlink -f "$path")"; do
-    if dpkg -S "$candidate" >/dev/null 2>&1; then
-      dpkg -S "$candidate" | head -n1 | sed 's/: .*//; s/, .*//; s/:[a-z0-9_]*$//'
+  local path="$1" candidate line
+  for candidate in $(candidates "$path"); do
+    # "libssl3:amd64: /usr/lib/x86_64-linux-gnu/libssl.so.3" (a diverted file: "a, b: path").
+    line=$(awk -v path="$candidate" '{ n = length(path) } substr($0, length($0) - n - 1) == ": " path { print; exit }' <<<"$owners")
+    if [ -n "$line" ]; then
+      sed 's/: .*//; s/, .*//; s/:[a-z0-9_]*$//' <<<"$line"
       return 0
     fi
   done
@@ -73,6 +83,9 @@ if grep -q "not found" <<<"$ldd_output"; then
 fi
 # "libssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)".
 libraries=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$ldd_output")
+# dpkg -S exits 1 when any name is unknown (most have one unregistered form): its output counts.
+owners=$(for library in $libraries; do candidates "$library"; done | sort -u |
+  xargs dpkg -S 2>/dev/null || true)
 for library in $libraries; do
   if ! package=$(owner "$library"); then
     echo "check-image-libs: $library belongs to no Debian package (dpkg -S finds none)" >&2

@@ -4,8 +4,8 @@
 # what is wrong. The shipped Dockerfile itself is checked by its own ctest entry.
 #   tests/scripts/check_image_libs_test.sh BINARY
 set -euo pipefail
+binary="$(realpath "${1:?usage: check_image_libs_test.sh PATH_TO_KUBESCHED}")"
 cd "$(dirname "$0")/../.."
-binary="${1:?usage: check_image_libs_test.sh PATH_TO_KUBESCHED}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
