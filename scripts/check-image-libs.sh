@@ -7,6 +7,16 @@
 # one listed provides none of them.
 #   scripts/check-image-libs.sh [--binary build/bin/kubesched] [--dockerfile deploy/Dockerfile]
 set -euo pipefail
+usage_error() {
+  echo "check-image-libs: $1" >&2
+  exit 2
+}
+# Counts a problem and reports it.
+failures=0
+problem() {
+  echo "check-image-libs: $1" >&2
+  failures=$((failures + 1))
+}
 root="$(cd "$(dirname "$0")/.." && pwd)"
 binary="$root/build/bin/kubesched"
 dockerfile="$root/deploy/Dockerfile"
@@ -14,11 +24,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary="$2"; shift 2 ;;
     --dockerfile) dockerfile="$2"; shift 2 ;;
-    *) echo "check-image-libs: unknown argument $1 (use --binary PATH, --dockerfile PATH)" >&2; exit 2 ;;
+    *) usage_error "unknown argument $1 (use --binary PATH, --dockerfile PATH)" ;;
   esac
 done
-[ -x "$binary" ] || { echo "check-image-libs: no binary at $binary (build kubesched first)" >&2; exit 2; }
-[ -f "$dockerfile" ] || { echo "check-image-libs: no Dockerfile at $dockerfile" >&2; exit 2; }
+[ -x "$binary" ] || usage_error "no binary at $binary (build kubesched first)"
+[ -f "$dockerfile" ] || usage_error "no Dockerfile at $dockerfile"
 
 # Packages debian:12-slim already has (Priority: required, or needed by apt and dpkg), so the
 # runtime stage must not list them: the C library and loader, the C++ runtime, zlib.
@@ -57,7 +67,8 @@ owner() {
   local path="$1" candidate line
   for candidate in $(candidates "$path"); do
     # "libssl3:amd64: /usr/lib/x86_64-linux-gnu/libssl.so.3" (a diverted file: "a, b: path").
-    line=$(awk -v path="$candidate" '{ n = length(path) } substr($0, length($0) - n - 1) == ": " path { print; exit }' <<<"$owners")
+    line=$(awk -v path="$candidate" '
+      substr($0, length($0) - length(path) - 1) == ": " path { print; exit }' <<<"$owners")
     if [ -n "$line" ]; then
       sed 's/: .*//; s/, .*//; s/:[a-z0-9_]*$//' <<<"$line"
       return 0
@@ -73,7 +84,6 @@ in_list() {
   return 1
 }
 
-failures=0
 used=()
 ldd_output=$(ldd "$binary")
 if grep -q "not found" <<<"$ldd_output"; then
@@ -81,33 +91,33 @@ if grep -q "not found" <<<"$ldd_output"; then
   grep "not found" <<<"$ldd_output" >&2
   exit 1
 fi
-# "libssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)".
+# "libssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)", "/lib64/ld-linux-x86-64.so.2 (0x...)".
 libraries=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$ldd_output")
 # dpkg -S exits 1 when any name is unknown (most have one unregistered form): its output counts.
 owners=$(for library in $libraries; do candidates "$library"; done | sort -u |
   xargs dpkg -S 2>/dev/null || true)
 for library in $libraries; do
   if ! package=$(owner "$library"); then
-    echo "check-image-libs: $library belongs to no Debian package (dpkg -S finds none)" >&2
-    failures=$((failures + 1))
+    problem "$library belongs to no Debian package (dpkg -S finds none)"
     continue
   fi
   used+=("$package")
   in_list "$package" "${base_image_packages[@]}" "${sanitizer_packages[@]}" && continue
   if ! grep -qx -- "$package" <<<"$listed"; then
-    echo "check-image-libs: $(basename "$library") needs package $package, which the runtime stage of $dockerfile does not install" >&2
-    failures=$((failures + 1))
+    problem "$(basename "$library") needs package $package, which the runtime stage of \
+$dockerfile does not install"
   fi
 done
 for package in $listed; do
   in_list "$package" "${data_packages[@]}" && continue
   if ! in_list "$package" "${used[@]}"; then
-    echo "check-image-libs: $dockerfile installs $package, which provides none of the libraries $binary links" >&2
-    failures=$((failures + 1))
+    problem "$dockerfile installs $package, which provides none of the libraries $binary links"
   fi
 done
 if [ "$failures" -gt 0 ]; then
-  echo "check-image-libs: $failures problem(s); the runtime packages must be exactly those of the linked libraries" >&2
+  echo "check-image-libs: $failures problem(s); the runtime packages must be exactly those" \
+    "of the linked libraries" >&2
   exit 1
 fi
-echo "check-image-libs: $dockerfile installs exactly the packages of the $(wc -w <<<"$libraries") libraries $binary links"
+echo "check-image-libs: $dockerfile installs exactly the packages of the" \
+  "$(wc -w <<<"$libraries") libraries $binary links"

@@ -51,7 +51,8 @@ expect "a package providing none of the linked libraries is named" 1 \
   --binary "$binary" --dockerfile "$with_extra"
 
 no_install="$work/Dockerfile.no-install"
-printf 'FROM debian:12 AS build\nRUN apt-get install -y cmake\nFROM debian:12-slim\nCOPY x /x\n' >"$no_install"
+printf 'FROM debian:12 AS build\nRUN apt-get install -y cmake\nFROM debian:12-slim\nCOPY x /x\n' \
+  >"$no_install"
 expect "a runtime stage without apt-get install is reported (the build stage's does not count)" 1 \
   "no apt-get install in the last stage" -- --binary "$binary" --dockerfile "$no_install"
 
