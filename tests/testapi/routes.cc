@@ -430,6 +430,7 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
   std::string_view path = target.substr(0, question);
   std::string_view query = question == std::string_view::npos ? "" : target.substr(question + 1);
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  request_log_.Record(request.authorization, request.method, path, query);
 
   bool public_path =
       path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/version";
@@ -1203,12 +1204,16 @@ HttpResponse ApiServer::HandleControl(const HttpRequest& request, std::string_vi
     return HandleVolumeController(request, *volume_controller_);
   }
   if (path == "/testapi/stats" && request.method == "GET") return JsonResponse(200, StatsJson());
+  if (path == "/testapi/requests" && request.method == "GET") {
+    return JsonResponse(200, request_log_.Json());
+  }
   if (path == "/testapi/stats/reset" && request.method == "POST") {
     absl::MutexLock lock(&stats_mu_);
     request_counts_.clear();
     stat_counters_.clear();
     binds_by_pod_uid_.clear();
     bind_log_.clear();
+    request_log_.Clear();
     return JsonResponse(200, "{}");
   }
   return StatusResponse(404, "NotFound", "the server could not find the requested resource");

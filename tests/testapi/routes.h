@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "tests/testapi/faults.h"
 #include "tests/testapi/http_server.h"
+#include "tests/testapi/request_log.h"
 #include "tests/testapi/store.h"
 #include "tests/testapi/volume_controller.h"
 
@@ -96,6 +97,7 @@ class ApiServer {
     absl::Time at;
   };
   std::vector<BindRecord> bind_log_ ABSL_GUARDED_BY(stats_mu_);
+  RequestLog request_log_;  // GET /testapi/requests
 };
 
 }  // namespace kubesched::testapi
