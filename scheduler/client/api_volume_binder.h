@@ -18,7 +18,7 @@ namespace kubesched::client {
 //     annotation (no precondition: writing the same node twice is harmless).
 // Each returns the object as the server stored it. The transport retries 429/5xx and transport
 // failures; other answers are errors naming the object and the server's reason (NotFound for
-// 404, Aborted for 409). deploy/rbac.yaml grants patch on both kinds.
+// 404, Aborted for 409). deploy/base/rbac.yaml grants patch on both kinds.
 //
 // Thread-safe: stateless apart from the transport; bind workers call it concurrently. Waits on
 // the network, so never on the scheduling thread.
