@@ -233,6 +233,69 @@ void DecodeModelLabels(Reader& r, const YAML::Node& node, std::string_view path,
   }
 }
 
+// Whether some label value matches both patterns ('*' only last: a prefix).
+bool PatternsOverlap(std::string_view a, std::string_view b) {
+  const bool a_prefix = a.ends_with('*');
+  const bool b_prefix = b.ends_with('*');
+  if (a_prefix) a.remove_suffix(1);
+  if (b_prefix) b.remove_suffix(1);
+  if (a_prefix && b_prefix) return a.starts_with(b) || b.starts_with(a);
+  if (a_prefix) return b.starts_with(a);
+  if (b_prefix) return a.starts_with(b);
+  return a == b;
+}
+
+void DecodeModelPatterns(Reader& r, const YAML::Node& node, std::string_view path,
+                         std::vector<std::string>* patterns) {
+  r.StringList(node, path, patterns);
+  if (r.ok() && patterns->empty()) r.Fail(path, "lists no label value");
+  for (size_t i = 0; i < patterns->size() && r.ok(); ++i) {
+    std::string_view pattern = (*patterns)[i];
+    const std::string where = Index(path, i);
+    // A prefix is the start of a label value: it may end in '-', '.' or '_'.
+    const bool prefix = pattern.ends_with('*');
+    if (prefix) pattern.remove_suffix(1);
+    const bool valid =
+        !pattern.empty() && (prefix ? api::IsValidLabelValue(absl::StrCat(util::Absl(pattern), "x"))
+                                    : api::IsValidLabelValue(pattern));
+    if (!valid) {
+      r.Fail(where, absl::StrCat("\"", (*patterns)[i],
+                                 "\" is not a label value (a trailing * matches by prefix)"));
+    }
+  }
+}
+
+// `models`: model name -> node label values (see QueuesConfig::models).
+void DecodeModels(Reader& r, const YAML::Node& node, std::string_view path, QueuesConfig* out) {
+  if (!HasValue(node)) return;
+  if (!node.IsMap()) {
+    r.Fail(path, "must be a map of model name to node label values, got " + yaml::Describe(node));
+    return;
+  }
+  for (const auto& entry : node) {
+    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    const std::string where = Field(path, name);
+    if (name.empty() || !api::IsValidLabelValue(name) || !ValidResourceKey("x/gpu." + name)) {
+      r.Fail(path, absl::StrCat("\"", name, "\" is not a model name (letters, digits, - _ .)"));
+      return;
+    }
+    std::vector<std::string> patterns;
+    DecodeModelPatterns(r, entry.second, where, &patterns);
+    if (!r.ok()) return;
+    for (const auto& [other, other_patterns] : out->models) {
+      for (const std::string& mine : patterns) {
+        for (const std::string& theirs : other_patterns) {
+          if (!PatternsOverlap(mine, theirs)) continue;
+          r.Fail(where, absl::StrCat("\"", mine, "\" overlaps \"", theirs, "\" of model ", other,
+                                     ": a node's label value must name one model"));
+          return;
+        }
+      }
+    }
+    out->models.emplace_back(name, std::move(patterns));
+  }
+}
+
 void DecodeObjectRef(Reader& r, const YAML::Node& node, std::string_view path, ObjectRef* out) {
   if (!r.Map(node, path, {"namespace", "name"}) || !HasValue(node)) return;
   r.String(Get(node, "namespace"), Field(path, "namespace"), &out->namespace_name);
@@ -269,9 +332,9 @@ void UnwrapRoot(Reader& r, std::string_view path, std::vector<QueueSpec>* tree) 
 
 void DecodeQueuesSection(Reader& r, const YAML::Node& node, std::string_view path, bool in_file,
                          QueuesConfig* out) {
-  static constexpr std::array<std::string_view, 6> kFileFields = {
-      "modelLabels", "tree", "autoCreate", "configMap", "ledger", "ledgerInterval"};
-  static constexpr std::array<std::string_view, 3> kMapFields = {"modelLabels", "tree",
+  static constexpr std::array<std::string_view, 7> kFileFields = {
+      "modelLabels", "models", "tree", "autoCreate", "configMap", "ledger", "ledgerInterval"};
+  static constexpr std::array<std::string_view, 4> kMapFields = {"modelLabels", "models", "tree",
                                                                  "autoCreate"};
   if (in_file) {
     if (!r.Map(node, path, kFileFields)) return;
@@ -280,6 +343,7 @@ void DecodeQueuesSection(Reader& r, const YAML::Node& node, std::string_view pat
   }
   if (!HasValue(node)) return;
   DecodeModelLabels(r, Get(node, "modelLabels"), Field(path, "modelLabels"), out);
+  DecodeModels(r, Get(node, "models"), Field(path, "models"), out);
   r.Bool(Get(node, "autoCreate"), Field(path, "autoCreate"), &out->auto_create);
   const std::string tree_path = Field(path, "tree");
   // The names are root's children; a root entry, if written, is unwrapped below.

@@ -60,6 +60,11 @@ struct QueuesConfig {
   // nodes only.
   std::vector<std::pair<std::string, std::string>> model_labels = {
       {"nvidia.com/gpu", "nvidia.com/gpu.product"}};
+  // Model name -> the node label values that are that model ("A100" -> "NVIDIA-A100-SXM4-80GB",
+  // "NVIDIA-A100-PCIE-*"; a trailing '*' matches by prefix). A node whose model label value is
+  // listed charges `<resource>.<model name>`; any other value charges `<resource>.<value>`. No
+  // value matches two models (the decoder refuses overlapping patterns). In the order written.
+  std::vector<std::pair<std::string, std::vector<std::string>>> models;
   std::vector<QueueSpec> tree;  // root's children
   // Pods with no queue label or namespace annotation go to root.<namespace> (under the namespace's
   // kubesched.io/parent-queue). Off: such pods stay pending.
@@ -75,9 +80,9 @@ struct QueuesConfig {
 inline constexpr char kQueuesConfigMapKey[] = "queues.yaml";
 
 // Decodes a `queues.yaml` document: either the section's content (`modelLabels`, `tree`, ...) or
-// a document with a top-level `queues:` holding it. Only modelLabels, tree and autoCreate may be
-// given there (where the ConfigMap itself lives is the file's business). Errors name the queue
-// path and the field: `queues.tree[0].queues[1] (root.prod.search).max.cpu: 1000 is above
+// a document with a top-level `queues:` holding it. Only modelLabels, models, tree and autoCreate
+// may be given there (where the ConfigMap itself lives is the file's business). Errors name the
+// queue path and the field: `queues.tree[0].queues[1] (root.prod.search).max.cpu: 1000 is above
 // root.prod's max 900`.
 absl::StatusOr<QueuesConfig> ParseQueuesDocument(std::string_view text);
 

@@ -67,7 +67,7 @@ Status QueueQuota::Filter(const framework::CycleState& state, const framework::P
   if (data == nullptr || node.node() == nullptr) return Status::Success();
   const api::LabelSet& labels = node.node()->meta.labels;
   for (const auto& blocked : data->admission.blocked_models) {
-    if (labels.Get(blocked.label_key) == blocked.label_value) {
+    if (blocked.model_names->Names(labels.Get(blocked.label_key), blocked.label_value)) {
       return blocked.budget ? Status::Unresolvable(blocked.message)
                             : Status::Unschedulable(blocked.message);
     }

@@ -12,6 +12,7 @@ QueueTree QueueTree::Build(const config::QueuesConfig& config) {
     tree.models_.push_back(
         {api::InternResource(resource), api::Intern(label), absl::StrCat(resource, ".")});
   }
+  tree.model_names_ = ModelNames::Build(config.models);
   QueueNode& root = tree.nodes_.emplace_back();
   root.path = std::string(kRootQueue);
   root.has_children = !config.tree.empty();

@@ -13,6 +13,7 @@
 #include "config/queues.h"
 #include "scheduler/api/resource.h"
 #include "scheduler/api/symbol.h"
+#include "scheduler/quota/model_names.h"
 
 namespace kubesched::quota {
 
@@ -31,7 +32,7 @@ struct TypedKey {
   api::ResourceId typed = 0;    // nvidia.com/gpu.A100
   api::ResourceId generic = 0;  // nvidia.com/gpu
   api::Symbol label_key = api::kEmptySymbol;
-  api::Symbol label_value = api::kEmptySymbol;  // A100
+  api::Symbol label_value = api::kEmptySymbol;  // the model: A100 (see ModelNames)
 };
 
 struct QueueNode {
@@ -65,6 +66,9 @@ class QueueTree {
                    const std::vector<api::ResourceId>& limited);
 
   const std::vector<ModelResource>& model_resources() const { return models_; }
+  // Which model a node's label value names (QueuesConfig::models).
+  const ModelNames& model_names() const { return *model_names_; }
+  const std::shared_ptr<const ModelNames>& shared_model_names() const { return model_names_; }
   // If `id` is `<resource>.<model>` for a model resource, the TypedKey.
   std::optional<TypedKey> AsTyped(api::ResourceId id) const;
 
@@ -74,6 +78,7 @@ class QueueTree {
   std::vector<QueueNode> nodes_;
   absl::flat_hash_map<std::string, int> by_path_;
   std::vector<ModelResource> models_;
+  std::shared_ptr<const ModelNames> model_names_ = ModelNames::Build({});
 };
 
 }  // namespace kubesched::quota

@@ -83,14 +83,19 @@ bool QuotaTracker::RemoveNamespace(const std::string& name) {
   return true;
 }
 
+api::ResourceId QuotaTracker::TypedResource(const ModelResource& model,
+                                            api::Symbol label_value) const {
+  const api::Symbol named = tree_.model_names().Resolve(label_value);
+  return api::InternResource(absl::StrCat(model.prefix, Absl(api::SymbolText(named))));
+}
+
 void QuotaTracker::SetNode(const api::Node& node) {
   absl::MutexLock lock(&mu_);
   std::vector<std::pair<api::ResourceId, api::ResourceId>> models;
   for (const auto& model : tree_.model_resources()) {
     auto value = node.meta.labels.Get(model.label_key);
     if (!value.has_value()) continue;
-    models.emplace_back(model.resource, api::InternResource(absl::StrCat(
-                                            model.prefix, Absl(api::SymbolText(*value)))));
+    models.emplace_back(model.resource, TypedResource(model, *value));
   }
   node_models_[node.meta.name] = std::move(models);
   node_labels_[node.meta.name] = node.meta.labels;
@@ -136,8 +141,7 @@ void QuotaTracker::RebuildLocked() {
     for (const auto& model : tree_.model_resources()) {
       auto value = labels.Get(model.label_key);
       if (!value.has_value()) continue;
-      models.emplace_back(model.resource, api::InternResource(absl::StrCat(
-                                              model.prefix, Absl(api::SymbolText(*value)))));
+      models.emplace_back(model.resource, TypedResource(model, *value));
     }
   }
   ResetHoldsLocked();

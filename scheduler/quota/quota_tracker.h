@@ -22,6 +22,7 @@
 // quota_preemption.cc.
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,10 +50,12 @@ inline constexpr char kNamespaceQuotaAnnotation[] = "kubesched.io/namespace-quot
 // Nodes whose model label has this value do not fit the pod's queue (a typed max or budget).
 struct BlockedModel {
   api::Symbol label_key = api::kEmptySymbol;
-  api::Symbol label_value = api::kEmptySymbol;
+  api::Symbol label_value = api::kEmptySymbol;  // the model (ModelNames)
   std::string message;
   std::string queue;    // the queue whose limit it is
   bool budget = false;  // a spent budget rather than a max
+  // Which label values are that model; never null.
+  std::shared_ptr<const ModelNames> model_names;
 };
 
 enum class Verdict {
@@ -225,6 +228,9 @@ class QuotaTracker {
   void ImportLedger(const Ledger& ledger);
 
  private:
+  // The typed resource (`nvidia.com/gpu.A100`) a node whose `model` label is `label_value` charges.
+  api::ResourceId TypedResource(const ModelResource& model, api::Symbol label_value) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   struct NamespaceInfo {
     std::string queue;
     std::string parent;

@@ -78,7 +78,8 @@ bool QuotaTracker::CheckBudgetsLocked(int leaf, const api::ResourceList& wanted,
       if (spent < limit.unit_seconds) continue;
       if (typed.has_value()) {
         admission->blocked_models.push_back({typed->label_key, typed->label_value,
-                                             budget_message(node, limit, spent), node.path, true});
+                                             budget_message(node, limit, spent), node.path, true,
+                                             tree_.shared_model_names()});
         continue;
       }
       admission->verdict = Verdict::kOverBudget;
@@ -127,7 +128,7 @@ Admission QuotaTracker::CheckLocked(const framework::PodInfo& pod, const Resolut
                         api::FormatAmount(key.generic, used), ", max ",
                         api::FormatAmount(key.generic, node.max.Get(key.typed)), ", requested ",
                         api::FormatAmount(key.generic, wanted), ")"),
-           node.path, false});
+           node.path, false, tree_.shared_model_names()});
     }
   }
   return admission;

@@ -70,7 +70,7 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   if (admission.verdict != Verdict::kFits) return absl::ResourceExhaustedError(admission.message);
   if (auto labels = node_labels_.find(charge.node); labels != node_labels_.end()) {
     for (const auto& blocked : admission.blocked_models) {
-      if (labels->second.Get(blocked.label_key) == blocked.label_value) {
+      if (blocked.model_names->Names(labels->second.Get(blocked.label_key), blocked.label_value)) {
         return absl::ResourceExhaustedError(blocked.message);
       }
     }

@@ -107,11 +107,32 @@ TEST_CASE("bad queue trees are rejected with the path and the field", "[config][
       {"modelLabels: {nvidia.com/gpu: 'bad label!'}",
        "queues.modelLabels.nvidia.com/gpu: \"bad label!\" is not a label key"},
       {"configMap: {namespace: a, name: b}", "queues: unknown field \"configMap\""},
+      {"models: {A100: []}", "queues.models.A100: lists no label value"},
+      {"models: {A100: ['NVIDIA-A100-*-80GB']}",
+       "queues.models.A100[0]: \"NVIDIA-A100-*-80GB\" is not a label value (a trailing * matches "
+       "by prefix)"},
+      {"models: {'A 100': [x]}", "queues.models: \"A 100\" is not a model name"},
+      {"models: {A100: ['NVIDIA-A100-*'], A100-80: ['NVIDIA-A100-SXM4-80GB']}",
+       "queues.models.A100-80: \"NVIDIA-A100-SXM4-80GB\" overlaps \"NVIDIA-A100-*\" of model "
+       "A100: a node's label value must name one model"},
+      {"models: [A100]", "queues.models: must be a map of model name to node label values"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.yaml);
     CHECK_THAT(Error(ParseQueuesDocument(c.yaml)), Catch::Contains(c.error));
   }
+}
+
+TEST_CASE("models map real node label values to the names limits use, in the order written",
+          "[config][quota]") {
+  auto parsed = ParseQueuesDocument(
+      "models:\n  H100: [NVIDIA-H100-*]\n  A100: [NVIDIA-A100-SXM4-80GB, NVIDIA-A100-PCIE-40GB]\n");
+  REQUIRE(parsed.ok());
+  REQUIRE(parsed->models.size() == 2);
+  CHECK(parsed->models[0].first == "H100");
+  CHECK(parsed->models[0].second == std::vector<std::string>{"NVIDIA-H100-*"});
+  CHECK(parsed->models[1].first == "A100");
+  CHECK(parsed->models[1].second.size() == 2);
 }
 
 TEST_CASE("a grandchild is checked against the nearest ancestor that limits the resource",

@@ -161,6 +161,36 @@ TEST_CASE("a GPU pod with no model preference lands on V100 once the A100 quota 
                              "12, requested 1)"));
 }
 
+TEST_CASE("an A100 limit holds on nodes labelled as GPU feature discovery labels them",
+          "[quota][simulation]") {
+  World world(ConfigWithQueues(R"(queues:
+  models:
+    A100: [NVIDIA-A100-SXM4-80GB, NVIDIA-A100-PCIE-40GB]
+  tree:
+  - name: ml
+    max: {nvidia.com/gpu.A100: "2"}
+)"));
+  const std::pair<const char*, const char*> nodes[] = {{"a100-sxm", "NVIDIA-A100-SXM4-80GB"},
+                                                       {"a100-pcie", "NVIDIA-A100-PCIE-40GB"},
+                                                       {"v100", "Tesla-V100-SXM2-16GB"}};
+  for (const auto& [name, product] : nodes) {
+    world.Add(NodeBuilder(name)
+                  .Capacity({{"cpu", "64"}, {"nvidia.com/gpu", "8"}, {"pods", "100"}})
+                  .Label("nvidia.com/gpu.product", product)
+                  .Build());
+  }
+  for (int i = 0; i < 6; ++i) {
+    world.Add(QueuedPod(absl::StrCat("train-", i), "root.ml", {{"nvidia.com/gpu", "1"}}));
+  }
+  world.Run();
+  CHECK(world.observer.bound.size() == 6);
+  CHECK(world.Used("root.ml", "nvidia.com/gpu.A100") == 2);
+  CHECK(world.Used("root.ml", "nvidia.com/gpu.Tesla-V100-SXM2-16GB") == 4);
+  int on_a100 = 0;
+  for (const auto& [key, node] : world.observer.bound) on_a100 += node.rfind("a100", 0) == 0;
+  CHECK(on_a100 == 2);
+}
+
 TEST_CASE("10,000 quota-blocked pods leave the scheduler idle until their queue frees room",
           "[quota][simulation]") {
   World world(ConfigWithQueues(R"(queues:

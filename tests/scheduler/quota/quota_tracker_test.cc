@@ -166,6 +166,44 @@ TEST_CASE("bizrq's example: after 4 A4 cores, A4 placements stop while 6 other c
   CHECK(Used(tracker, "root.biz", "cpu.B8") == 6000);
 }
 
+// The labels NVIDIA's GPU feature discovery puts on nodes, and models that name them.
+constexpr char kGpuModels[] = R"(
+models:
+  A100: [NVIDIA-A100-SXM4-80GB, NVIDIA-A100-PCIE-40GB]
+  H100: [NVIDIA-H100-*]
+tree:
+- name: ml
+  max: {nvidia.com/gpu: "16", nvidia.com/gpu.A100: "2"}
+)";
+
+TEST_CASE("a model limit counts every label value the model lists, whatever the variant",
+          "[quota]") {
+  util::FakeClock clock;
+  QuotaTracker tracker(&clock, Queues(kGpuModels));
+  tracker.SetNode(
+      NodeBuilder("sxm").Label("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB").Build());
+  tracker.SetNode(
+      NodeBuilder("pcie").Label("nvidia.com/gpu.product", "NVIDIA-A100-PCIE-40GB").Build());
+  tracker.SetNode(
+      NodeBuilder("h100").Label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3").Build());
+  REQUIRE(tracker.Reserve(*Pod("a", "root.ml", {{"nvidia.com/gpu", "1"}}), "sxm").ok());
+  REQUIRE(tracker.Reserve(*Pod("b", "root.ml", {{"nvidia.com/gpu", "1"}}), "pcie").ok());
+  CHECK(Used(tracker, "root.ml", "nvidia.com/gpu.A100") == 2);
+  CHECK(Used(tracker, "root.ml", "nvidia.com/gpu.H100") == 0);
+
+  // Both A100 variants are now closed to the queue; the H100 (a prefix match) is not.
+  auto third = Pod("c", "root.ml", {{"nvidia.com/gpu", "1"}});
+  const Admission admission = tracker.Admit(*third);
+  REQUIRE(admission.blocked_models.size() == 1);
+  CHECK(admission.blocked_models[0].message ==
+        "queue root.ml: insufficient quota for nvidia.com/gpu.A100 (used 2, max 2, requested 1)");
+  CHECK_FALSE(tracker.Reserve(*third, "sxm").ok());
+  CHECK_FALSE(tracker.Reserve(*third, "pcie").ok());
+  REQUIRE(tracker.Reserve(*third, "h100").ok());
+  CHECK(Used(tracker, "root.ml", "nvidia.com/gpu.H100") == 1);
+  CHECK(Used(tracker, "root.ml", "nvidia.com/gpu") == 3);
+}
+
 TEST_CASE("placement: pod label, namespace annotation, then root.<namespace>", "[quota]") {
   util::FakeClock clock;
   QuotaTracker tracker(&clock, Queues("tree: [{name: prod, queues: [{name: search}, {name: ads}]},"
