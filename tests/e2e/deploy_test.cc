@@ -133,7 +133,7 @@ spec:
   auto scheduler = testing::ChildProcess::Start(
       {.argv = {KUBESCHED_BINARY, "run", "--config", config.path(), "--kubeconfig",
                 (*server)->kubeconfig(), "--health-bind-address", "127.0.0.1:0",
-                "--metrics-bind-address", "127.0.0.1:0"}});
+                "--metrics-bind-address", "127.0.0.1:0", "--secure-port", "0"}});
   REQUIRE(scheduler.ok());
 
   client::ConnectionOptions options;
