@@ -47,8 +47,8 @@ struct ReviewFixture {
     status.CopyFrom(review["status"], status.GetAllocator());
     return status;
   }
-  rapidjson::Document Access(std::string_view user, std::string_view groups, std::string_view path,
-                             std::string_view verb = "get") {
+  rapidjson::Document Access(const std::string& user, const std::string& groups,
+                             const std::string& path, const std::string& verb = "get") {
     return Status(kSubjectAccessReviewsPath,
                   absl::StrCat(R"({"apiVersion":"authorization.k8s.io/v1",)",
                                R"("kind":"SubjectAccessReview","spec":{"user":")", user,
