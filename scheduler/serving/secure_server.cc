@@ -103,7 +103,12 @@ class Session : public std::enable_shared_from_this<Session> {
     response_.set("X-Content-Type-Options", "nosniff");
     response_.body() = std::move(response.body);
     response_.prepare_payload();
-    if (request_.method() == http::verb::head) response_.body().clear();
+    if (request_.method() == http::verb::head) {
+      // The length a GET would get, and no body.
+      const size_t length = response_.body().size();
+      response_.body().clear();
+      response_.content_length(length);
+    }
     beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
     http::async_write(stream_, response_,
                       [self = shared_from_this()](beast::error_code ec, size_t) {
