@@ -5,22 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "rapidjson/stringbuffer.h"
-#include "rapidjson/writer.h"
+#include "scheduler/serving/configz_internal.h"
 
 namespace kubesched::serving {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void Key(Writer& out, std::string_view key) {
-  out.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-}
-
-void String(Writer& out, std::string_view key, std::string_view value) {
-  Key(out, key);
-  out.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
-}
+using internal::Key;
+using internal::String;
+using internal::Writer;
 
 void WritePluginSet(Writer& out, std::string_view key, const config::PluginSet& set) {
   Key(out, key);
@@ -94,7 +86,7 @@ void WriteProfile(Writer& out, const config::Profile& profile) {
       out.StartObject();
       String(out, "Name", plugin.name);
       Key(out, "Args");
-      out.Null();
+      internal::WritePluginArgs(out, plugin.args);
       out.EndObject();
     }
     out.EndArray();

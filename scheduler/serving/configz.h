@@ -3,7 +3,7 @@
 // /configz: the effective configuration as kube-scheduler serves it, {"componentconfig": {...}}
 // with the field names of its internal KubeSchedulerConfiguration (Go's, capitalised:
 // "Parallelism", "LeaderElection", "Profiles", ...). kubesched's own sections (queues, policies)
-// are not part of that shape and are left out; so are plugin args (each "Args" is null).
+// are not part of that shape and are left out, and so are NodeAffinity's added selectors.
 
 #include <string>
 

@@ -48,3 +48,51 @@ TEST_CASE("/configz renders the effective configuration in kube-scheduler's shap
 
 }  // namespace
 }  // namespace kubesched::serving
+
+namespace kubesched::serving {
+namespace {
+
+TEST_CASE("/configz renders plugin args under upstream's field names", "[serving][configz]") {
+  auto config = config::ParseConfiguration(R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: kubesched
+  pluginConfig:
+  - name: DefaultPreemption
+    args: {minCandidateNodesPercentage: 20, minCandidateNodesAbsolute: 50}
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 2}]
+)");
+  REQUIRE(config.ok());
+  const std::string text = ConfigzJson(*config);
+  rapidjson::Document json;
+  json.Parse(text.data(), text.size());
+  INFO(text);
+  REQUIRE(json.IsObject());
+  const rapidjson::Value& plugin_config = json["componentconfig"]["Profiles"][0]["PluginConfig"];
+  REQUIRE(plugin_config.IsArray());
+  bool preemption = false;
+  bool fit = false;
+  for (const auto& entry : plugin_config.GetArray()) {
+    const std::string name = entry["Name"].GetString();
+    const rapidjson::Value& args = entry["Args"];
+    if (name == "DefaultPreemption") {
+      preemption = true;
+      CHECK(args["MinCandidateNodesPercentage"].GetInt() == 20);
+      CHECK(args["MinCandidateNodesAbsolute"].GetInt() == 50);
+    } else if (name == "NodeResourcesFit") {
+      fit = true;
+      CHECK(std::string(args["ScoringStrategy"]["Type"].GetString()) == "MostAllocated");
+      CHECK(args["ScoringStrategy"]["Resources"][0]["Weight"].GetInt() == 2);
+      CHECK(args["ScoringStrategy"]["RequestedToCapacityRatio"].IsNull());
+    }
+  }
+  CHECK(preemption);
+  CHECK(fit);
+}
+
+}  // namespace
+}  // namespace kubesched::serving
