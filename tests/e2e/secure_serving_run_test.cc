@@ -124,6 +124,35 @@ TEST_CASE("secure port: serves the certificate and key it is given", "[serving][
   REQUIRE(scheduler->Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
 }
 
+TEST_CASE("secure port: --authentication-kubeconfig is the TokenReviews' connection",
+          "[serving][run][e2e]") {
+  auto server = StartApiServer();
+  REQUIRE(server.ok());
+  testing::TestApiClient api(**server);
+  // The same server with a token it does not accept: every TokenReview is refused (401).
+  const std::string refused = (*server)->dir() + "/refused-kubeconfig";
+  std::string kubeconfig = ReadFile((*server)->kubeconfig());
+  const size_t token = kubeconfig.find(TestApiProcess::kToken);
+  REQUIRE(token != std::string::npos);
+  kubeconfig.replace(token, std::string_view(TestApiProcess::kToken).size(), "stale-token");
+  std::ofstream(refused) << kubeconfig;
+  const int port = testing::FreeLocalPort();
+  auto scheduler =
+      testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig(),
+                                  .secure_port = port,
+                                  .extra_args = {"--authentication-kubeconfig", refused}});
+  REQUIRE(testing::LoggedPort(*scheduler, ") on port ") == port);
+  // A review that cannot be made: 401, logged, and not cached (asked again).
+  CHECK(HttpsGet(port, "/metrics", kMetricsToken).status == 401);
+  CHECK(HttpsGet(port, "/metrics", kMetricsToken).status == 401);
+  testing::WaitForLog(*scheduler, "secure serving: TokenReview for /metrics failed", 2);
+  CHECK(Counter(api, "reviews.tokenreviews") == 0);
+  // Authorization still goes over the scheduler's own connection.
+  CHECK(HttpsGet(port, "/metrics").status == 403);
+  CHECK(Counter(api, "reviews.subjectaccessreviews") == 1);
+  REQUIRE(scheduler->Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
+}
+
 TEST_CASE("secure port: an unreadable or mismatched certificate is exit code 2, said clearly",
           "[serving][run][e2e]") {
   auto server = StartApiServer();
