@@ -344,7 +344,7 @@ def one_run(args, objects_path, run_index, workdir):
         command = [os.path.join(bin_dir, "kubesched"), "run", "--kubeconfig", kubeconfig,
                    "--leader-elect=false", "--kube-api-qps", "0",
                    "--health-bind-address", "127.0.0.1:0",
-                   "--metrics-bind-address", "127.0.0.1:0"] + args.kubesched_arg
+                   "--metrics-bind-address", "127.0.0.1:0", "--secure-port", "0"] + args.kubesched_arg
         testapi_cpu_before = cpu_seconds(testapi.pid)
         start_wall = time.time()
         start = time.monotonic()

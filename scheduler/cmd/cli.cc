@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "config/config.h"
+#include "scheduler/cmd/serving_flags.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/run/health_server.h"
 #include "scheduler/run/run.h"
@@ -109,9 +110,25 @@ Flags:
                                are honoured; default: upstream defaults, profile "kubesched")
   --kubeconfig FILE            kubeconfig to connect with
   --context NAME               kubeconfig context (default: its current-context)
-  --health-bind-address ADDR   /healthz, /livez, /readyz over HTTP (default 0.0.0.0:10259)
-  --metrics-bind-address ADDR  Prometheus metrics on /metrics over HTTP (default 0.0.0.0:10251;
-                               port 0 picks a free port, logged as "metrics on port N")
+  --health-bind-address ADDR   also serve /healthz, /livez, /readyz over plain HTTP there (off
+                               by default: the secure port serves them)
+  --metrics-bind-address ADDR  also serve /metrics over plain HTTP, unauthenticated, there (off
+                               by default; port 0 picks a free port, logged as "metrics on port N")
+  --secure-port N              HTTPS port for /healthz, /livez, /readyz, /metrics, /configz
+                               (default 10259; 0: none)
+  --bind-address IP            address of the secure port (default 0.0.0.0)
+  --tls-cert-file FILE         PEM certificate (chain) of the secure port; without it and
+                               --tls-private-key-file, a self-signed one is made at start
+  --tls-private-key-file FILE  PEM private key of --tls-cert-file
+  --authentication-kubeconfig FILE
+                               kubeconfig for the TokenReviews that authenticate bearer tokens on
+                               the secure port (default: the scheduler's own connection)
+  --authorization-kubeconfig FILE
+                               kubeconfig for the SubjectAccessReviews that authorize requests on
+                               the secure port (default: the scheduler's own connection)
+  --authorization-always-allow-paths PATHS
+                               comma-separated paths served without authentication or
+                               authorization ("/x/*": a prefix; default /healthz,/readyz,/livez)
   --leader-elect true|false    override leaderElection.leaderElect
   --identity ID                lease holder identity (default: <hostname>_<random uuid>)
   --kube-api-qps N             override clientConnection.qps (0 = unlimited)
@@ -400,11 +417,15 @@ bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream
 }
 
 int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, std::ostream& err) {
-  auto flags = ParseFlags(args, first,
-                          {"config", "kubeconfig", "context", "health-bind-address",
-                           "metrics-bind-address", "leader-elect", "identity", "kube-api-qps",
-                           "kube-api-burst", "bind-workers", "threads", "shutdown-grace", "v"},
-                          err);
+  auto flags = ParseFlags(
+      args, first,
+      {"config", "kubeconfig", "context", "health-bind-address", "metrics-bind-address",
+       "leader-elect", "identity", "kube-api-qps", "kube-api-burst", "bind-workers", "threads",
+       "shutdown-grace", "v",
+       // the secure port (serving_flags.h)
+       "secure-port", "bind-address", "tls-cert-file", "tls-private-key-file",
+       "authentication-kubeconfig", "authorization-kubeconfig", "authorization-always-allow-paths"},
+      err);
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kRunHelp;
@@ -425,15 +446,20 @@ int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, s
   options.identity = Get(*flags, "identity").value_or("");
   options.health_bind_address =
       Get(*flags, "health-bind-address").value_or(options.health_bind_address);
-  if (absl::Status address = ValidateBindAddress(options.health_bind_address); !address.ok()) {
+  if (absl::Status address = ValidateBindAddress(options.health_bind_address);
+      !options.health_bind_address.empty() && !address.ok()) {
     err << "error: --health-bind-address: " << address.message() << "\n";
     return kExitUsage;
   }
   options.metrics_bind_address =
       Get(*flags, "metrics-bind-address").value_or(options.metrics_bind_address);
   if (absl::Status address = metrics::ValidateMetricsAddress(options.metrics_bind_address);
-      !address.ok()) {
+      !options.metrics_bind_address.empty() && !address.ok()) {
     err << "error: --metrics-bind-address: " << address.message() << "\n";
+    return kExitUsage;
+  }
+  if (!ParseServingFlags([&](const std::string& name) { return Get(*flags, name); },
+                         &options.serving, err)) {
     return kExitUsage;
   }
   if (!ParseBool(*flags, "leader-elect", &options.leader_elect, err) ||

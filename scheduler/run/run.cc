@@ -33,7 +33,9 @@
 #include "scheduler/run/health_server.h"
 #include "scheduler/run/leader_election.h"
 #include "scheduler/run/ledger_sync.h"
+#include "scheduler/run/secure_serving.h"
 #include "scheduler/run/stop_on_signal.h"
+#include "scheduler/serving/configz.h"
 #include "scheduler/util/clock.h"
 #include "scheduler/util/exit_codes.h"
 #include "scheduler/util/log.h"
@@ -155,8 +157,9 @@ class Runner {
 
   int Run() {
     StopOnSignal signals(stop_);
+    if (int code = PrepareServing(); code != kExitOk) return code;
     if (int code = Setup(); code != kExitOk) return code;
-    if (!StartHealth() || !StartMetrics()) return kExitUsage;
+    if (!StartHealth() || !StartMetrics() || !StartSecureServing()) return kExitUsage;
     informers_->Start();
     LogInfo("waiting for the informers' initial lists");
     while (!informers_->WaitForSync(absl::Seconds(1))) {
@@ -195,6 +198,7 @@ class Runner {
       return kExitFailure;
     }
     rest_ = *std::move(rest);
+    main_connection_ = connection->rest;
     for (const std::string& warning : rest_->warnings()) LogWarning(warning);
     if (absl::Status status = CheckServer(*rest_, rest_->server(), stop_.get_token());
         !status.ok()) {
@@ -278,14 +282,19 @@ class Runner {
     return kExitOk;
   }
 
-  bool StartHealth() {
+  HealthChecks Checks() {
     HealthChecks checks;
     checks.live = [] { return std::string(); };
     // A standby is ready too: it has a warm cache and takes over as soon as it leads.
     checks.ready = [this] {
       return informers_->HasSynced() ? std::string() : std::string("informers not synced");
     };
-    auto health = HealthServer::Start(options_.health_bind_address, std::move(checks));
+    return checks;
+  }
+
+  bool StartHealth() {
+    if (options_.health_bind_address.empty()) return true;
+    auto health = HealthServer::Start(options_.health_bind_address, Checks());
     if (!health.ok()) {
       err_ << "error: " << health.status().message() << "\n";
       return false;
@@ -297,6 +306,7 @@ class Runner {
 
   // /metrics, served while leading and on standby alike (as upstream).
   bool StartMetrics() {
+    if (options_.metrics_bind_address.empty()) return true;
     auto server = metrics::MetricsServer::Start(options_.metrics_bind_address,
                                                 instrumentation_->collectables());
     if (!server.ok()) {
@@ -305,6 +315,44 @@ class Runner {
     }
     metrics_server_ = *std::move(server);
     LogInfo(absl::StrCat("metrics on port ", metrics_server_->port()));
+    return true;
+  }
+
+  // The certificate and the review connections, before connecting: a bad file is a usage error.
+  int PrepareServing() {
+    if (options_.serving.secure_port == 0) return kExitOk;
+    absl::StatusOr<PreparedServing> prepared = PrepareSecureServing(options_.serving);
+    if (!prepared.ok()) {
+      err_ << "error: " << prepared.status().message() << "\n";
+      return absl::IsFailedPrecondition(prepared.status()) ? kExitFailure : kExitUsage;
+    }
+    prepared_serving_ = *std::move(prepared);
+    return kExitOk;
+  }
+
+  // /healthz, /livez, /readyz, /metrics and /configz over HTTPS, while leading and on standby.
+  bool StartSecureServing() {
+    if (!prepared_serving_.has_value()) {
+      LogInfo("secure serving disabled (--secure-port 0)");
+      return true;
+    }
+    ServingContent content;
+    content.checks = Checks();
+    content.metrics_text = [instrumentation = instrumentation_.get()] {
+      return metrics::ScrapeText(instrumentation->collectables());
+    };
+    content.configz_json = serving::ConfigzJson(config_);
+    const std::string source = prepared_serving_->certificate_source;
+    auto serving = SecureServing::Start(options_.serving, *std::move(prepared_serving_),
+                                        main_connection_, std::move(content));
+    prepared_serving_.reset();
+    if (!serving.ok()) {
+      err_ << "error: " << serving.status().message() << "\n";
+      return false;
+    }
+    secure_serving_ = *std::move(serving);
+    LogInfo(absl::StrCat("secure serving (bind address ", options_.serving.bind_address,
+                         ", certificate: ", source, ") on port ", secure_serving_->port()));
     return true;
   }
 
@@ -477,9 +525,12 @@ class Runner {
   // writes it, on ledger_thread_.
   std::unique_ptr<LedgerSync> ledger_;
   std::mutex scheduling_mu_;
-  std::jthread ledger_thread_;      // guarded by scheduling_mu_
-  std::jthread scheduling_thread_;  // guarded by scheduling_mu_
+  std::jthread ledger_thread_;                       // guarded by scheduling_mu_
+  std::jthread scheduling_thread_;                   // guarded by scheduling_mu_
+  std::optional<PreparedServing> prepared_serving_;  // until the secure port starts
+  client::RestConfig main_connection_;               // the reviews' default connection
   // Last, so destroyed first: no scrape reads the scheduler or the informers once they go.
+  std::unique_ptr<SecureServing> secure_serving_;
   std::unique_ptr<metrics::MetricsServer> metrics_server_;
 };
 

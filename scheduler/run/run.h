@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "scheduler/run/secure_serving.h"
 
 namespace kubesched::scheduler {
 
@@ -13,8 +14,11 @@ struct RunOptions {
   std::optional<std::string> config_path;  // KubeSchedulerConfiguration; defaults if absent
   std::string kubeconfig;                  // --kubeconfig; else the config's, $KUBECONFIG, ...
   std::string context;                     // --context; else the kubeconfig's current-context
-  std::string health_bind_address = "0.0.0.0:10259";
-  std::string metrics_bind_address = "0.0.0.0:10251";
+  // Plain-HTTP listeners, each only when its flag is given ("" = none): the secure port serves
+  // the same paths.
+  std::string health_bind_address;
+  std::string metrics_bind_address;
+  SecureServingOptions serving;  // --secure-port, --bind-address, --tls-*, --authentication-*, ...
   std::optional<bool> leader_elect;  // overrides leaderElection.leaderElect
   std::string identity;              // lease holder identity; "" = <hostname>_<uuid>
   std::optional<double> qps;         // override clientConnection.qps

@@ -174,10 +174,10 @@ TEST_CASE("metrics: run exits with code 2 when the metrics port is taken", "[met
   // The test API server's own port is certainly taken.
   const std::string& url = (*server)->url();
   const std::string taken = absl::StrCat("127.0.0.1:", url.substr(url.rfind(':') + 1));
-  auto started =
-      ChildProcess::Start({.argv = {KUBESCHED_BINARY, "run", "--kubeconfig",
-                                    (*server)->kubeconfig(), "--health-bind-address", "127.0.0.1:0",
-                                    "--metrics-bind-address", taken, "--leader-elect", "false"}});
+  auto started = ChildProcess::Start(
+      {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", (*server)->kubeconfig(),
+                "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address", taken,
+                "--leader-elect", "false", "--secure-port", "0"}});
   REQUIRE(started.ok());
   auto exit_code = (*started)->Wait(absl::Seconds(30));
   INFO((*started)->ReadStderr());

@@ -446,6 +446,10 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
     return response;
   }
   if (path.starts_with("/testapi/")) return HandleControl(request, path);
+  if (IsReviewPath(path)) {
+    Count(ReviewCounter(path));
+    return HandleReview(request, path, options_.reviews, options_.tokens);
+  }
 
   std::vector<std::string> segments;
   for (absl::string_view segment : absl::StrSplit(Absl(path), '/', absl::SkipEmpty())) {

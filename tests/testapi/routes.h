@@ -19,6 +19,7 @@
 #include "tests/testapi/faults.h"
 #include "tests/testapi/http_server.h"
 #include "tests/testapi/request_log.h"
+#include "tests/testapi/reviews.h"
 #include "tests/testapi/store.h"
 #include "tests/testapi/volume_controller.h"
 
@@ -36,6 +37,8 @@ struct ApiServerOptions {
   bool expired_watch_as_event = false;
   // Default and maximum watch duration when the client sends no timeoutSeconds.
   absl::Duration default_watch_timeout = absl::Minutes(30);
+  // Users of TokenReviews and decisions of SubjectAccessReviews (reviews.h).
+  ReviewOptions reviews{};
 };
 
 class ApiServer {

@@ -20,6 +20,10 @@ const char kServerUsage[] = R"(kubesched-testapi: an in-memory Kubernetes API se
   --client-ca-file PATH         accept client certificates signed by this CA as authenticated
   --token TOKEN                 require "Authorization: Bearer TOKEN" (repeatable)
   --token-file PATH             tokens, one per line (a CSV line "token,user,uid" is accepted)
+  --token-user TOKEN:USER[:GROUP,...]
+                                a token (as --token) that TokenReviews authenticate as USER
+  --allow-path SUBJECT:PATH     SubjectAccessReviews allow the user or group SUBJECT to get
+                                the non-resource PATH ("*": any, "/x/*": a prefix; repeatable)
   --state-file PATH             keep objects across restarts (an append-only journal, flushed
                                 on every write, rewritten at start and on SIGTERM/SIGINT)
   --history N                   watch history window in events (default 1000)
@@ -130,6 +134,8 @@ absl::Status ApplyFaultFlag(const std::string& flag, const std::string& value,
 
 absl::Status ApplyFlag(const std::string& flag, const std::string& value, ServerOptions* options) {
   if (absl::StartsWith(flag, "--fault")) return ApplyFaultFlag(flag, value, &options->faults);
+  if (IsReviewFlag(flag))
+    return ApplyReviewFlag(flag, value, &options->api.reviews, &options->api.tokens);
   if (flag == "--listen") {
     size_t colon = value.rfind(':');
     if (colon == std::string::npos ||

@@ -4,6 +4,11 @@
 // server with ports picked by the kernel, its log (stderr) waited on, the ports it logs, and its
 // /metrics. Waits fail the test with kubesched's log when what they wait for never comes.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
@@ -28,8 +33,27 @@ struct KubeschedRunFlags {
   std::string identity{};  // "" = kubesched's default
   int verbosity = 0;       // -v N when above 0 (2: a log line per scheduling outcome)
   std::string shutdown_grace = "5s";
+  // The HTTPS port on 127.0.0.1 (FreeLocalPort()); 0: none, so that tests never contend for
+  // the default 10259.
+  int secure_port = 0;
   std::vector<std::string> extra_args{};  // appended as given
 };
+
+// A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick, released), for a server
+// whose port 0 means "off" rather than "any".
+inline int FreeLocalPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof(address);
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                     ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0;
+  ::close(fd);
+  REQUIRE(bound);
+  return ntohs(address.sin_port);
+}
 
 inline std::unique_ptr<ChildProcess> StartKubeschedRun(const KubeschedRunFlags& flags) {
   std::vector<std::string> argv = {KUBESCHED_BINARY,         "run",
@@ -38,6 +62,8 @@ inline std::unique_ptr<ChildProcess> StartKubeschedRun(const KubeschedRunFlags& 
                                    "--metrics-bind-address", "127.0.0.1:0",
                                    "--leader-elect",         flags.leader_elect ? "true" : "false",
                                    "--shutdown-grace",       flags.shutdown_grace};
+  argv.insert(argv.end(), {"--secure-port", absl::StrCat(flags.secure_port)});
+  if (flags.secure_port != 0) argv.insert(argv.end(), {"--bind-address", "127.0.0.1"});
   if (!flags.config_path.empty()) argv.insert(argv.end(), {"--config", flags.config_path});
   if (!flags.identity.empty()) argv.insert(argv.end(), {"--identity", flags.identity});
   if (flags.verbosity > 0) argv.insert(argv.end(), {"-v", absl::StrCat(flags.verbosity)});
