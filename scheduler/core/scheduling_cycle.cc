@@ -99,8 +99,9 @@ void Scheduler::HandlePolicyFailure(const runtime::Framework& fw, queue::QueuedP
   RefreshCycleView();
   FitError fit_error;
   fit_error.num_all_nodes = static_cast<int>(snapshot_.nodes().size());
-  fit_error.pre_filter_status =
-      framework::Status::Unschedulable(std::string(choice.error.message()));
+  // The status holds a view: the message must outlive HandleFailure.
+  const std::string message(choice.error.message());
+  fit_error.pre_filter_status = framework::Status::Unschedulable(message);
   fit_error.pre_filter_status.set_plugin(policy::kPolicySelection);
   HandleFailure(fw, std::move(queued), &fit_error, framework::Status());
 }

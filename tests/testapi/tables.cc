@@ -26,11 +26,10 @@ struct Column {
 std::string ColumnsJson(const std::vector<Column>& columns) {
   std::vector<std::string> out;
   for (const Column& column : columns) {
-    out.push_back(absl::StrCat("{\"name\":\"", util::Absl(column.name), "\",\"type\":\"",
-                               util::Absl(column.type), "\",\"format\":\"",
-                               util::Absl(column.format), "\",\"description\":\"",
-                               util::Absl(column.description), "\",\"priority\":", column.priority,
-                               "}"));
+    out.push_back(absl::StrCat(
+        "{\"name\":\"", util::Absl(column.name), "\",\"type\":\"", util::Absl(column.type),
+        "\",\"format\":\"", util::Absl(column.format), "\",\"description\":\"",
+        util::Absl(column.description), "\",\"priority\":", column.priority, "}"));
   }
   return absl::StrCat("[", absl::StrJoin(out, ","), "]");
 }
@@ -240,6 +239,16 @@ const std::vector<Column>& NamespaceColumns() {
   return columns;
 }
 
+const std::vector<Column>& ConfigMapColumns() {
+  static const std::vector<Column> columns = {
+      {"Name", "string", "name", 0, kNameHelp},
+      {"Data", "integer", "", 0, "Data contains the configuration data."},
+      {"Age", "string", "", 0,
+       "CreationTimestamp is a timestamp representing the server time when this object was "
+       "created."}};
+  return columns;
+}
+
 const std::vector<Column>& DefaultColumns() {
   static const std::vector<Column> columns = {{"Name", "string", "name", 0, kNameHelp},
                                               {"Created At", "date", "", 0,
@@ -256,6 +265,16 @@ std::string Cells(const ResourceType& type, const rapidjson::Value& object, absl
     return absl::StrCat(Quote(StringAt(object, "metadata.name")), ",",
                         Quote(StringAt(object, "status.phase")), ",", Quote(Age(object, now)));
   }
+  if (type.group.empty() && type.kind == "ConfigMap") {
+    size_t entries = 0;
+    for (const char* field : {"data", "binaryData"}) {
+      if (HasMember(object, field) && object[field].IsObject()) {
+        entries += object[field].MemberCount();
+      }
+    }
+    return absl::StrCat(Quote(StringAt(object, "metadata.name")), ",", entries, ",",
+                        Quote(Age(object, now)));
+  }
   return absl::StrCat(Quote(StringAt(object, "metadata.name")), ",",
                       Quote(StringAt(object, "metadata.creationTimestamp")));
 }
@@ -264,6 +283,7 @@ const std::vector<Column>& ColumnsFor(const ResourceType& type) {
   if (type.group.empty() && type.kind == "Pod") return PodColumns();
   if (type.group.empty() && type.kind == "Node") return NodeColumns();
   if (type.group.empty() && type.kind == "Namespace") return NamespaceColumns();
+  if (type.group.empty() && type.kind == "ConfigMap") return ConfigMapColumns();
   return DefaultColumns();
 }
 
@@ -292,8 +312,8 @@ bool AcceptsJson(std::string_view accept) {
   if (MediaType(accept).empty() && accept.find(',') == std::string_view::npos) return true;
   for (const std::string& entry : AcceptEntries(accept)) {
     const std::string media_type = MediaType(entry);
-    if (media_type == "application/json" || media_type == "*/*" ||
-        media_type == "application/*" || media_type == "application/yaml") {
+    if (media_type == "application/json" || media_type == "*/*" || media_type == "application/*" ||
+        media_type == "application/yaml") {
       return true;
     }
   }
@@ -315,9 +335,10 @@ std::string RowJson(const ResourceType& type, const StoredObject& item, absl::Ti
 
 std::string Table(const ResourceType& type, std::string_view metadata,
                   const std::vector<std::string>& rows) {
-  return absl::StrCat("{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":",
-                      util::Absl(metadata), ",\"columnDefinitions\":", ColumnsJson(ColumnsFor(type)),
-                      ",\"rows\":[", absl::StrJoin(rows, ","), "]}");
+  return absl::StrCat(
+      "{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":", util::Absl(metadata),
+      ",\"columnDefinitions\":", ColumnsJson(ColumnsFor(type)), ",\"rows\":[",
+      absl::StrJoin(rows, ","), "]}");
 }
 
 }  // namespace
