@@ -290,6 +290,18 @@ TEST_CASE("a newcomer drives kubesched-testapi with kubectl as is", "[testapi][e
                           "\"spec.containers[0].imagePullPolicyy\""));
   CHECK(kubectl.Run({"get", "pod", "typo", "-n", "team-a"}).exit_code != 0);
 
+  // A List (as the README's demo applies): kubectl validates it with /openapi/v2, then sends
+  // each item with fieldValidation=Strict.
+  std::ofstream(dir + "/list.yaml")
+      << "apiVersion: v1\nkind: List\nitems:\n"
+         "- {apiVersion: v1, kind: ConfigMap, metadata: {name: listed, namespace: team-a}}\n"
+         "- {apiVersion: v1, kind: ConfigMap, metadata: {name: listed-typo, namespace: team-a},"
+         " dataa: {}}\n";
+  CommandResult list = kubectl.Run({"apply", "-f", dir + "/list.yaml"});
+  INFO(list.stdout_text << list.stderr_text);
+  CHECK(absl::StrContains(list.stdout_text, "configmap/listed created"));
+  CHECK(absl::StrContains(list.stderr_text, "strict decoding error: unknown field \"dataa\""));
+
   // Server-side tables.
   std::vector<std::string> pods = Lines(kubectl.Ok({"get", "pods", "-n", "team-a"}));
   REQUIRE(pods.size() == 2);

@@ -19,138 +19,134 @@ struct KnownField {
 };
 using Schema = std::vector<KnownField>;
 
-const std::map<std::string_view, Schema>& Schemas() {
-  static const std::map<std::string_view, Schema> schemas = {
-      {"ObjectMeta",
-       {{"annotations", ""},
-        {"creationTimestamp", ""},
-        {"deletionGracePeriodSeconds", ""},
-        {"deletionTimestamp", ""},
-        {"finalizers", ""},
-        {"generateName", ""},
-        {"generation", ""},
-        {"labels", ""},
-        {"managedFields", ""},
-        {"name", ""},
-        {"namespace", ""},
-        {"ownerReferences", ""},
-        {"resourceVersion", ""},
-        {"selfLink", ""},
-        {"uid", ""}}},
-      {"Pod",
-       {{"apiVersion", ""},
-        {"kind", ""},
-        {"metadata", "ObjectMeta"},
-        {"spec", "PodSpec"},
-        {"status", ""}}},
-      {"PodSpec",
-       {{"activeDeadlineSeconds", ""},
-        {"affinity", ""},
-        {"automountServiceAccountToken", ""},
-        {"containers", "[]Container"},
-        {"dnsConfig", ""},
-        {"dnsPolicy", ""},
-        {"enableServiceLinks", ""},
-        {"ephemeralContainers", ""},
-        {"hostAliases", ""},
-        {"hostIPC", ""},
-        {"hostNetwork", ""},
-        {"hostPID", ""},
-        {"hostUsers", ""},
-        {"hostname", ""},
-        {"imagePullSecrets", ""},
-        {"initContainers", "[]Container"},
-        {"nodeName", ""},
-        {"nodeSelector", ""},
-        {"os", ""},
-        {"overhead", ""},
-        {"preemptionPolicy", ""},
-        {"priority", ""},
-        {"priorityClassName", ""},
-        {"readinessGates", ""},
-        {"resourceClaims", ""},
-        {"resources", "ResourceRequirements"},
-        {"restartPolicy", ""},
-        {"runtimeClassName", ""},
-        {"schedulerName", ""},
-        {"schedulingGates", ""},
-        {"securityContext", ""},
-        {"serviceAccount", ""},
-        {"serviceAccountName", ""},
-        {"setHostnameAsFQDN", ""},
-        {"shareProcessNamespace", ""},
-        {"subdomain", ""},
-        {"terminationGracePeriodSeconds", ""},
-        {"tolerations", "[]Toleration"},
-        {"topologySpreadConstraints", ""},
-        {"volumes", ""}}},
-      {"Container",
-       {{"args", ""},
-        {"command", ""},
-        {"env", ""},
-        {"envFrom", ""},
-        {"image", ""},
-        {"imagePullPolicy", ""},
-        {"lifecycle", ""},
-        {"livenessProbe", ""},
-        {"name", ""},
-        {"ports", "[]ContainerPort"},
-        {"readinessProbe", ""},
-        {"resizePolicy", ""},
-        {"resources", "ResourceRequirements"},
-        {"restartPolicy", ""},
-        {"securityContext", ""},
-        {"startupProbe", ""},
-        {"stdin", ""},
-        {"stdinOnce", ""},
-        {"terminationMessagePath", ""},
-        {"terminationMessagePolicy", ""},
-        {"tty", ""},
-        {"volumeDevices", ""},
-        {"volumeMounts", ""},
-        {"workingDir", ""}}},
-      {"ResourceRequirements", {{"claims", ""}, {"limits", ""}, {"requests", ""}}},
-      {"ContainerPort",
-       {{"containerPort", ""}, {"hostIP", ""}, {"hostPort", ""}, {"name", ""}, {"protocol", ""}}},
-      {"Toleration",
-       {{"effect", ""}, {"key", ""}, {"operator", ""}, {"tolerationSeconds", ""}, {"value", ""}}},
-      {"Node",
-       {{"apiVersion", ""},
-        {"kind", ""},
-        {"metadata", "ObjectMeta"},
-        {"spec", "NodeSpec"},
-        {"status", ""}}},
-      {"NodeSpec",
-       {{"configSource", ""},
-        {"externalID", ""},
-        {"podCIDR", ""},
-        {"podCIDRs", ""},
-        {"providerID", ""},
-        {"taints", "[]Taint"},
-        {"unschedulable", ""}}},
-      {"Taint", {{"effect", ""}, {"key", ""}, {"timeAdded", ""}, {"value", ""}}},
-      {"Namespace",
-       {{"apiVersion", ""},
-        {"kind", ""},
-        {"metadata", "ObjectMeta"},
-        {"spec", "NamespaceSpec"},
-        {"status", ""}}},
-      {"NamespaceSpec", {{"finalizers", ""}}},
-      {"ConfigMap",
-       {{"apiVersion", ""},
-        {"binaryData", ""},
-        {"data", ""},
-        {"immutable", ""},
-        {"kind", ""},
-        {"metadata", "ObjectMeta"}}},
-      {"Secret",
-       {{"apiVersion", ""},
-        {"data", ""},
-        {"immutable", ""},
-        {"kind", ""},
-        {"metadata", "ObjectMeta"},
-        {"stringData", ""},
-        {"type", ""}}},
+// Field lists from k8s.io/api (v1.32).
+const Schema kObjectMetaFields = {{"annotations", ""},
+                                  {"creationTimestamp", ""},
+                                  {"deletionGracePeriodSeconds", ""},
+                                  {"deletionTimestamp", ""},
+                                  {"finalizers", ""},
+                                  {"generateName", ""},
+                                  {"generation", ""},
+                                  {"labels", ""},
+                                  {"managedFields", ""},
+                                  {"name", ""},
+                                  {"namespace", ""},
+                                  {"ownerReferences", ""},
+                                  {"resourceVersion", ""},
+                                  {"selfLink", ""},
+                                  {"uid", ""}};
+const Schema kPodFields = {{"apiVersion", ""},
+                           {"kind", ""},
+                           {"metadata", "ObjectMeta"},
+                           {"spec", "PodSpec"},
+                           {"status", ""}};
+const Schema kPodSpecFields = {{"activeDeadlineSeconds", ""},
+                               {"affinity", ""},
+                               {"automountServiceAccountToken", ""},
+                               {"containers", "[]Container"},
+                               {"dnsConfig", ""},
+                               {"dnsPolicy", ""},
+                               {"enableServiceLinks", ""},
+                               {"ephemeralContainers", ""},
+                               {"hostAliases", ""},
+                               {"hostIPC", ""},
+                               {"hostNetwork", ""},
+                               {"hostPID", ""},
+                               {"hostUsers", ""},
+                               {"hostname", ""},
+                               {"imagePullSecrets", ""},
+                               {"initContainers", "[]Container"},
+                               {"nodeName", ""},
+                               {"nodeSelector", ""},
+                               {"os", ""},
+                               {"overhead", ""},
+                               {"preemptionPolicy", ""},
+                               {"priority", ""},
+                               {"priorityClassName", ""},
+                               {"readinessGates", ""},
+                               {"resourceClaims", ""},
+                               {"resources", "ResourceRequirements"},
+                               {"restartPolicy", ""},
+                               {"runtimeClassName", ""},
+                               {"schedulerName", ""},
+                               {"schedulingGates", ""},
+                               {"securityContext", ""},
+                               {"serviceAccount", ""},
+                               {"serviceAccountName", ""},
+                               {"setHostnameAsFQDN", ""},
+                               {"shareProcessNamespace", ""},
+                               {"subdomain", ""},
+                               {"terminationGracePeriodSeconds", ""},
+                               {"tolerations", "[]Toleration"},
+                               {"topologySpreadConstraints", ""},
+                               {"volumes", ""}};
+const Schema kContainerFields = {{"args", ""},
+                                 {"command", ""},
+                                 {"env", ""},
+                                 {"envFrom", ""},
+                                 {"image", ""},
+                                 {"imagePullPolicy", ""},
+                                 {"lifecycle", ""},
+                                 {"livenessProbe", ""},
+                                 {"name", ""},
+                                 {"ports", "[]ContainerPort"},
+                                 {"readinessProbe", ""},
+                                 {"resizePolicy", ""},
+                                 {"resources", "ResourceRequirements"},
+                                 {"restartPolicy", ""},
+                                 {"securityContext", ""},
+                                 {"startupProbe", ""},
+                                 {"stdin", ""},
+                                 {"stdinOnce", ""},
+                                 {"terminationMessagePath", ""},
+                                 {"terminationMessagePolicy", ""},
+                                 {"tty", ""},
+                                 {"volumeDevices", ""},
+                                 {"volumeMounts", ""},
+                                 {"workingDir", ""}};
+const Schema kResourceRequirementsFields = {{"claims", ""}, {"limits", ""}, {"requests", ""}};
+const Schema kContainerPortFields = {
+    {"containerPort", ""}, {"hostIP", ""}, {"hostPort", ""}, {"name", ""}, {"protocol", ""}};
+const Schema kTolerationFields = {
+    {"effect", ""}, {"key", ""}, {"operator", ""}, {"tolerationSeconds", ""}, {"value", ""}};
+const Schema kNodeFields = {{"apiVersion", ""},
+                            {"kind", ""},
+                            {"metadata", "ObjectMeta"},
+                            {"spec", "NodeSpec"},
+                            {"status", ""}};
+const Schema kNodeSpecFields = {{"configSource", ""}, {"externalID", ""}, {"podCIDR", ""},
+                                {"podCIDRs", ""},     {"providerID", ""}, {"taints", "[]Taint"},
+                                {"unschedulable", ""}};
+const Schema kTaintFields = {{"effect", ""}, {"key", ""}, {"timeAdded", ""}, {"value", ""}};
+const Schema kNamespaceFields = {{"apiVersion", ""},
+                                 {"kind", ""},
+                                 {"metadata", "ObjectMeta"},
+                                 {"spec", "NamespaceSpec"},
+                                 {"status", ""}};
+const Schema kNamespaceSpecFields = {{"finalizers", ""}};
+const Schema kConfigMapFields = {{"apiVersion", ""}, {"binaryData", ""},
+                                 {"data", ""},       {"immutable", ""},
+                                 {"kind", ""},       {"metadata", "ObjectMeta"}};
+const Schema kSecretFields = {
+    {"apiVersion", ""},         {"data", ""},       {"immutable", ""}, {"kind", ""},
+    {"metadata", "ObjectMeta"}, {"stringData", ""}, {"type", ""}};
+
+const std::map<std::string_view, const Schema*>& Schemas() {
+  static const std::map<std::string_view, const Schema*> schemas = {
+      {"ObjectMeta", &kObjectMetaFields},
+      {"Pod", &kPodFields},
+      {"PodSpec", &kPodSpecFields},
+      {"Container", &kContainerFields},
+      {"ResourceRequirements", &kResourceRequirementsFields},
+      {"ContainerPort", &kContainerPortFields},
+      {"Toleration", &kTolerationFields},
+      {"Node", &kNodeFields},
+      {"NodeSpec", &kNodeSpecFields},
+      {"Taint", &kTaintFields},
+      {"Namespace", &kNamespaceFields},
+      {"NamespaceSpec", &kNamespaceSpecFields},
+      {"ConfigMap", &kConfigMapFields},
+      {"Secret", &kSecretFields},
   };
   return schemas;
 }
@@ -167,12 +163,14 @@ void Check(const rapidjson::Value& value, std::string_view schema_name, const st
   }
   auto schema = Schemas().find(schema_name);
   if (schema == Schemas().end() || !value.IsObject()) return;
+  const Schema& fields = *schema->second;
   for (const auto& member : value.GetObject()) {
     std::string_view name(member.name.GetString(), member.name.GetStringLength());
-    auto known = std::find_if(schema->second.begin(), schema->second.end(),
+    auto known = std::find_if(fields.begin(), fields.end(),
                               [&](const KnownField& field) { return field.name == name; });
-    std::string child = path.empty() ? std::string(name) : absl::StrCat(path, ".", util::Absl(name));
-    if (known == schema->second.end()) {
+    std::string child =
+        path.empty() ? std::string(name) : absl::StrCat(path, ".", util::Absl(name));
+    if (known == fields.end()) {
       unknown.push_back(std::move(child));
     } else {
       Check(member.value, known->schema, child, unknown);
@@ -200,12 +198,22 @@ std::string OpenApiV3Root() {
   return absl::StrCat("{\"paths\":{", absl::StrJoin(paths, ","), "}}");
 }
 
+std::string OpenApiV2Protobuf() {
+  // Document{swagger: "2.0" (1), info (2): Info{title (1), version (2)}}.
+  auto field = [](int number, std::string_view bytes) {
+    return absl::StrCat(std::string(1, static_cast<char>(number << 3 | 2)),
+                        std::string(1, static_cast<char>(bytes.size())), util::Absl(bytes));
+  };
+  return absl::StrCat(field(1, "2.0"), field(2, field(1, "Kubernetes") + field(2, "v1.32.0")));
+}
+
 std::optional<std::string> OpenApiV3GroupVersion(std::string_view path) {
   std::vector<std::string> operations;
   for (const ResourceType& type : AllResourceTypes()) {
     if (GroupVersionPath(type) != path) continue;
-    const std::string item = absl::StrCat(
-        "/", util::Absl(path), type.namespaced ? "/namespaces/{namespace}/" : "/", type.plural, "/{name}");
+    const std::string item =
+        absl::StrCat("/", util::Absl(path), type.namespaced ? "/namespaces/{namespace}/" : "/",
+                     type.plural, "/{name}");
     operations.push_back(absl::StrCat(
         "\"", item, "\":{\"patch\":{\"operationId\":\"patch", type.kind,
         "\",\"x-kubernetes-group-version-kind\":{\"group\":\"", type.group, "\",\"version\":\"",
@@ -224,8 +232,9 @@ absl::StatusOr<FieldValidation> ParseFieldValidation(std::string_view param) {
   if (param.empty() || param == "Warn") return FieldValidation::kWarn;
   if (param == "Strict") return FieldValidation::kStrict;
   if (param == "Ignore") return FieldValidation::kIgnore;
-  return absl::InvalidArgumentError(absl::StrCat("fieldValidation parameter unsupported: ", util::Absl(param),
-                                                 " (expected one of: Ignore, Warn, Strict)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("fieldValidation parameter unsupported: ", util::Absl(param),
+                   " (expected one of: Ignore, Warn, Strict)"));
 }
 
 absl::Status ValidateFields(FieldValidation mode, const ResourceType& type,

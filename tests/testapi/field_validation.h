@@ -39,6 +39,15 @@ absl::StatusOr<FieldValidation> ParseFieldValidation(std::string_view param);
 absl::Status ValidateFields(FieldValidation mode, const ResourceType& type,
                             const rapidjson::Value& object, std::vector<std::string>* warnings);
 
+// GET /openapi/v2, which kubectl reads only in protobuf (gnostic's openapi_v2.Document) to
+// validate on the client what the server cannot (a kind: List document): a document with no
+// definitions, so that kubectl checks nothing there and each item it then sends carries
+// fieldValidation=Strict to the server.
+// The type kubectl asks for, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", is not
+// a media type Go's mime package parses back from a response; the bytes are what it reads.
+inline constexpr std::string_view kOpenApiV2MediaType = "application/octet-stream";
+std::string OpenApiV2Protobuf();
+
 // The unknown fields of `object` (as written to `type`), as the real API names them:
 // "spec.containers[0].imagePullPolicyy", in document order.
 std::vector<std::string> UnknownFields(const ResourceType& type, const rapidjson::Value& object);

@@ -78,6 +78,17 @@ TEST_CASE("OpenAPI v3 tells kubectl every type takes fieldValidation on PATCH", 
   CHECK(StringAt(pod["patch"]["parameters"][0], "in") == "query");
   CHECK(document["paths"].HasMember("/api/v1/nodes/{name}"));
   CHECK(f.Get("/openapi/v3/apis/nothing/v1").status == 404);
+
+  // The v2 document kubectl falls back to for a List: protobuf, swagger "2.0", no definitions.
+  HttpResponse v2 = f.Get("/openapi/v2");
+  CHECK(v2.status == 200);
+  CHECK(v2.content_type == kOpenApiV2MediaType);
+  CHECK(v2.body == std::string("\x0a\x03"
+                               "2.0"
+                               "\x12\x15\x0a\x0a"
+                               "Kubernetes"
+                               "\x12\x07"
+                               "v1.32.0"));
 }
 
 }  // namespace

@@ -279,6 +279,21 @@ std::string GroupListJson() {
 constexpr std::string_view kVersionJson =
     R"({"major":"1","minor":"32","gitVersion":"v1.32.0-kubesched-testapi","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.0","compiler":"gc","platform":"linux/amd64"})";
 
+// GET /openapi/v2 and /openapi/v3[/<group-version>] (field_validation.h); nullopt for other paths.
+std::optional<HttpResponse> OpenApiResponse(std::string_view path) {
+  constexpr std::string_view kV3Prefix = "/openapi/v3/";
+  if (path == "/openapi/v3") return JsonResponse(200, OpenApiV3Root());
+  if (path == "/openapi/v2") {
+    HttpResponse document = JsonResponse(200, OpenApiV2Protobuf());
+    document.content_type = std::string(kOpenApiV2MediaType);
+    return document;
+  }
+  if (!path.starts_with(kV3Prefix)) return std::nullopt;
+  std::optional<std::string> document = OpenApiV3GroupVersion(path.substr(kV3Prefix.size()));
+  if (!document.has_value()) return std::nullopt;
+  return JsonResponse(200, *std::move(document));
+}
+
 // ---- objects ----
 
 absl::StatusOr<rapidjson::Document> ParseBody(const HttpRequest& request) {
@@ -485,13 +500,7 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
     // Aggregated discovery (Accept: ...as=APIGroupDiscoveryList) is not served: the plain
     // APIGroupList makes kubectl and client-go fall back to per-group discovery.
     if (path == "/apis") return JsonResponse(200, GroupListJson());
-    if (path == "/openapi/v3") return JsonResponse(200, OpenApiV3Root());
-    if (path.starts_with("/openapi/v3/")) {
-      if (auto document =
-              OpenApiV3GroupVersion(path.substr(std::string_view("/openapi/v3/").size()))) {
-        return JsonResponse(200, *std::move(document));
-      }
-    }
+    if (std::optional<HttpResponse> document = OpenApiResponse(path)) return *document;
     if (path == "/api/v1") return JsonResponse(200, ResourceListJson("", "v1"));
     if (segments.size() == 2 && segments[0] == "apis") {
       for (const auto& [group, version] : GroupVersions()) {

@@ -50,19 +50,17 @@ std::string Quote(std::string_view text) {
 
 std::string OrNone(std::string value) { return value.empty() ? std::string(kNone) : value; }
 
-absl::Duration AgeOf(const rapidjson::Value& object, absl::Time now) {
-  absl::Time created;
+// The age of the timestamp at `path`, as kubectl prints it; "" when there is none.
+std::string Since(const rapidjson::Value& object, std::string_view path, absl::Time now) {
+  absl::Time at;
   std::string error;
-  if (!absl::ParseTime(absl::RFC3339_full, StringAt(object, "metadata.creationTimestamp"), &created,
-                       &error)) {
-    return absl::InfiniteDuration();
-  }
-  return now - created;
+  if (!absl::ParseTime(absl::RFC3339_full, StringAt(object, path), &at, &error)) return "";
+  return HumanDuration(now - at);
 }
 
 std::string Age(const rapidjson::Value& object, absl::Time now) {
-  absl::Duration age = AgeOf(object, now);
-  return age == absl::InfiniteDuration() ? "<unknown>" : HumanDuration(age);
+  std::string age = Since(object, "metadata.creationTimestamp", now);
+  return age.empty() ? "<unknown>" : age;
 }
 
 const rapidjson::Value* ArrayAt(const rapidjson::Value& object, const char* parent,
@@ -179,6 +177,38 @@ std::string NodeRow(const rapidjson::Value& node, absl::Time now) {
                       Quote(info("kernelVersion")), ",", Quote(info("containerRuntimeVersion")));
 }
 
+// A core v1 Event (events.k8s.io/v1 Events are stored so): series first, then the deprecated
+// count and timestamps, as kubectl's printer reads them.
+std::string EventRow(const rapidjson::Value& event, absl::Time now) {
+  std::string first_seen = Since(event, "firstTimestamp", now);
+  if (first_seen.empty()) first_seen = Since(event, "eventTime", now);
+  std::string last_seen = Since(event, "lastTimestamp", now);
+  if (last_seen.empty()) last_seen = first_seen;
+  int64_t count =
+      HasMember(event, "count") && event["count"].IsInt64() ? event["count"].GetInt64() : 0;
+  if (HasMember(event, "series") && event["series"].IsObject()) {
+    const rapidjson::Value& series = event["series"];
+    last_seen = Since(series, "lastObservedTime", now);
+    if (HasMember(series, "count") && series["count"].IsInt64()) count = series["count"].GetInt64();
+  }
+  // Without a source (written through events.k8s.io/v1), the reporter names it.
+  std::string source = StringAt(event, "source.component");
+  std::string host = StringAt(event, "source.host");
+  if (source.empty()) {
+    source = StringAt(event, "reportingComponent");
+    host = StringAt(event, "reportingInstance");
+  }
+  if (!host.empty()) source = absl::StrCat(source, ", ", host);
+  const std::string object =
+      absl::StrCat(absl::AsciiStrToLower(StringAt(event, "involvedObject.kind")), "/",
+                   StringAt(event, "involvedObject.name"));
+  return absl::StrCat(Quote(last_seen), ",", Quote(StringAt(event, "type")), ",",
+                      Quote(StringAt(event, "reason")), ",", Quote(object), ",",
+                      Quote(StringAt(event, "involvedObject.fieldPath")), ",", Quote(source), ",",
+                      Quote(StringAt(event, "message")), ",", Quote(first_seen), ",", count, ",",
+                      Quote(StringAt(event, "metadata.name")));
+}
+
 constexpr std::string_view kNameHelp =
     "Name must be unique within a namespace. More info: "
     "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -249,6 +279,21 @@ const std::vector<Column>& ConfigMapColumns() {
   return columns;
 }
 
+const std::vector<Column>& EventColumns() {
+  static const std::vector<Column> columns = {
+      {"Last Seen", "string", "", 0, "Time when last event from this group was observed."},
+      {"Type", "string", "", 0, "Type of this event."},
+      {"Reason", "string", "", 0, "Reason is why the action was taken."},
+      {"Object", "string", "", 0, "The object this Event is about."},
+      {"Subobject", "string", "", 1, "The subobject this Event is about."},
+      {"Source", "string", "", 1, "The component reporting this event."},
+      {"Message", "string", "", 0, "A human-readable description of the status of this operation."},
+      {"First Seen", "string", "", 1, "Time when first event from this group was observed."},
+      {"Count", "string", "", 1, "The number of times this event has occurred."},
+      {"Name", "string", "name", 1, kNameHelp}};
+  return columns;
+}
+
 const std::vector<Column>& DefaultColumns() {
   static const std::vector<Column> columns = {{"Name", "string", "name", 0, kNameHelp},
                                               {"Created At", "date", "", 0,
@@ -265,6 +310,7 @@ std::string Cells(const ResourceType& type, const rapidjson::Value& object, absl
     return absl::StrCat(Quote(StringAt(object, "metadata.name")), ",",
                         Quote(StringAt(object, "status.phase")), ",", Quote(Age(object, now)));
   }
+  if (type.kind == "Event") return EventRow(object, now);
   if (type.group.empty() && type.kind == "ConfigMap") {
     size_t entries = 0;
     for (const char* field : {"data", "binaryData"}) {
@@ -284,6 +330,7 @@ const std::vector<Column>& ColumnsFor(const ResourceType& type) {
   if (type.group.empty() && type.kind == "Node") return NodeColumns();
   if (type.group.empty() && type.kind == "Namespace") return NamespaceColumns();
   if (type.group.empty() && type.kind == "ConfigMap") return ConfigMapColumns();
+  if (type.kind == "Event") return EventColumns();
   return DefaultColumns();
 }
 

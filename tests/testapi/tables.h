@@ -2,9 +2,9 @@
 
 // Content negotiation of kubesched-testapi: the media type of a request body, what an Accept
 // header allows, and the server-side tables (meta.k8s.io/v1 Table) that `kubectl get` asks for
-// with "Accept: application/json;as=Table;v=v1;g=meta.k8s.io". Pods, nodes, namespaces and config
-// maps get the columns the real API prints for them (priority-1 columns are the ones `-o wide`
-// adds); every other type gets the real API's default, Name and Created At. Rows carry the
+// with "Accept: application/json;as=Table;v=v1;g=meta.k8s.io". Pods, nodes, namespaces, config
+// maps and events get the columns the real API prints for them (priority-1 columns are the ones `-o
+// wide` adds); every other type gets the real API's default, Name and Created At. Rows carry the
 // object's metadata (PartialObjectMetadata), the real API's default for includeObject.
 
 #include <string>

@@ -122,6 +122,33 @@ TEST_CASE("nodes show status, roles and version; other types name and creation",
   CHECK(ColumnNames(classes) == std::vector<std::string>{"Name", "Created At"});
 }
 
+TEST_CASE("events are listed as kubectl get events prints them", "[testapi]") {
+  ApiFixture f;
+  REQUIRE(f.Call("POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+                 R"({"metadata":{"name":"web.1"},"eventTime":"2026-01-02T03:04:05.000000Z",)"
+                 R"("series":{"count":3,"lastObservedTime":"2026-01-02T03:10:05.000000Z"},)"
+                 R"("reportingController":"kubesched","reportingInstance":"kubesched-0",)"
+                 R"("action":"Scheduling","reason":"FailedScheduling","regarding":{"kind":"Pod",)"
+                 R"("namespace":"default","name":"web"},"note":"0/1 nodes are available.",)"
+                 R"("type":"Warning"})")
+              .status == 201);
+  for (const char* target :
+       {"/api/v1/namespaces/default/events", "/apis/events.k8s.io/v1/namespaces/default/events"}) {
+    rapidjson::Document table = Json(GetTable(f, target).body);
+    CHECK(ColumnNames(table) == std::vector<std::string>{"Last Seen", "Type", "Reason", "Object",
+                                                         "Subobject", "Source", "Message",
+                                                         "First Seen", "Count", "Name"});
+    const rapidjson::Value& cells = table["rows"][0]["cells"];
+    CHECK(std::string(cells[1].GetString()) == "Warning");
+    CHECK(std::string(cells[2].GetString()) == "FailedScheduling");
+    CHECK(std::string(cells[3].GetString()) == "pod/web");
+    CHECK(std::string(cells[5].GetString()) == "kubesched, kubesched-0");
+    CHECK(std::string(cells[6].GetString()) == "0/1 nodes are available.");
+    CHECK(cells[8].GetInt() == 3);
+    CHECK(std::string(cells[9].GetString()) == "web.1");
+  }
+}
+
 TEST_CASE("a watch asked for tables sends one-row tables", "[testapi]") {
   ApiFixture f;
   HttpResponse watch = f.api.Handle({.method = "GET",
