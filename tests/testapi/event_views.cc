@@ -211,9 +211,8 @@ std::vector<std::string> CreateErrors(const rapidjson::Value& event) {
     const size_t size = StringAt(event, field).size();
     if (size == 0) errors.push_back(absl::StrCat(util::Absl(field), ": Required value"));
     if (size > limit) {
-      errors.push_back(
-          absl::StrCat(util::Absl(field), ": Invalid value: \"\": can have at most ", limit,
-                       " characters"));
+      errors.push_back(absl::StrCat(util::Absl(field), ": Invalid value: \"\": can have at most ",
+                                    limit, " characters"));
     }
   };
   required("reportingController", 316);
