@@ -60,12 +60,6 @@ const Message kConfigMap{"ConfigMap",
                           {2, "data", Kind::kStringMap},
                           {3, "binaryData", Kind::kBytesMap},
                           {4, "immutable", Kind::kBool}}};
-const Message kSecret{"Secret",
-                      {{1, "metadata", Kind::kMessage, &kObjectMeta},
-                       {2, "data", Kind::kBytesMap},
-                       {3, "type", Kind::kString},
-                       {4, "stringData", Kind::kStringMap},
-                       {5, "immutable", Kind::kBool}}};
 // runtime.Unknown and its TypeMeta.
 const Message kTypeMeta{"TypeMeta", {{1, "apiVersion", Kind::kString}, {2, "kind", Kind::kString}}};
 
@@ -73,7 +67,6 @@ const Message* MessageForKind(std::string_view api_version, std::string_view kin
   if (api_version != "v1") return nullptr;
   if (kind == "Namespace") return &kNamespace;
   if (kind == "ConfigMap") return &kConfigMap;
-  if (kind == "Secret") return &kSecret;
   return nullptr;
 }
 
@@ -154,7 +147,8 @@ absl::Status AddMapEntry(std::string_view entry, bool base64, rapidjson::Value& 
     absl::StatusOr<std::string_view> bytes = reader.Bytes();
     if (!bytes.ok()) return bytes.status();
     if ((*tag >> 3) == 1) key = *bytes;
-    if ((*tag >> 3) == 2) value = base64 ? absl::Base64Escape(util::Absl(*bytes)) : std::string(*bytes);
+    if ((*tag >> 3) == 2)
+      value = base64 ? absl::Base64Escape(util::Absl(*bytes)) : std::string(*bytes);
   }
   auto existing = map.FindMember(JsonString(key, allocator));
   if (existing != map.MemberEnd()) map.EraseMember(existing);
@@ -207,7 +201,8 @@ absl::Status Decode(const Message& message, std::string_view bytes, rapidjson::V
     for (const Field& candidate : message.fields) {
       if (static_cast<uint64_t>(candidate.number) == number) field = &candidate;
     }
-    if (field == nullptr) return Unsupported(absl::StrCat(util::Absl(message.name), " field ", number));
+    if (field == nullptr)
+      return Unsupported(absl::StrCat(util::Absl(message.name), " field ", number));
     if (field->kind == Kind::kIgnored) {
       if (absl::Status skipped = reader.Skip(wire_type); !skipped.ok()) return skipped;
       continue;
@@ -224,8 +219,8 @@ absl::Status Decode(const Message& message, std::string_view bytes, rapidjson::V
       continue;
     }
     if (wire_type != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("protobuf body: ", util::Absl(field->json_name), " has the wrong wire type"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "protobuf body: ", util::Absl(field->json_name), " has the wrong wire type"));
     }
     absl::StatusOr<std::string_view> value = reader.Bytes();
     if (!value.ok()) return value.status();

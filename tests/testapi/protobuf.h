@@ -1,7 +1,7 @@
 #pragma once
 
 // The Kubernetes protobuf encoding (application/vnd.kubernetes.protobuf) of the few objects that
-// kubectl sends that way: the typed clients of `kubectl create namespace|configmap|secret` encode
+// kubectl sends that way: the typed clients of `kubectl create namespace|configmap` encode
 // their body in protobuf unconditionally (client-go falls back to JSON after a 415 only for CBOR),
 // so a server that wants those commands to work must read it. The envelope is the 4-byte magic
 // "k8s\0" and a runtime.Unknown message (typeMeta, raw); raw is the object's own message.

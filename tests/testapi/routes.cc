@@ -304,7 +304,7 @@ absl::StatusOr<rapidjson::Document> ParseBody(const HttpRequest& request) {
     return absl::UnimplementedError(
         absl::StrCat("the body of the request was in an unknown format - accepted media types "
                      "include: application/json, application/yaml, ",
-                     Absl(kProtobufMediaType), " (Namespace, ConfigMap and Secret only)"));
+                     Absl(kProtobufMediaType), " (namespaces and config maps)"));
   }
   if (absl::StrContains(request.content_type, "yaml")) {
     rapidjson::Document documents;
