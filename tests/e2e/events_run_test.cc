@@ -153,6 +153,22 @@ TEST_CASE("run: a pod retried N times has one FailedScheduling Event with series
   CHECK(absl::StrContains(described->stdout_text, absl::StrCat("(x", attempts, " over ")));
   CHECK(absl::StrContains(described->stdout_text, "FailedScheduling"));
   CHECK_FALSE(absl::StrContains(described->stdout_text, "running \""));
+
+  // `kubectl get events` prints the server's table: one row for the whole series.
+  auto listed = testing::RunCommand(
+      {.argv = {"kubectl", "get", "events", "--field-selector", "involvedObject.name=huge"},
+       .env = {{"KUBECONFIG", apiserver.kubeconfig()}, {"HOME", apiserver.dir()}}},
+      absl::Seconds(30));
+  REQUIRE(listed.ok());
+  INFO(listed->stdout_text << listed->stderr_text);
+  CHECK(absl::StrContains(listed->stdout_text, "LAST SEEN"));
+  CHECK(absl::StrContains(listed->stdout_text, "pod/huge"));
+  size_t rows = 0;
+  for (size_t at = listed->stdout_text.find("FailedScheduling"); at != std::string::npos;
+       at = listed->stdout_text.find("FailedScheduling", at + 1)) {
+    ++rows;
+  }
+  CHECK(rows == 1);
 }
 
 }  // namespace
