@@ -80,6 +80,45 @@ std::string PodScheduledMessage(testing::TestApiClient& api, const std::string& 
   return "";
 }
 
+// kubectl against the test server; its stdout, once it succeeded.
+std::string KubectlOk(const TestApiProcess& apiserver, std::vector<std::string> args) {
+  args.insert(args.begin(), "kubectl");
+  auto result = testing::RunCommand(
+      {.argv = std::move(args),
+       .env = {{"KUBECONFIG", apiserver.kubeconfig()}, {"HOME", apiserver.dir()}}},
+      absl::Seconds(30));
+  REQUIRE(result.ok());
+  INFO(result->stdout_text << result->stderr_text);
+  REQUIRE(result->exit_code == 0);
+  return result->stdout_text;
+}
+
+size_t Occurrences(const std::string& text, std::string_view what) {
+  size_t found = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++found;
+  }
+  return found;
+}
+
+// Waits for `attempts` scheduling attempts of `pod`, changing node-0's allocatable CPU (still too
+// little) between them: the change may help NodeResourcesFit, so the pod is tried again, and
+// fails again with the same message.
+void FailRepeatedly(testing::TestApiClient& api, ChildProcess& scheduler, const std::string& pod,
+                    int attempts) {
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    testing::RequireEventually(absl::StrCat("attempt ", attempt, " of ", pod), scheduler,
+                               [&] { return LastAttempt(scheduler, pod) >= attempt; });
+    if (attempt == attempts) break;
+    const std::string cpu = attempt % 2 == 1 ? "5" : "4";
+    client::HttpResponse patched =
+        api.Send("PATCH", "/api/v1/nodes/node-0/status",
+                 absl::StrCat(R"({"status":{"allocatable":{"cpu":")", cpu, R"("}}})"),
+                 "application/merge-patch+json");
+    REQUIRE(patched.status == 200);
+  }
+}
+
 TEST_CASE("run: a pod retried N times has one FailedScheduling Event with series.count N",
           "[run][e2e][events]") {
   if (!testing::IsOnPath("kubectl")) FAIL("kubectl is not on PATH");
@@ -99,20 +138,8 @@ TEST_CASE("run: a pod retried N times has one FailedScheduling Event with series
   auto scheduler = testing::StartKubeschedRun(
       {.kubeconfig = apiserver.kubeconfig(), .config_path = config_path, .verbosity = 2});
 
-  // Each allocatable change may help NodeResourcesFit: the pod is tried again, and fails again
-  // with the same message.
   constexpr int kAttempts = 4;
-  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
-    testing::RequireEventually(absl::StrCat("attempt ", attempt, " of huge"), *scheduler,
-                               [&] { return LastAttempt(*scheduler, "huge") >= attempt; });
-    if (attempt == kAttempts) break;
-    const std::string cpu = attempt % 2 == 1 ? "5" : "4";
-    client::HttpResponse patched =
-        api.Send("PATCH", "/api/v1/nodes/node-0/status",
-                 absl::StrCat(R"({"status":{"allocatable":{"cpu":")", cpu, R"("}}})"),
-                 "application/merge-patch+json");
-    REQUIRE(patched.status == 200);
-  }
+  FailRepeatedly(api, *scheduler, "huge", kAttempts);
   testing::RequireEventually("the PodScheduled condition of lost", *scheduler,
                              [&] { return !PodScheduledMessage(api, "lost").empty(); });
   // Stopping writes what the series held back.
@@ -143,32 +170,17 @@ TEST_CASE("run: a pod retried N times has one FailedScheduling Event with series
   REQUIRE_FALSE(lost.empty());
   CHECK(std::string(lost[0]["note"].GetString()) == lost_message);
 
-  auto described = testing::RunCommand(
-      {.argv = {"kubectl", "describe", "pod", "huge"},
-       .env = {{"KUBECONFIG", apiserver.kubeconfig()}, {"HOME", apiserver.dir()}}},
-      absl::Seconds(30));
-  REQUIRE(described.ok());
-  INFO(described->stdout_text << described->stderr_text);
-  REQUIRE(described->exit_code == 0);
-  CHECK(absl::StrContains(described->stdout_text, absl::StrCat("(x", attempts, " over ")));
-  CHECK(absl::StrContains(described->stdout_text, "FailedScheduling"));
-  CHECK_FALSE(absl::StrContains(described->stdout_text, "running \""));
+  const std::string described = KubectlOk(apiserver, {"describe", "pod", "huge"});
+  CHECK(absl::StrContains(described, absl::StrCat("(x", attempts, " over ")));
+  CHECK(absl::StrContains(described, "FailedScheduling"));
+  CHECK_FALSE(absl::StrContains(described, "running \""));
 
   // `kubectl get events` prints the server's table: one row for the whole series.
-  auto listed = testing::RunCommand(
-      {.argv = {"kubectl", "get", "events", "--field-selector", "involvedObject.name=huge"},
-       .env = {{"KUBECONFIG", apiserver.kubeconfig()}, {"HOME", apiserver.dir()}}},
-      absl::Seconds(30));
-  REQUIRE(listed.ok());
-  INFO(listed->stdout_text << listed->stderr_text);
-  CHECK(absl::StrContains(listed->stdout_text, "LAST SEEN"));
-  CHECK(absl::StrContains(listed->stdout_text, "pod/huge"));
-  size_t rows = 0;
-  for (size_t at = listed->stdout_text.find("FailedScheduling"); at != std::string::npos;
-       at = listed->stdout_text.find("FailedScheduling", at + 1)) {
-    ++rows;
-  }
-  CHECK(rows == 1);
+  const std::string listed =
+      KubectlOk(apiserver, {"get", "events", "--field-selector", "involvedObject.name=huge"});
+  CHECK(absl::StrContains(listed, "LAST SEEN"));
+  CHECK(absl::StrContains(listed, "pod/huge"));
+  CHECK(Occurrences(listed, "FailedScheduling") == 1);
 }
 
 }  // namespace
