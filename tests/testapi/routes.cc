@@ -543,12 +543,6 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
       (!route.namespace_name.empty() && !route.type->namespaced)) {
     return StatusResponse(404, "NotFound", "the server could not find the requested resource");
   }
-  if (!AcceptsJson(request.accept)) {
-    return StatusResponse(406, "NotAcceptable",
-                          absl::StrCat("only the following media types are accepted: "
-                                       "application/json, application/yaml, ",
-                                       Absl(kTableContentType)));
-  }
   if (rest.size() >= 2) route.name = rest[1];
   if (rest.size() == 3) {
     route.subresource = rest[2];
@@ -615,6 +609,12 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& request, const Route& route)
 }
 
 HttpResponse ApiServer::HandleResource(const HttpRequest& request, const Route& route) {
+  if (!AcceptsJson(request.accept)) {
+    return StatusResponse(406, "NotAcceptable",
+                          absl::StrCat("only the following media types are accepted: "
+                                       "application/json, application/yaml, ",
+                                       Absl(kTableContentType)));
+  }
   const std::string& verb = route.kind.verb;
   if (verb == "get") return Get(route);
   if (verb == "list") return List(route);
