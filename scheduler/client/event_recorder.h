@@ -100,7 +100,8 @@ class EventRecorder {
   void SweepSeries(absl::Time now);
 
   // Records an event about `regarding`; `related` (may be null) is a second object involved, like
-  // the preemptor of a victim. Returns whether it was queued (false: rate-limited or queue full).
+  // the preemptor of a victim. Returns whether it was recorded: queued as a new Event, or joined to
+  // its series (false: rate-limited or queue full).
   bool Record(const api::Pod& regarding, const api::Pod* related, EventKind kind,
               std::string_view reason, std::string_view action, std::string_view note);
 
