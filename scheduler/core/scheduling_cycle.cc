@@ -95,10 +95,15 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
 
 void Scheduler::HandlePolicyFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
                                     const policy::PolicyChoice& choice) {
+  // Like a PreFilter rejection upstream: "0/N nodes are available: <why>.", no per-node reasons.
+  RefreshCycleView();
+  FitError fit_error;
+  fit_error.num_all_nodes = static_cast<int>(snapshot_.nodes().size());
+  // The status holds a view: the message must outlive HandleFailure.
   const std::string message(choice.error.message());
-  framework::Status status = framework::Status::Unschedulable(message);
-  status.set_plugin(policy::kPolicySelection);
-  HandleFailure(fw, std::move(queued), nullptr, status);
+  fit_error.pre_filter_status = framework::Status::Unschedulable(message);
+  fit_error.pre_filter_status.set_plugin(policy::kPolicySelection);
+  HandleFailure(fw, std::move(queued), &fit_error, framework::Status());
 }
 
 void Scheduler::HandleFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
@@ -120,9 +125,14 @@ void Scheduler::HandleFailure(const runtime::Framework& fw, queue::QueuedPodInfo
   }
   const bool rejected = status.IsRejected();
   if (deps_.observer != nullptr) {
+    // A rejection on the chosen node (Reserve, Permit) reads as upstream's one-node FitError:
+    // "0/1 nodes are available: 1 <reason>."; errors are reported as they are.
     std::string message = status.Message();
-    if (!status.plugin().empty()) {
-      message = absl::StrCat("running \"", util::Absl(status.plugin()), "\": ", message);
+    if (rejected) {
+      FitError on_chosen_node;
+      on_chosen_node.num_all_nodes = 1;
+      on_chosen_node.node_statuses.push_back({nullptr, status});
+      message = on_chosen_node.Message();
     }
     if (rejected) {
       deps_.observer->OnUnschedulable(pod, message, queued.attempts);

@@ -39,7 +39,7 @@ void ApiReporter::OnBindFailed(const framework::PodInfo& pod, const std::string&
   util::LogV(1, absl::StrCat("bind of pod ", pod.key, " to node ", node,
                              " failed; the pod is requeued: ", message));
   events_->Record(pod.get(), nullptr, client::EventKind::kWarning, "FailedScheduling", "Scheduling",
-                  absl::StrCat("Binding rejected: ", message));
+                  absl::StrCat("binding rejected: ", message));
 }
 
 void ApiReporter::OnPreempted(const framework::PodInfo& pod, const std::string& node,

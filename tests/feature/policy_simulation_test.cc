@@ -195,8 +195,8 @@ TEST_CASE("a pod naming a missing policy waits, and schedules once the policy ap
   world.Run();
   CHECK_FALSE(world.observer.bound.contains("default/early"));
   CHECK(world.observer.messages.at("default/early") ==
-        "running \"PolicySelection\": policy \"later\" (annotation kubesched.io/policy) does not "
-        "exist");
+        "0/1 nodes are available: policy \"later\" (annotation kubesched.io/policy) does not "
+        "exist.");
   const int attempts = world.observer.attempts.at("default/early");
   // Other events do not wake it: it waits for the policy set to change.
   world.Node("n1", "8");

@@ -1,7 +1,13 @@
 #include "tests/testapi/event_views.h"
 
 #include <array>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "scheduler/util/strings.h"
 
 namespace kubesched::testapi {
 namespace {
@@ -162,6 +168,81 @@ std::string Render(const ResourceType& type, rapidjson::Document& stored, TypeMe
   if (IsCoreEvent(type)) DefaultSourceFromReporter(stored, allocator);
   if (meta == TypeMeta::kInclude) PrependTypeMeta(type, stored, allocator);
   return Serialize(stored);
+}
+
+namespace {
+
+constexpr size_t kNoteLimit = 1024;
+constexpr size_t kShortFieldLimit = 128;
+
+// validateV1EventSeries: only when the series is set (and, on updates, changed).
+void CheckSeries(const rapidjson::Value& event, std::vector<std::string>& errors) {
+  const rapidjson::Value& series = event["series"];
+  const bool has_count = HasMember(series, "count") && series["count"].IsInt();
+  if (!has_count || series["count"].GetInt() < 2) {
+    errors.emplace_back("series.count: Invalid value: \"\": should be at least 2");
+  }
+  if (StringAt(series, "lastObservedTime").empty()) {
+    errors.emplace_back("series.lastObservedTime: Required value");
+  }
+}
+
+bool HasSeries(const rapidjson::Value& event) {
+  return HasMember(event, "series") && !event["series"].IsNull();
+}
+
+// ValidateEventCreate for events.k8s.io/v1, in the real API's order and wording.
+std::vector<std::string> CreateErrors(const rapidjson::Value& event) {
+  std::vector<std::string> errors;
+  const std::string regarding_namespace = StringAt(event, "regarding.namespace");
+  const std::string event_namespace = StringAt(event, "metadata.namespace");
+  if (!regarding_namespace.empty() && !event_namespace.empty() &&
+      regarding_namespace != event_namespace) {
+    errors.push_back(absl::StrCat("involvedObject.namespace: Invalid value: \"",
+                                  regarding_namespace, "\": does not match event.namespace"));
+  }
+  if (HasSeries(event)) CheckSeries(event, errors);
+  if (StringAt(event, "eventTime").empty()) errors.emplace_back("eventTime: Required value");
+  const std::string type = StringAt(event, "type");
+  if (type != "Normal" && type != "Warning") {
+    errors.push_back(absl::StrCat("type: Invalid value: \"\": has invalid value: ", type));
+  }
+  auto required = [&](std::string_view field, size_t limit) {
+    const size_t size = StringAt(event, field).size();
+    if (size == 0) errors.push_back(absl::StrCat(util::Absl(field), ": Required value"));
+    if (size > limit) {
+      errors.push_back(absl::StrCat(util::Absl(field), ": Invalid value: \"\": can have at most ",
+                                    limit, " characters"));
+    }
+  };
+  required("reportingController", 316);
+  required("reportingInstance", kShortFieldLimit);
+  required("action", kShortFieldLimit);
+  required("reason", kShortFieldLimit);
+  if (StringAt(event, "note").size() > kNoteLimit) {
+    errors.push_back(
+        absl::StrCat("note: Invalid value: \"\": can have at most ", kNoteLimit, " characters"));
+  }
+  return errors;
+}
+
+}  // namespace
+
+absl::Status ValidateWrite(const ResourceType& type, const rapidjson::Value& object,
+                           const rapidjson::Value* previous) {
+  if (!IsEventsV1Event(type)) return absl::OkStatus();
+  std::vector<std::string> errors;
+  if (previous == nullptr) {
+    errors = CreateErrors(object);
+  } else if (HasSeries(object) &&
+             (!HasSeries(*previous) || !(object["series"] == (*previous)["series"]))) {
+    CheckSeries(object, errors);
+  }
+  if (errors.empty()) return absl::OkStatus();
+  std::string fields =
+      errors.size() == 1 ? errors.front() : absl::StrCat("[", absl::StrJoin(errors, ", "), "]");
+  return MarkInvalid(absl::InvalidArgumentError(absl::StrCat(
+      "Event.events.k8s.io \"", StringAt(object, "metadata.name"), "\" is invalid: ", fields)));
 }
 
 FieldSelector ToStoredSelector(const ResourceType& type, const FieldSelector& selector) {

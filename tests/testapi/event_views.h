@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "rapidjson/document.h"
 #include "tests/testapi/resources.h"
 #include "tests/testapi/selectors.h"
@@ -42,6 +43,16 @@ enum class TypeMeta { kOmit, kInclude };
 std::string Render(const ResourceType& type, const StoredObject& object, TypeMeta meta);
 // The same for a stored object already parsed (kind/apiVersion, if any, are replaced).
 std::string Render(const ResourceType& type, rapidjson::Document& stored, TypeMeta meta);
+
+// The real API's validation of an events.k8s.io/v1 Event written through that group (view form;
+// core v1 writes keep the legacy rules, which check nothing here). A create (`previous` null)
+// needs eventTime, reportingController, reportingInstance, action and reason, type Normal or
+// Warning, a note of at most 1024 bytes, a series with count >= 2 and lastObservedTime, and a
+// regarding object in the event's namespace. An update checks only a series it sets or changes.
+// OK for every other type; else Invalid (MarkInvalid):
+// "Event.events.k8s.io \"<name>\" is invalid: <field>: <why>" (several in [..., ...]).
+absl::Status ValidateWrite(const ResourceType& type, const rapidjson::Value& object,
+                           const rapidjson::Value* previous);
 
 // A field selector on `type` (already checked against its selectable fields) in terms of the
 // stored type's fields: regarding.* -> involvedObject.*, reportingController -> reportingComponent.

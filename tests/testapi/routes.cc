@@ -16,7 +16,10 @@
 #include "tests/testapi/admission.h"
 #include "tests/testapi/custom_resources.h"
 #include "tests/testapi/event_views.h"
+#include "tests/testapi/field_validation.h"
 #include "tests/testapi/patch.h"
+#include "tests/testapi/protobuf.h"
+#include "tests/testapi/tables.h"
 
 namespace kubesched::testapi {
 namespace {
@@ -61,6 +64,8 @@ std::string_view ReasonFor(int code) {
       return "NotFound";
     case 405:
       return "MethodNotAllowed";
+    case 406:
+      return "NotAcceptable";
     case 409:
       return "Conflict";
     case 410:
@@ -139,6 +144,9 @@ HttpResponse ErrorResponse(const absl::Status& status, const StatusDetails& deta
     case absl::StatusCode::kPermissionDenied:
       code = 403;
       break;
+    case absl::StatusCode::kUnimplemented:
+      code = 415;
+      break;
     default:
       break;
   }
@@ -149,6 +157,14 @@ HttpResponse JsonResponse(int code, std::string body) {
   HttpResponse response;
   response.status = code;
   response.body = std::move(body);
+  return response;
+}
+
+// What fieldValidation=Warn found, as the real API reports it: one "Warning: 299 - ..." each.
+HttpResponse WithWarnings(HttpResponse response, const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings) {
+    response.headers.emplace_back("Warning", absl::StrCat("299 - ", JsonQuote(warning)));
+  }
   return response;
 }
 
@@ -263,10 +279,33 @@ std::string GroupListJson() {
 constexpr std::string_view kVersionJson =
     R"({"major":"1","minor":"32","gitVersion":"v1.32.0-kubesched-testapi","gitCommit":"0000000000000000000000000000000000000000","gitTreeState":"clean","buildDate":"2025-01-01T00:00:00Z","goVersion":"go1.23.0","compiler":"gc","platform":"linux/amd64"})";
 
+// GET /openapi/v2 and /openapi/v3[/<group-version>] (field_validation.h); nullopt for other paths.
+std::optional<HttpResponse> OpenApiResponse(std::string_view path) {
+  constexpr std::string_view kV3Prefix = "/openapi/v3/";
+  if (path == "/openapi/v3") return JsonResponse(200, OpenApiV3Root());
+  if (path == "/openapi/v2") {
+    HttpResponse document = JsonResponse(200, OpenApiV2Protobuf());
+    document.content_type = std::string(kOpenApiV2MediaType);
+    return document;
+  }
+  if (!path.starts_with(kV3Prefix)) return std::nullopt;
+  std::optional<std::string> document = OpenApiV3GroupVersion(path.substr(kV3Prefix.size()));
+  if (!document.has_value()) return std::nullopt;
+  return JsonResponse(200, *std::move(document));
+}
+
 // ---- objects ----
 
 absl::StatusOr<rapidjson::Document> ParseBody(const HttpRequest& request) {
   rapidjson::Document doc;
+  const std::string media_type = MediaType(request.content_type);
+  if (media_type == kProtobufMediaType) return DecodeProtobufObject(request.body);
+  if (!media_type.empty() && media_type != "application/json" && media_type != "application/yaml") {
+    return absl::UnimplementedError(
+        absl::StrCat("the body of the request was in an unknown format - accepted media types "
+                     "include: application/json, application/yaml, ",
+                     Absl(kProtobufMediaType), " (namespaces and config maps)"));
+  }
   if (absl::StrContains(request.content_type, "yaml")) {
     rapidjson::Document documents;
     absl::Status status = api::internal::YamlToJson(request.body, "request body", &documents);
@@ -363,6 +402,7 @@ struct ApiServer::Route {
   std::string method;
   std::map<std::string, std::string, std::less<>> query;
   RequestKind kind;
+  std::string accept;  // the request's Accept header
 
   std::string Param(std::string_view key) const {
     auto it = query.find(key);
@@ -465,6 +505,7 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
     // Aggregated discovery (Accept: ...as=APIGroupDiscoveryList) is not served: the plain
     // APIGroupList makes kubectl and client-go fall back to per-group discovery.
     if (path == "/apis") return JsonResponse(200, GroupListJson());
+    if (std::optional<HttpResponse> document = OpenApiResponse(path)) return *document;
     if (path == "/api/v1") return JsonResponse(200, ResourceListJson("", "v1"));
     if (segments.size() == 2 && segments[0] == "apis") {
       for (const auto& [group, version] : GroupVersions()) {
@@ -486,6 +527,7 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
   Route route;
   route.method = request.method;
   route.query = ParseQuery(query);
+  route.accept = request.accept;
   std::string group;
   std::string version;
   std::vector<std::string> rest;
@@ -572,6 +614,12 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& request, const Route& route)
 }
 
 HttpResponse ApiServer::HandleResource(const HttpRequest& request, const Route& route) {
+  if (!AcceptsJson(request.accept)) {
+    return StatusResponse(406, "NotAcceptable",
+                          absl::StrCat("only the following media types are accepted: "
+                                       "application/json, application/yaml, ",
+                                       Absl(kTableContentType)));
+  }
   const std::string& verb = route.kind.verb;
   if (verb == "get") return Get(route);
   if (verb == "list") return List(route);
@@ -604,6 +652,11 @@ HttpResponse ApiServer::HandleResource(const HttpRequest& request, const Route& 
 HttpResponse ApiServer::Get(const Route& route) {
   auto object = store_->Get(StoredType(*route.type), route.namespace_name, route.name);
   if (!object.ok()) return ErrorResponse(object.status(), route.Details());
+  if (WantsTable(route.accept)) {
+    HttpResponse table = JsonResponse(200, TableJson(*route.type, {*object}, nullptr, absl::Now()));
+    table.content_type = kTableContentType;
+    return table;
+  }
   return JsonResponse(200, Render(*route.type, **object, TypeMeta::kInclude));
 }
 
@@ -648,6 +701,12 @@ HttpResponse ApiServer::List(const Route& route) {
   }
   auto result = store_->List(StoredType(*route.type), options);
   if (!result.ok()) return ErrorResponse(result.status(), {});
+  if (WantsTable(route.accept)) {
+    HttpResponse table =
+        JsonResponse(200, TableJson(*route.type, result->items, &*result, absl::Now()));
+    table.content_type = kTableContentType;
+    return table;
+  }
   return JsonResponse(200, ListJson(*route.type, *result));
 }
 
@@ -665,6 +724,7 @@ class ApiServer::WatchStream : public ResponseStream {
     absl::Time deadline;
     bool bookmarks = false;
     absl::Duration bookmark_interval;
+    bool table = false;  // objects as one-row meta.k8s.io/v1 Tables (kubectl get -w)
     int64_t close_after_events = 0;
   };
 
@@ -787,6 +847,7 @@ class ApiServer::WatchStream : public ResponseStream {
   }
 
   std::string Served(const StoredObject& object) const {
+    if (settings_.table) return TableJson(*settings_.type, object, absl::Now());
     return Render(*settings_.type, object, TypeMeta::kInclude);
   }
 
@@ -855,6 +916,7 @@ HttpResponse ApiServer::Watch(const Route& route) {
   }
   settings.deadline = absl::Now() + timeout;
   settings.bookmarks = ParseBool(route.Param("allowWatchBookmarks"));
+  settings.table = WantsTable(route.accept);
   settings.bookmark_interval = options_.bookmark_interval;
   settings.close_after_events = faults_->watch_close_after_events();
 
@@ -922,6 +984,16 @@ HttpResponse ApiServer::Create(const HttpRequest& request, const Route& route) {
   }
   StatusDetails details = route.Details();
   details.name = StringAt(object, "metadata.name");
+  auto field_validation = ParseFieldValidation(route.Param("fieldValidation"));
+  if (!field_validation.ok()) return ErrorResponse(field_validation.status(), {});
+  std::vector<std::string> warnings;
+  if (absl::Status fields = ValidateFields(*field_validation, *route.type, object, &warnings);
+      !fields.ok()) {
+    return ErrorResponse(fields, {});
+  }
+  if (absl::Status valid = ValidateWrite(*route.type, object, nullptr); !valid.ok()) {
+    return ErrorResponse(valid, details);
+  }
   auto created = CreateObject(*route.type, std::move(object), /*keep_status=*/false);
   if (!created.ok()) {
     if (created.status().code() == absl::StatusCode::kNotFound) {
@@ -930,7 +1002,8 @@ HttpResponse ApiServer::Create(const HttpRequest& request, const Route& route) {
     }
     return ErrorResponse(created.status(), details);
   }
-  return JsonResponse(201, Render(*route.type, **created, TypeMeta::kInclude));
+  return WithWarnings(JsonResponse(201, Render(*route.type, **created, TypeMeta::kInclude)),
+                      warnings);
 }
 
 HttpResponse ApiServer::Bind(const HttpRequest& request, const Route& route) {
@@ -1033,6 +1106,24 @@ HttpResponse ApiServer::Update(const HttpRequest& request, const Route& route) {
     return StatusResponse(400, "BadRequest", "the body must be a JSON object");
   std::string requested_rv = StringAt(replacement, "metadata.resourceVersion");
   const ResourceType& type = *route.type;
+  auto field_validation = ParseFieldValidation(route.Param("fieldValidation"));
+  if (!field_validation.ok()) return ErrorResponse(field_validation.status(), {});
+  std::vector<std::string> warnings;
+  if (absl::Status fields = ValidateFields(*field_validation, type, replacement, &warnings);
+      !fields.ok()) {
+    return ErrorResponse(fields, {});
+  }
+  if (IsView(type)) {
+    // Checked as the client wrote it, against the object it replaces (none: a create).
+    auto current = store_->Get(StoredType(type), route.namespace_name, route.name);
+    rapidjson::Document previous;
+    if (current.ok()) {
+      previous = (*current)->Parse();
+      ToViewForm(type, previous, previous.GetAllocator());
+    }
+    absl::Status valid = ValidateWrite(type, replacement, current.ok() ? &previous : nullptr);
+    if (!valid.ok()) return ErrorResponse(valid, route.Details());
+  }
   ToStoredForm(type, replacement, replacement.GetAllocator());
   auto updated = store_->Update(
       StoredType(type), route.namespace_name, route.name, [&](rapidjson::Document& object) {
@@ -1062,7 +1153,7 @@ HttpResponse ApiServer::Update(const HttpRequest& request, const Route& route) {
     return JsonResponse(201, Render(type, **created, TypeMeta::kInclude));
   }
   if (!updated.ok()) return ErrorResponse(updated.status(), route.Details());
-  return JsonResponse(200, Render(type, **updated, TypeMeta::kInclude));
+  return WithWarnings(JsonResponse(200, Render(type, **updated, TypeMeta::kInclude)), warnings);
 }
 
 HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
@@ -1082,18 +1173,33 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
                                        "application/strategic-merge-patch+json"));
   }
   const ResourceType& type = *route.type;
+  auto field_validation = ParseFieldValidation(route.Param("fieldValidation"));
+  if (!field_validation.ok()) return ErrorResponse(field_validation.status(), {});
+  std::vector<std::string> warnings;
   auto patched = store_->Update(
       StoredType(type), route.namespace_name, route.name, [&](rapidjson::Document& object) {
         std::string current_rv = StringAt(object, "metadata.resourceVersion");
         rapidjson::Document original;
         original.CopyFrom(object, original.GetAllocator());
         // A patch applies to the object as the client sees it, in the group it was sent to.
-        if (IsView(type)) ToViewForm(type, object, object.GetAllocator());
+        rapidjson::Document previous;
+        if (IsView(type)) {
+          ToViewForm(type, object, object.GetAllocator());
+          previous.CopyFrom(object, previous.GetAllocator());
+        }
         absl::Status status = ApplyPatch(*kind, patch, object);
         if (!status.ok()) return MarkInvalid(status);
         if (!object.IsObject())
           return absl::InvalidArgumentError("the patched object is not an object");
-        if (IsView(type)) ToStoredForm(type, object, object.GetAllocator());
+        warnings.clear();  // the store may run this again on a conflict
+        status = ValidateFields(*field_validation, type, object, &warnings);
+        if (!status.ok()) return status;
+        if (IsView(type)) {
+          if (absl::Status valid = ValidateWrite(type, object, &previous); !valid.ok()) {
+            return valid;
+          }
+          ToStoredForm(type, object, object.GetAllocator());
+        }
         if (StringAt(object, "metadata.resourceVersion") != current_rv) {
           return absl::AbortedError(absl::StrCat(
               "Operation cannot be fulfilled on ", type.plural, " \"", route.name,
@@ -1104,7 +1210,7 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
         return CheckCustomResourceSchema(type, object);
       });
   if (!patched.ok()) return ErrorResponse(patched.status(), route.Details());
-  return JsonResponse(200, Render(type, **patched, TypeMeta::kInclude));
+  return WithWarnings(JsonResponse(200, Render(type, **patched, TypeMeta::kInclude)), warnings);
 }
 
 void ApiServer::DeleteNamespaceContents(const std::string& namespace_name) {

@@ -644,7 +644,7 @@ TEST_CASE("discovery lists resources with short names", "[testapi]") {
   CHECK(found_binding);
   CHECK(absl::StrContains(f.Call("GET", "/apis").body, R"("name":"coordination.k8s.io")"));
   CHECK(f.Call("GET", "/apis/policy/v1").status == 200);
-  CHECK(f.Call("GET", "/openapi/v2").status == 404);
+  CHECK(f.Call("GET", "/openapi/v3/apis/unknown.example/v1").status == 404);
 }
 
 TEST_CASE("bearer tokens are required when configured", "[testapi]") {

@@ -50,6 +50,7 @@ bool IsEventName(const std::string& name, const std::string& pod) {
 EventRecorderOptions Options() {
   EventRecorderOptions options;
   options.reporting_instance = "host-a_1234";
+  options.sweep_interval = absl::ZeroDuration();  // the tests sweep on the fake clock
   return options;
 }
 
@@ -196,7 +197,7 @@ TEST_CASE("rate limiter memory is bounded, idle objects are forgotten first", "[
   options.max_tracked_objects = 4;
   Harness h(options);
   const api::Pod busy = PodBuilder("busy").Build();
-  for (int i = 0; i < 3; ++i) CHECK(h.recorder.FailedScheduling(busy, "m"));
+  for (int i = 0; i < 3; ++i) CHECK(h.recorder.FailedScheduling(busy, "m" + std::to_string(i)));
   for (const char* name : {"a", "b", "c"})
     CHECK(h.recorder.Scheduled(PodBuilder(name).Build(), "n"));
   CHECK(h.recorder.tracked_objects() == 4);
@@ -205,9 +206,9 @@ TEST_CASE("rate limiter memory is bounded, idle objects are forgotten first", "[
   h.clock.Advance(absl::Seconds(60));
   CHECK(h.recorder.Scheduled(PodBuilder("d").Build(), "n"));
   CHECK(h.recorder.tracked_objects() == 2);
-  CHECK(h.recorder.FailedScheduling(busy, "m"));
-  CHECK(h.recorder.FailedScheduling(busy, "m"));
-  CHECK_FALSE(h.recorder.FailedScheduling(busy, "m"));  // busy kept its state
+  CHECK(h.recorder.FailedScheduling(busy, "x1"));
+  CHECK(h.recorder.FailedScheduling(busy, "x2"));
+  CHECK_FALSE(h.recorder.FailedScheduling(busy, "x3"));  // busy kept its state
 
   // All busy: the least recently used go, and the map stays within its cap.
   for (int i = 0; i < 100; ++i) {

@@ -92,7 +92,7 @@ TEST_CASE("a rejected bind is a FailedScheduling event that says so", "[run]") {
   const std::vector<std::string> requests = h.Flush();
   REQUIRE(requests.size() == 1);
   CHECK(absl::StrContains(requests[0], R"("reason":"FailedScheduling")"));
-  CHECK(absl::StrContains(requests[0], "Binding rejected: node n1 is gone"));
+  CHECK(absl::StrContains(requests[0], "binding rejected: node n1 is gone"));
 }
 
 TEST_CASE("a preemptor's nominated node is written, and cleared when it loses it", "[run]") {
