@@ -47,7 +47,7 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-TEST_CASE("secure port: probes need no token; /metrics and /configz need an authorized one",
+TEST_CASE("secure port: probes need no token, /metrics and /configz need an authorized one",
           "[serving][run][e2e]") {
   auto server = StartApiServer();
   REQUIRE(server.ok());

@@ -94,7 +94,7 @@ TEST_CASE("pods are listed as a table with kubectl's columns", "[testapi]") {
   CHECK(StringAt(Json(f.Get("/api/v1/namespaces/default/pods").body), "kind") == "PodList");
 }
 
-TEST_CASE("nodes show status, roles and version; other types name and creation", "[testapi]") {
+TEST_CASE("nodes show status, roles and version, other types name and creation", "[testapi]") {
   ApiFixture f;
   REQUIRE(
       f.Call("POST", "/api/v1/nodes",
