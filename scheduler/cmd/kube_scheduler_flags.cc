@@ -203,7 +203,7 @@ absl::Status ParseFeatureGates(std::string_view text, std::vector<std::string>* 
     const std::optional<bool> value =
         pair.size() == 2 ? ParseGoBool(util::Std(absl::StripAsciiWhitespace(pair[1])))
                          : std::nullopt;
-    if (!value.has_value()) {
+    if (!value.has_value() || absl::StripAsciiWhitespace(pair[0]).empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--feature-gates: \"", entry,
                        "\" is not Name=true or Name=false (a list: A=true,B=false)"));
