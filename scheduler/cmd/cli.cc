@@ -450,7 +450,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "simulate") return Simulate(args, out, err);
   if (command == "explain") return Explain(args, out, err);
   if (command == "run") return Run(args, 1, out, err);
-  if (command.rfind("--", 0) == 0) return Run(args, 0, out, err);
+  // Flags first, as a kube-scheduler command line has them (`-v=2 --config ...`): run.
+  if (command.rfind("-", 0) == 0) return Run(args, 0, out, err);
   err << "error: unknown command \"" << command << "\"\n\n" << kMainHelp;
   return kExitUsage;
 }

@@ -103,6 +103,12 @@ TEST_CASE("run --help names every flag run accepts", "[cli]") {
   }
 }
 
+TEST_CASE("a command line that starts with -v runs, as kube-scheduler's does", "[cli]") {
+  const auto r = Cli({"-v=2", "--kubeconfig", "/nonexistent/kubeconfig"});
+  CHECK(r.code == kExitFailure);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent/kubeconfig (--kubeconfig): file not found"));
+}
+
 TEST_CASE("run with a bare --leader-elect reads the next flag as a flag", "[cli]") {
   // --kubeconfig keeps its value: the run gets as far as looking for the file.
   const auto r = Cli({"run", "--leader-elect", "--kubeconfig", "/nonexistent/kubeconfig"});
