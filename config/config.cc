@@ -257,26 +257,9 @@ void DecodeLeaderElection(Reader& r, const YAML::Node& node, LeaderElection* out
   r.String(Get(node, "resourceName"), Field(kPath, "resourceName"), &out->resource_name);
   r.String(Get(node, "resourceNamespace"), Field(kPath, "resourceNamespace"),
            &out->resource_namespace);
-  if (!r.ok() || !out->leader_elect) return;
-  // Upstream's validation: the lease outlives the renew deadline, which outlives a retry.
-  if (out->retry_period <= absl::ZeroDuration()) {
-    r.Fail(Field(kPath, "retryPeriod"), "must be greater than 0");
-  } else if (out->renew_deadline <= out->retry_period * 1.2) {
-    r.Fail(Field(kPath, "renewDeadline"),
-           absl::StrCat("must be greater than retryPeriod*1.2 (",
-                        absl::FormatDuration(out->retry_period * 1.2), "), got ",
-                        absl::FormatDuration(out->renew_deadline)));
-  } else if (out->lease_duration <= out->renew_deadline) {
-    r.Fail(Field(kPath, "leaseDuration"),
-           absl::StrCat("must be greater than renewDeadline (",
-                        absl::FormatDuration(out->renew_deadline), "), got ",
-                        absl::FormatDuration(out->lease_duration)));
-  } else if (out->resource_lock != "leases") {
-    r.Fail(Field(kPath, "resourceLock"),
-           absl::StrCat("only \"leases\" is supported, got ", Quote(out->resource_lock)));
-  } else if (out->resource_name.empty() || out->resource_namespace.empty()) {
-    r.Fail(Field(kPath, out->resource_name.empty() ? "resourceName" : "resourceNamespace"),
-           "must not be empty");
+  if (!r.ok()) return;
+  if (std::optional<LeaderElectionProblem> problem = CheckLeaderElection(*out)) {
+    r.Fail(Field(kPath, problem->field), problem->message);
   }
 }
 

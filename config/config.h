@@ -88,6 +88,32 @@ struct LeaderElection {
   std::string resource_namespace = "kube-system";
 };
 
+// What upstream's validation finds wrong with a leaderElection block (nothing when leaderElect is
+// off): the field ("renewDeadline") and why.
+struct LeaderElectionProblem {
+  std::string_view field;
+  std::string message;
+};
+std::optional<LeaderElectionProblem> CheckLeaderElection(const LeaderElection& election);
+
+// The --leader-elect* flags: each one given replaces its field of the file's leaderElection, as
+// kube-scheduler lets these flags override --config.
+struct LeaderElectionOverrides {
+  std::optional<bool> leader_elect;
+  std::optional<absl::Duration> lease_duration;
+  std::optional<absl::Duration> renew_deadline;
+  std::optional<absl::Duration> retry_period;
+  std::optional<std::string> resource_lock;
+  std::optional<std::string> resource_name;
+  std::optional<std::string> resource_namespace;
+};
+
+// Applies the overrides, then upstream's validation; an InvalidArgument error names the flag when
+// one was given for the field at fault ("--leader-elect-renew-deadline: must be greater than
+// ..."), else the field, saying the flags were applied.
+absl::Status ApplyLeaderElectionOverrides(const LeaderElectionOverrides& overrides,
+                                          LeaderElection* election);
+
 // Where the watched ConfigMap of policies lives (policyConfigMap); empty: no ConfigMap.
 using PolicyConfigMap = ObjectRef;
 

@@ -92,7 +92,8 @@ void MostAvailable::WarnOnce(const framework::PodInfo& pod, const absl::Status& 
   }
   util::LogWarning(absl::StrCat("MostAvailable: pod ", pod.key, ": annotation ",
                                 util::Absl(framework::kVirtualRequestAnnotation),
-                                " ignored, scoring by the pod's requests: ", error.message()));
+                                " ignored, scoring by the pod's requests: ", error.message()),
+                   {util::KObjFromKey("pod", pod.key)});
 }
 
 Status MostAvailable::PreScore(CycleState& state, const framework::PodInfo& pod,

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "scheduler/api/yaml_guard.h"
+#include "scheduler/client/server_url.h"
 #include "scheduler/util/file.h"
 #include "scheduler/util/strings.h"
 
@@ -369,11 +370,34 @@ absl::StatusOr<ResolvedConnection> LoadKubeconfig(const std::string& path,
   return KubeconfigReader(path).Read(context);
 }
 
+namespace {
+
+// --master: over the kubeconfig's server, or alone.
+absl::StatusOr<ResolvedConnection> ApplyMaster(const ConnectionOptions& options,
+                                               absl::StatusOr<ResolvedConnection> resolved) {
+  if (options.master.empty()) return resolved;
+  if (absl::StatusOr<ServerUrl> url = ParseServerUrl(options.master); !url.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--master: ", url.status().message()));
+  }
+  if (!resolved.ok()) return resolved;
+  resolved->rest.server = options.master;
+  resolved->description = absl::StrCat(resolved->description, ", server from --master");
+  return resolved;
+}
+
+}  // namespace
+
 absl::StatusOr<ResolvedConnection> ResolveConnection(const ConnectionOptions& options) {
   const Getenv getenv = EffectiveGetenv(options);
   absl::StatusOr<ResolvedConnection> resolved = absl::NotFoundError("");
   std::vector<std::string> tried;
-  if (!options.kubeconfig_path.empty()) {
+  if (!options.master.empty() && options.kubeconfig_path.empty() &&
+      options.config_kubeconfig.empty()) {
+    ResolvedConnection alone;
+    alone.description = "no kubeconfig, so no credentials";
+    alone.namespace_name = "default";
+    resolved = std::move(alone);
+  } else if (!options.kubeconfig_path.empty()) {
     resolved = LoadExplicit(options.kubeconfig_path, "--kubeconfig", options);
   } else if (!options.config_kubeconfig.empty()) {
     resolved = LoadExplicit(options.config_kubeconfig, "clientConnection.kubeconfig", options);
@@ -415,6 +439,7 @@ absl::StatusOr<ResolvedConnection> ResolveConnection(const ConnectionOptions& op
       }
     }
   }
+  if (!options.master.empty()) resolved = ApplyMaster(options, std::move(resolved));
   if (!resolved.ok()) return resolved.status();
   ApplyClientSettings(options, *resolved);
   return resolved;

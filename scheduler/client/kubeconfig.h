@@ -19,6 +19,10 @@ struct ConnectionOptions {
   std::string kubeconfig_path;    // --kubeconfig flag
   std::string config_kubeconfig;  // configuration file clientConnection.kubeconfig
   std::string context;            // --context; empty = the kubeconfig's current-context
+  // --master: the API server URL. With a kubeconfig given (--kubeconfig or
+  // clientConnection.kubeconfig) it replaces that kubeconfig's server; without one, the
+  // connection is this URL alone, without credentials (as kube-scheduler's --master).
+  std::string master;
   double qps = 50;
   int burst = 100;
   std::string content_type = "application/json";

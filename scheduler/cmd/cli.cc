@@ -14,6 +14,8 @@
 #include "absl/time/time.h"
 #include "config/config.h"
 #include "scheduler/cmd/serving_flags.h"
+#include "scheduler/cmd/flags.h"
+#include "scheduler/cmd/kube_scheduler_flags.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/run/health_server.h"
 #include "scheduler/run/run.h"
@@ -129,7 +131,8 @@ Flags:
   --authorization-always-allow-paths PATHS
                                comma-separated paths served without authentication or
                                authorization ("/x/*": a prefix; default /healthz,/readyz,/livez)
-  --leader-elect true|false    override leaderElection.leaderElect
+  --leader-elect[=true|false]  override leaderElection.leaderElect (a bare --leader-elect is
+                               true; the value goes after "=", as every boolean flag's)
   --identity ID                lease holder identity (default: <hostname>_<random uuid>)
   --kube-api-qps N             override clientConnection.qps (0 = unlimited)
   --kube-api-burst N           override clientConnection.burst
@@ -137,59 +140,41 @@ Flags:
   --threads N                  filter/score threads, at most 1024 (default: CPU count - 1, at
                                least 1)
   --shutdown-grace DURATION    how long to wait for in-flight binds on exit (default 10s)
-  -v N                         log detail, as kube-scheduler's -v (default 0): 1 adds a line per
+  -v N, --v=N                  log detail, as kube-scheduler's -v (default 0): 1 adds a line per
                                preemption, 2 a line per pod bound or found unschedulable
+
+kube-scheduler's flags (see README "Migrating from kube-scheduler"):
+  --master URL                 API server URL, over the kubeconfig's server (alone, without
+                               credentials, when no kubeconfig is given)
+  --leader-elect-lease-duration DURATION, --leader-elect-renew-deadline DURATION,
+  --leader-elect-retry-period DURATION, --leader-elect-resource-name NAME,
+  --leader-elect-resource-namespace NAMESPACE
+                               override the configuration's leaderElection fields
+  --leader-elect-resource-lock leases
+                               the only lock kubesched takes (any other value is an error)
+  --logging-format text|json   text (default) or one JSON object per line, as kube-scheduler's
+                               ({"ts":..,"caller":..,"msg":..,"v":..,"pod":{..},"node":..})
+  --feature-gates A=true,B=false
+                               accepted; kubesched behaves one way, and a gate it does not know,
+                               or one set to what it does not do, is named in a warning
+  --kube-api-content-type, --profiling, --contention-profiling, --vmodule,
+  --log-flush-frequency, --log-json-info-buffer-size, --log-json-split-stream,
+  --log-text-info-buffer-size, --log-text-split-stream, --allow-metric-labels,
+  --allow-metric-labels-manifest, --disabled-metrics, --show-hidden-metrics-for-version,
+  --emulated-version, --cert-dir, --tls-cipher-suites, --tls-min-version, --tls-sni-cert-key,
+  --http2-max-streams-per-connection, --permit-address-sharing, --permit-port-sharing,
+  --client-ca-file, --requestheader-client-ca-file, --requestheader-allowed-names,
+  --requestheader-extra-headers-prefix, --requestheader-group-headers,
+  --requestheader-uid-headers, --requestheader-username-headers, --authentication-skip-lookup,
+  --authentication-token-webhook-cache-ttl, --authentication-tolerate-lookup-failure,
+  --authorization-webhook-cache-authorized-ttl, --authorization-webhook-cache-unauthorized-ttl
+                               accepted and ignored, each with a warning that names it (none
+                               for a boolean set to false)
+  --write-config-to            refused (exit code 2): kubesched does not write its config out
 
 Exit codes: 0 stopped by a signal; 1 cannot connect (no kubeconfig, TLS or credentials
 rejected) or lost the lease; 2 bad flags or configuration.
 )";
-
-struct ParsedFlags {
-  absl::flat_hash_map<std::string, std::string> values;
-  bool help = false;
-};
-
-// Parses "--name value" and "--name=value" for the allowed names; errors name the flag.
-std::optional<ParsedFlags> ParseFlags(const std::vector<std::string>& args, size_t first,
-                                      const std::vector<std::string>& allowed, std::ostream& err) {
-  ParsedFlags flags;
-  for (size_t i = first; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      flags.help = true;
-      continue;
-    }
-    // -v N / -v=N: kube-scheduler's verbosity flag, the one single-dash flag.
-    const bool short_v = arg == "-v" || arg.rfind("-v=", 0) == 0;
-    if (arg.rfind("--", 0) != 0 && !short_v) {
-      err << "error: unexpected argument \"" << arg << "\"\n";
-      return std::nullopt;
-    }
-    std::string name = arg.substr(short_v ? 1 : 2);
-    std::string value;
-    if (const auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      err << "error: flag --" << name << " needs a value\n";
-      return std::nullopt;
-    }
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      err << "error: unknown flag --" << name << "\n";
-      return std::nullopt;
-    }
-    flags.values[name] = value;
-  }
-  return flags;
-}
-
-std::optional<std::string> Get(const ParsedFlags& flags, const std::string& name) {
-  auto it = flags.values.find(name);
-  if (it == flags.values.end()) return std::nullopt;
-  return it->second;
-}
 
 std::optional<config::Configuration> LoadConfig(const ParsedFlags& flags, std::ostream& err) {
   const auto path = Get(flags, "config");
@@ -364,19 +349,6 @@ int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                      out, err);
 }
 
-// --name true|false; nullopt when absent; false (after printing) when malformed.
-bool ParseBool(const ParsedFlags& flags, const std::string& name, std::optional<bool>* value,
-               std::ostream& err) {
-  const auto text = Get(flags, name);
-  if (!text.has_value()) return true;
-  if (*text != "true" && *text != "false") {
-    err << "error: --" << name << " must be true or false, got \"" << *text << "\"\n";
-    return false;
-  }
-  *value = *text == "true";
-  return true;
-}
-
 bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream& err) {
   uint64_t bind_workers = static_cast<uint64_t>(options->bind_workers);
   if (!ParseUint(flags, "bind-workers", &bind_workers, err) ||
@@ -416,6 +388,24 @@ bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream
   return true;
 }
 
+// Every flag has parsed: from here on the log has its format, and in JSON even the errors that
+// stop the run are JSON lines.
+int RunWithLogFormat(const RunOptions& options, const KubeSchedulerSettings& settings,
+                     std::ostream& err) {
+  const util::LogFormat previous = util::CurrentLogFormat();
+  util::SetLogFormat(settings.log_format);
+  for (const std::string& warning : settings.warnings) util::LogWarning(warning);
+  int code = kExitOk;
+  if (settings.log_format == util::LogFormat::kJson) {
+    util::ErrorLogStream errors("stopping on an error");
+    code = RunScheduler(options, errors);
+  } else {
+    code = RunScheduler(options, err);
+  }
+  util::SetLogFormat(previous);
+  return code;
+}
+
 int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, std::ostream& err) {
   auto flags = ParseFlags(
       args, first,
@@ -425,7 +415,7 @@ int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, s
        // the secure port (serving_flags.h)
        "secure-port", "bind-address", "tls-cert-file", "tls-private-key-file",
        "authentication-kubeconfig", "authorization-kubeconfig", "authorization-always-allow-paths"},
-      err);
+      err, KubeSchedulerFlags());
   if (!flags.has_value()) return kExitUsage;
   if (flags->help) {
     out << kRunHelp;
@@ -462,11 +452,12 @@ int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, s
                          &options.serving, err)) {
     return kExitUsage;
   }
-  if (!ParseBool(*flags, "leader-elect", &options.leader_elect, err) ||
+  KubeSchedulerSettings settings;
+  if (!ReadKubeSchedulerFlags(*flags, &options, &settings, err) ||
       !ParseRunNumbers(*flags, &options, err)) {
     return kExitUsage;
   }
-  return RunScheduler(options, err);
+  return RunWithLogFormat(options, settings, err);
 }
 
 }  // namespace
@@ -485,7 +476,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (command == "simulate") return Simulate(args, out, err);
   if (command == "explain") return Explain(args, out, err);
   if (command == "run") return Run(args, 1, out, err);
-  if (command.rfind("--", 0) == 0) return Run(args, 0, out, err);
+  // Flags first, as a kube-scheduler command line has them (`-v=2 --config ...`): run.
+  if (command.rfind("-", 0) == 0) return Run(args, 0, out, err);
   err << "error: unknown command \"" << command << "\"\n\n" << kMainHelp;
   return kExitUsage;
 }

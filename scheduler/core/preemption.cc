@@ -140,7 +140,9 @@ void Scheduler::Evict(const framework::PodInfo& victim, const framework::PodInfo
     return;
   }
   util::LogWarning(absl::StrCat("preemption: deleting victim ", victim.key, " for ", preemptor.key,
-                                " failed: ", status.message()));
+                                " failed: ", status.message()),
+                   {util::KObjFromKey("pod", preemptor.key),
+                    util::KObjFromKey("victim", victim.key), util::KV("node", node)});
   // The preemptor waits for deletions that will not come: let it try again.
   UnmarkEvicting(victim);
   queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);

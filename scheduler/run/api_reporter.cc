@@ -14,8 +14,12 @@ using util::LogWarning;
 
 void ApiReporter::OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
                                   int attempts) {
-  util::LogV(2,
-             absl::StrCat("pod ", pod.key, " unschedulable (attempt ", attempts, "): ", message));
+  if (util::V(2)) {
+    util::LogV(2,
+               absl::StrCat("pod ", pod.key, " unschedulable (attempt ", attempts, "): ", message),
+               {util::KObjFromKey("pod", pod.key), util::KV("attempts", attempts),
+                util::KV("reason", message)});
+  }
   events_->FailedScheduling(pod.get(), message);
   std::shared_ptr<const api::Pod> object = pod.pod;
   status_queue_->Enqueue([this, object, message] {
@@ -29,23 +33,37 @@ void ApiReporter::OnError(const framework::PodInfo& pod, const std::string& mess
 }
 
 void ApiReporter::OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) {
-  util::LogV(2,
-             absl::StrCat("pod ", pod.key, " bound to node ", node, " (attempt ", attempts, ")"));
+  if (util::V(2)) {
+    util::LogV(2,
+               absl::StrCat("pod ", pod.key, " bound to node ", node, " (attempt ", attempts, ")"),
+               {util::KObjFromKey("pod", pod.key), util::KV("node", node),
+                util::KV("attempts", attempts)});
+  }
   events_->Scheduled(pod.get(), node);
 }
 
 void ApiReporter::OnBindFailed(const framework::PodInfo& pod, const std::string& node,
                                const std::string& message) {
-  util::LogV(1, absl::StrCat("bind of pod ", pod.key, " to node ", node,
-                             " failed; the pod is requeued: ", message));
+  if (util::V(1)) {
+    util::LogV(
+        1,
+        absl::StrCat("bind of pod ", pod.key, " to node ", node,
+                     " failed; the pod is requeued: ", message),
+        {util::KObjFromKey("pod", pod.key), util::KV("node", node), util::KV("err", message)});
+  }
   events_->Record(pod.get(), nullptr, client::EventKind::kWarning, "FailedScheduling", "Scheduling",
                   absl::StrCat("binding rejected: ", message));
 }
 
 void ApiReporter::OnPreempted(const framework::PodInfo& pod, const std::string& node,
                               const std::vector<std::string>& victims) {
-  util::LogV(1, absl::StrCat("pod ", pod.key, " preempts ", absl::StrJoin(victims, ", "),
-                             " on node ", node));
+  if (util::V(1)) {
+    util::LogV(1,
+               absl::StrCat("pod ", pod.key, " preempts ", absl::StrJoin(victims, ", "),
+                            " on node ", node),
+               {util::KObjFromKey("pod", pod.key), util::KV("node", node),
+                util::KV("victims", absl::StrJoin(victims, ","))});
+  }
   std::shared_ptr<const api::Pod> object = pod.pod;
   status_queue_->Enqueue([this, object, node] {
     const absl::Status status = status_->SetNominatedNodeName(*object, node);

@@ -115,15 +115,18 @@ void LeaderElector::Run(std::stop_token stop, const LeaderCallbacks& callbacks) 
                              config_.namespace_name, "/", config_.name));
   if (!Acquire(stop, callbacks)) return;
   util::LogInfo(absl::StrCat("leader election: ", config_.identity, " acquired lease ",
-                             config_.namespace_name, "/", config_.name));
+                             config_.namespace_name, "/", config_.name),
+                {util::KObj("lease", config_.namespace_name, config_.name),
+                 util::KV("identity", config_.identity)});
   leading_.store(true, std::memory_order_release);
   if (callbacks.on_started_leading) callbacks.on_started_leading();
   RenewUntilLost(stop, callbacks);
   leading_.store(false, std::memory_order_release);
   if (!stop.stop_requested()) {
-    util::LogWarning(absl::StrCat("leader election: failed to renew lease ", config_.namespace_name,
-                                  "/", config_.name, " within ",
-                                  absl::FormatDuration(config_.renew_deadline)));
+    util::LogWarning(
+        absl::StrCat("leader election: failed to renew lease ", config_.namespace_name, "/",
+                     config_.name, " within ", absl::FormatDuration(config_.renew_deadline)),
+        {util::KObj("lease", config_.namespace_name, config_.name)});
   }
   // As client-go, also after a failed renewal: if the server still names us, the next leader
   // need not wait out the lease. A no-op when someone else holds it.

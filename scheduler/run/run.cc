@@ -66,6 +66,12 @@ std::optional<config::Configuration> LoadRunConfiguration(const RunOptions& opti
     return std::nullopt;
   }
   if (options.leader_elect.has_value()) config.leader_election.leader_elect = *options.leader_elect;
+  if (absl::Status status =
+          config::ApplyLeaderElectionOverrides(options.leader_election, &config.leader_election);
+      !status.ok()) {
+    err << "error: " << status.message() << "\n";
+    return std::nullopt;
+  }
   if (options.qps.has_value()) config.client_connection.qps = *options.qps;
   if (options.burst.has_value()) config.client_connection.burst = *options.burst;
   return config;
@@ -77,6 +83,7 @@ absl::StatusOr<client::ResolvedConnection> Connect(const RunOptions& options,
   connection.kubeconfig_path = options.kubeconfig;
   connection.config_kubeconfig = config.client_connection.kubeconfig;
   connection.context = options.context;
+  connection.master = options.master;
   connection.qps = config.client_connection.qps;
   connection.burst = config.client_connection.burst;
   connection.content_type = config.client_connection.content_type;

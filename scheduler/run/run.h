@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "config/config.h"
 #include "scheduler/run/secure_serving.h"
 
 namespace kubesched::scheduler {
@@ -26,6 +27,10 @@ struct RunOptions {
   int bind_workers = 16;             // concurrent binding cycles
   int threads = 0;                   // filter/score threads; 0 = CPU count - 1 (at least 1)
   absl::Duration shutdown_grace = absl::Seconds(10);  // for in-flight binds and events on exit
+  // kube-scheduler's flags: --leader-elect-* override the rest of leaderElection, after
+  // leader_elect above; --master is the API server URL, over the kubeconfig's server.
+  config::LeaderElectionOverrides leader_election;
+  std::string master;
 };
 
 // Connects to the API server, watches it and schedules until SIGTERM/SIGINT (exit 0 after a

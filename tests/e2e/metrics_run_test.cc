@@ -177,7 +177,7 @@ TEST_CASE("metrics: run exits with code 2 when the metrics port is taken", "[met
   auto started = ChildProcess::Start(
       {.argv = {KUBESCHED_BINARY, "run", "--kubeconfig", (*server)->kubeconfig(),
                 "--health-bind-address", "127.0.0.1:0", "--metrics-bind-address", taken,
-                "--leader-elect", "false", "--secure-port", "0"}});
+                "--leader-elect=false", "--secure-port", "0"}});
   REQUIRE(started.ok());
   auto exit_code = (*started)->Wait(absl::Seconds(30));
   INFO((*started)->ReadStderr());

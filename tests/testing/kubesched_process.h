@@ -60,10 +60,11 @@ inline std::unique_ptr<ChildProcess> StartKubeschedRun(const KubeschedRunFlags& 
                                    "--kubeconfig",           flags.kubeconfig,
                                    "--health-bind-address",  "127.0.0.1:0",
                                    "--metrics-bind-address", "127.0.0.1:0",
-                                   "--leader-elect",         flags.leader_elect ? "true" : "false",
                                    "--shutdown-grace",       flags.shutdown_grace};
   argv.insert(argv.end(), {"--secure-port", absl::StrCat(flags.secure_port)});
   if (flags.secure_port != 0) argv.insert(argv.end(), {"--bind-address", "127.0.0.1"});
+  // pflag's rules: a bare boolean flag is true, and never takes the next argument.
+  argv.push_back(flags.leader_elect ? "--leader-elect" : "--leader-elect=false");
   if (!flags.config_path.empty()) argv.insert(argv.end(), {"--config", flags.config_path});
   if (!flags.identity.empty()) argv.insert(argv.end(), {"--identity", flags.identity});
   if (flags.verbosity > 0) argv.insert(argv.end(), {"-v", absl::StrCat(flags.verbosity)});

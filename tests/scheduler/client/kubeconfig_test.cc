@@ -461,5 +461,36 @@ TEST_CASE("ResolveConnection: explicit files must exist, nothing found lists wha
   CHECK(absl::StrContains(resolved.status().message(), "service-account token"));
 }
 
+TEST_CASE("ResolveConnection: --master replaces a kubeconfig's server, or stands alone",
+          "[client]") {
+  Fixture f;
+  const std::map<std::string, std::string> in_cluster_env = {
+      {"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}};
+  ConnectionOptions options = f.Options(in_cluster_env);
+  options.kubeconfig_path = f.flag;
+  options.master = "https://lb.example:6443";
+  absl::StatusOr<ResolvedConnection> resolved = ResolveConnection(options);
+  CHECK(ServerOf(resolved) == "https://lb.example:6443");
+  CHECK(absl::StrContains(resolved->description, "server from --master"));
+
+  options.kubeconfig_path.clear();
+  options.config_kubeconfig = f.from_config;
+  CHECK(ServerOf(ResolveConnection(options)) == "https://lb.example:6443");
+
+  // No kubeconfig given: the URL alone, without the in-cluster token (as kube-scheduler).
+  options.config_kubeconfig.clear();
+  options.master = "http://127.0.0.1:8080";
+  resolved = ResolveConnection(options);
+  CHECK(ServerOf(resolved) == "http://127.0.0.1:8080");
+  CHECK(resolved->rest.token == nullptr);
+  CHECK(resolved->rest.qps == 7);
+
+  options.master = "ftp://nowhere";
+  resolved = ResolveConnection(options);
+  REQUIRE_FALSE(resolved.ok());
+  CHECK(absl::IsInvalidArgument(resolved.status()));
+  CHECK(absl::StartsWith(resolved.status().message(), "--master: "));
+}
+
 }  // namespace
 }  // namespace kubesched::client

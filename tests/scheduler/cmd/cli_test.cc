@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "rapidjson/document.h"
+#include "scheduler/cmd/kube_scheduler_flags.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched::scheduler {
@@ -57,7 +58,18 @@ TEST_CASE("usage errors exit with code 2 and say what is wrong", "[cli]") {
       {{"run", "--kube-api-qps", "fast"}, "--kube-api-qps must be a non-negative number"},
       {{"run", "--kube-api-qps", "nan"}, "--kube-api-qps must be a non-negative number"},
       {{"run", "--kube-api-qps", "inf"}, "--kube-api-qps must be a non-negative number"},
-      {{"run", "--leader-elect", "maybe"}, "--leader-elect must be true or false"},
+      {{"run", "--leader-elect=maybe"}, "--leader-elect must be true or false"},
+      {{"run", "--leader-elect", "true"},
+       "unexpected argument \"true\": --leader-elect is a boolean flag and takes its value "
+       "after \"=\" (--leader-elect=true)"},
+      {{"run", "--leader-elect", "--no-such-flag"}, "unknown flag --no-such-flag"},
+      {{"run", "--write-config-to", "/tmp/x"}, "--write-config-to is not supported"},
+      {{"run", "--feature-gates", "Foo=maybe"}, "--feature-gates: \"Foo=maybe\" is not"},
+      {{"run", "--leader-elect-renew-deadline", "20s"},
+       "leaderElection.leaseDuration (with the --leader-elect* flags applied): must be greater "
+       "than renewDeadline (20s), got 15s"},
+      {{"run", "--leader-elect-resource-lock=configmapsleases"},
+       "--leader-elect-resource-lock: only \"leases\" is supported"},
       {{"run", "--shutdown-grace", "soon"}, "--shutdown-grace must be a duration"},
       {{"run", "--bind-workers", "0"}, "--bind-workers must be in 1..1024"},
       {{"run", "-v", "loud"}, "-v must be a number from 0 to 10, got \"loud\""},
@@ -77,6 +89,32 @@ TEST_CASE("usage errors exit with code 2 and say what is wrong", "[cli]") {
     CHECK(r.code == kExitUsage);
     CHECK(r.err.find(c.message) != std::string::npos);
   }
+}
+
+TEST_CASE("run --help names every flag run accepts", "[cli]") {
+  const auto r = Cli({"run", "--help"});
+  REQUIRE(r.code == kExitOk);
+  const ExtraFlags flags = KubeSchedulerFlags();
+  std::vector<std::string> names = flags.values;
+  names.insert(names.end(), flags.booleans.begin(), flags.booleans.end());
+  for (const std::string& name : names) {
+    INFO(name);
+    CHECK_THAT(r.out, Catch::Contains("--" + name));
+  }
+}
+
+TEST_CASE("a command line that starts with -v runs, as kube-scheduler's does", "[cli]") {
+  const auto r = Cli({"-v=2", "--kubeconfig", "/nonexistent/kubeconfig"});
+  CHECK(r.code == kExitFailure);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent/kubeconfig (--kubeconfig): file not found"));
+}
+
+TEST_CASE("run with a bare --leader-elect reads the next flag as a flag", "[cli]") {
+  // --kubeconfig keeps its value: the run gets as far as looking for the file.
+  const auto r = Cli({"run", "--leader-elect", "--kubeconfig", "/nonexistent/kubeconfig"});
+  CHECK(r.code == kExitFailure);
+  CHECK_THAT(r.err, Catch::Contains("kubeconfig /nonexistent/kubeconfig (--kubeconfig): file not "
+                                    "found"));
 }
 
 TEST_CASE("a bad configuration exits with code 2 naming the plugin and field", "[cli]") {
