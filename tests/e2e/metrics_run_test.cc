@@ -2,6 +2,7 @@
 // HTTP after a small run, checked against what happened in the cluster.
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -221,8 +222,15 @@ TEST_CASE("metrics: promtool check metrics finds nothing to complain about in a 
   }
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
-  auto scheduler =
-      testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig(), .leader_elect = true});
+  // A queue with a max and a GPU-hour budget, so that the quota and budget families have samples.
+  const std::string config_path = (*server)->dir() + "/config.yaml";
+  std::ofstream(config_path) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                "kind: KubeSchedulerConfiguration\n"
+                                "queues:\n  tree:\n  - name: team\n"
+                                "    max: {cpu: \"100\", nvidia.com/gpu: \"8\"}\n"
+                                "    budget: {nvidia.com/gpu: 1000h, period: 168h}\n";
+  auto scheduler = testing::StartKubeschedRun(
+      {.kubeconfig = (*server)->kubeconfig(), .config_path = config_path, .leader_elect = true});
   testing::WaitForLog(*scheduler, "became the leader");
   const std::string body = ScrapeBusyLeader(**server, *scheduler);
   const testing::TempFile scrape(body, "metrics.txt");
@@ -240,6 +248,9 @@ TEST_CASE("metrics: promtool check metrics finds nothing to complain about in a 
   CHECK(parsed->Has(kRestClientRequestsTotal));
   CHECK(parsed->Has(kProcessCpuSecondsTotal));
   CHECK(parsed->Value(kCacheSize, {{"type", "nodes"}}) == 2);
+  CHECK(parsed->Value(kQueueBudgetLimit,
+                      {{"queue", "root.team"}, {"resource", "nvidia.com/gpu"}}) == 1000 * 3600);
+  CHECK(parsed->Has(kQueueQuotaMax, {{"queue", "root.team"}, {"resource", "cpu"}}));
   REQUIRE(scheduler->Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
 }
 
