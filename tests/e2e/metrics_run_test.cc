@@ -50,6 +50,37 @@ int CountBound(testing::TestApiClient& api) {
   return bound;
 }
 
+// client-go's and the process' families: six bindings were created (201) and the informers
+// listed and watched, all at the test API server's host:port; the process has run, holds memory
+// and sockets, and started within the last hour. Without leader election there is no lease, so
+// no leader status (as upstream).
+void CheckClientAndProcess(const Scrape& scrape, const TestApiProcess& server) {
+  CHECK(scrape.LabelSets(kRestClientRequestsTotal) == LabelNames{{"code", "host", "method"}});
+  CHECK(scrape.LabelSets(std::string(kRestClientRequestDuration) + "_count") ==
+        LabelNames{{"host", "verb"}});
+  const std::string host = server.url().substr(server.url().find("://") + 3);
+  CHECK(scrape.Value(kRestClientRequestsTotal,
+                     {{"method", "POST"}, {"code", "201"}, {"host", host}}) >= 6);
+  CHECK(scrape.Value(kRestClientRequestsTotal, {{"method", "GET"}, {"code", "200"}}) >= 5);
+  CHECK(scrape.Value(std::string(kRestClientRequestDuration) + "_count",
+                     {{"verb", "POST"}, {"host", host}}) >= 6);
+  for (const char* family :
+       {kProcessCpuSecondsTotal, kProcessResidentMemoryBytes, kProcessVirtualMemoryBytes,
+        kProcessOpenFds, kProcessMaxFds, kProcessStartTimeSeconds}) {
+    INFO(family);
+    CHECK(scrape.LabelSets(family) == LabelNames{{}});
+  }
+  CHECK(scrape.Value(kProcessCpuSecondsTotal) > 0);
+  CHECK(scrape.Value(kProcessResidentMemoryBytes) > 1e6);
+  CHECK(scrape.Value(kProcessVirtualMemoryBytes) >= scrape.Value(kProcessResidentMemoryBytes));
+  CHECK(scrape.Value(kProcessOpenFds) >= 3);
+  CHECK(scrape.Value(kProcessMaxFds) >= scrape.Value(kProcessOpenFds));
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  CHECK(scrape.Value(kProcessStartTimeSeconds) <= now + 1);
+  CHECK(scrape.Value(kProcessStartTimeSeconds) > now - 3600);
+  CHECK_FALSE(scrape.Has(kLeaderElectionMasterStatus));
+}
+
 TEST_CASE("metrics: run serves /metrics whose names, labels and counts match what happened",
           "[metrics][run][e2e]") {
   auto server = TestApiProcess::Start();
@@ -101,17 +132,6 @@ TEST_CASE("metrics: run serves /metrics whose names, labels and counts match wha
     CHECK(scrape.LabelSets(kQueueIncomingPodsTotal) == LabelNames{{"event", "queue"}});
     CHECK(scrape.LabelSets(kUnschedulablePods) == LabelNames{{"plugin", "profile"}});
     CHECK(scrape.LabelSets(kCacheSize) == LabelNames{{"type"}});
-    CHECK(scrape.LabelSets(kRestClientRequestsTotal) == LabelNames{{"code", "host", "method"}});
-    CHECK(scrape.LabelSets(std::string(kRestClientRequestDuration) + "_count") ==
-          LabelNames{{"host", "verb"}});
-    for (const char* family :
-         {kProcessCpuSecondsTotal, kProcessResidentMemoryBytes, kProcessVirtualMemoryBytes,
-          kProcessOpenFds, kProcessMaxFds, kProcessStartTimeSeconds}) {
-      INFO(family);
-      CHECK(scrape.LabelSets(family) == LabelNames{{}});
-    }
-    // Without leader election there is no lease, so no leader status (as upstream).
-    CHECK_FALSE(scrape.Has(kLeaderElectionMasterStatus));
   }
 
   {  // kubesched's own names and label sets.
@@ -170,26 +190,9 @@ TEST_CASE("metrics: run serves /metrics whose names, labels and counts match wha
     CHECK(scrape.Value(kClusterAllocatedRatio, {{"resource", "cpu"}}) == Approx(6.0 / 8.0));
     CHECK(scrape.Value(kQueueQuotaUsed, {{"queue", "root"}, {"resource", "cpu"}}) == Approx(6));
 
-    // Six bindings were created (201) and the informers listed and watched, all at the test API
-    // server's host:port.
-    const std::string& url = (*server)->url();
-    const std::string host = url.substr(url.find("://") + 3);
-    CHECK(scrape.Value(kRestClientRequestsTotal,
-                       {{"method", "POST"}, {"code", "201"}, {"host", host}}) >= 6);
-    CHECK(scrape.Value(kRestClientRequestsTotal, {{"method", "GET"}, {"code", "200"}}) >= 5);
-    CHECK(scrape.Value(std::string(kRestClientRequestDuration) + "_count",
-                       {{"verb", "POST"}, {"host", host}}) >= 6);
-    // The process: it has run, holds memory and sockets, and started within the last hour.
-    CHECK(scrape.Value(kProcessCpuSecondsTotal) > 0);
-    CHECK(scrape.Value(kProcessResidentMemoryBytes) > 1e6);
-    CHECK(scrape.Value(kProcessVirtualMemoryBytes) >= scrape.Value(kProcessResidentMemoryBytes));
-    CHECK(scrape.Value(kProcessOpenFds) >= 3);
-    CHECK(scrape.Value(kProcessMaxFds) >= scrape.Value(kProcessOpenFds));
-    const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
-    CHECK(scrape.Value(kProcessStartTimeSeconds) <= now + 1);
-    CHECK(scrape.Value(kProcessStartTimeSeconds) > now - 3600);
     CHECK(scrape.Value(kInformerRelistsTotal) == 0);
   }
+  CheckClientAndProcess(scrape, **server);
 
   REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
 }
