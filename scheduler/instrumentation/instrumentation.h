@@ -14,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "config/config.h"
 #include "prometheus/collectable.h"
+#include "scheduler/client/rest_client.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/instrumentation/metrics_observer.h"
 #include "scheduler/instrumentation/state_collector.h"
+#include "scheduler/metrics/process_collector.h"
 #include "scheduler/metrics/scheduler_metrics.h"
 #include "scheduler/util/clock.h"
 
@@ -35,14 +38,20 @@ class Instrumentation {
   // (the mode's own, which must outlive this object; may be null) and to the metrics. Once.
   void Instrument(scheduler::SchedulerDeps& deps);
 
+  // Sets rest.on_request to count and time every request in rest_client_requests_total and
+  // rest_client_request_duration_seconds, with `host` taken from rest.server (InvalidArgument if
+  // that does not parse). Before the RestClient is created from `rest`.
+  absl::Status InstrumentRestClient(client::RestConfig& rest);
+
   SchedulerMetrics& metrics() { return *metrics_; }
   StateCollector& state() { return *state_; }
-  // What a scrape reads: the recorded families, the plugin timings and the state.
+  // What a scrape reads: the recorded families, the plugin timings, the state and the process.
   std::vector<std::shared_ptr<prometheus::Collectable>> collectables() const;
 
  private:
   std::unique_ptr<SchedulerMetrics> metrics_;
   std::shared_ptr<StateCollector> state_;
+  std::shared_ptr<ProcessCollector> process_;
   MetricsObserver observer_;
   std::unique_ptr<ObserverFanout> fanout_;
 };

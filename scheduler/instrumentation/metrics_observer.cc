@@ -7,9 +7,11 @@
 
 namespace kubesched::metrics {
 
-std::string_view ProfileLabel(const framework::PodInfo& pod) {
-  // A pod scheduled under a per-pod policy is labelled with the policy's name.
-  return policy::RequestedPolicy(pod.get()).value_or(pod.get().spec.scheduler_name);
+ProfileMetrics* ProfileOf(const framework::PodInfo& pod, SchedulerMetrics& metrics) {
+  if (const std::optional<std::string_view> policy = policy::RequestedPolicy(pod.get())) {
+    if (ProfileMetrics* found = metrics.FindProfile(*policy)) return found;
+  }
+  return metrics.FindProfile(pod.get().spec.scheduler_name);
 }
 
 namespace {
@@ -29,7 +31,7 @@ void MetricsObserver::OnNodeSelected(const queue::QueuedPodInfo& queued, const s
   metrics_->ObserveAlgorithm(seconds);
   const auto cycle_start = SteadyClock::now() - std::chrono::duration_cast<SteadyClock::duration>(
                                                     std::chrono::duration<double>(seconds));
-  ProfileMetrics* profile = &metrics_->Profile(ProfileLabel(*queued.pod_info));
+  ProfileMetrics* profile = ProfileOf(*queued.pod_info, *metrics_);
   const framework::GangMembership& gang = queued.pod_info->gang;
   std::lock_guard<std::mutex> lock(mu_);
   binding_[queued.pod_info->key] = Binding{profile, cycle_start, queued.initial_attempt_timestamp};
@@ -61,7 +63,9 @@ void MetricsObserver::OnAttempt(const framework::PodInfo& pod, double seconds) {
   // Not failed: a node was selected and the binding cycle counts the attempt when it ends.
   if (failed_key_ != pod.key) return;
   failed_key_.clear();
-  metrics_->Profile(ProfileLabel(pod)).ObserveAttempt(failed_result_, seconds);
+  if (ProfileMetrics* profile = ProfileOf(pod, *metrics_)) {
+    profile->ObserveAttempt(failed_result_, seconds);
+  }
 }
 
 bool MetricsObserver::EndBinding(const framework::PodInfo& pod, Binding* binding) {
@@ -76,12 +80,14 @@ bool MetricsObserver::EndBinding(const framework::PodInfo& pod, Binding* binding
 void MetricsObserver::OnBound(const framework::PodInfo& pod, const std::string&, int attempts) {
   Binding binding;
   if (!EndBinding(pod, &binding)) {
-    metrics_->Profile(ProfileLabel(pod)).CountBind(true);
+    if (ProfileMetrics* profile = ProfileOf(pod, *metrics_)) profile->CountBind(true);
     return;
   }
-  binding.profile->CountBind(true);
-  binding.profile->ObserveAttempt(AttemptResult::kScheduled,
-                                  SecondsBetween(binding.cycle_start, SteadyClock::now()));
+  if (binding.profile != nullptr) {
+    binding.profile->CountBind(true);
+    binding.profile->ObserveAttempt(AttemptResult::kScheduled,
+                                    SecondsBetween(binding.cycle_start, SteadyClock::now()));
+  }
   metrics_->ObservePodScheduled(attempts,
                                 absl::ToDoubleSeconds(clock_->Now() - binding.first_attempt));
 }
@@ -90,12 +96,14 @@ void MetricsObserver::OnBindFailed(const framework::PodInfo& pod, const std::str
                                    const std::string&) {
   Binding binding;
   if (!EndBinding(pod, &binding)) {
-    metrics_->Profile(ProfileLabel(pod)).CountBind(false);
+    if (ProfileMetrics* profile = ProfileOf(pod, *metrics_)) profile->CountBind(false);
     return;
   }
-  binding.profile->CountBind(false);
-  binding.profile->ObserveAttempt(AttemptResult::kError,
-                                  SecondsBetween(binding.cycle_start, SteadyClock::now()));
+  if (binding.profile != nullptr) {
+    binding.profile->CountBind(false);
+    binding.profile->ObserveAttempt(AttemptResult::kError,
+                                    SecondsBetween(binding.cycle_start, SteadyClock::now()));
+  }
 }
 
 void MetricsObserver::OnPreempted(const framework::PodInfo&, const std::string&,

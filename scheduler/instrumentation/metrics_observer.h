@@ -16,10 +16,12 @@
 
 namespace kubesched::metrics {
 
-// The `profile` label of a pod's series: today its schedulerName (the profile that schedules it).
-// Where a per-pod policy chooses the plugins, this is where its name goes instead. A view into
-// the pod, valid as long as it.
-std::string_view ProfileLabel(const framework::PodInfo& pod);
+// The series of the profile a pod is scheduled under, as upstream's `profile` label: the policy
+// its kubesched.io/policy annotation names when that policy is configured, else the profile of
+// its schedulerName. Only names whose series exist (configured profiles, policies whose
+// framework was built) are returned, so a pod's free text never creates a series; null when
+// neither exists (a pod no profile schedules).
+ProfileMetrics* ProfileOf(const framework::PodInfo& pod, SchedulerMetrics& metrics);
 
 // Results are counted as upstream counts them: an attempt that picked a node is "scheduled" only
 // when its binding succeeds ("error" when it fails), and its duration runs from the start of the

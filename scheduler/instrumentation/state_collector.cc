@@ -45,6 +45,8 @@ double BaseUnits(api::ResourceId id, int64_t amount) {
                                 : static_cast<double>(amount);
 }
 
+constexpr double kSecondsPerHour = 3600;
+
 std::string ResourceLabel(api::ResourceId id) { return std::string(api::ResourceName(id)); }
 
 // "Pod" -> "pods", "PriorityClass" -> "priorityclasses": the resource a reflector lists.
@@ -67,8 +69,8 @@ const framework::WatermarkReporter* WatermarkReporterOf(const scheduler::Schedul
 
 }  // namespace
 
-StateCollector::StateCollector(std::vector<std::string> profiles)
-    : profiles_(std::move(profiles)) {}
+StateCollector::StateCollector(std::vector<std::string> profiles, SchedulerMetrics* metrics)
+    : profiles_(std::move(profiles)), metrics_(metrics) {}
 
 void StateCollector::AttachScheduler(scheduler::Scheduler* scheduler) {
   absl::MutexLock lock(&mu_);
@@ -114,8 +116,10 @@ void StateCollector::CollectQueue(scheduler::Scheduler& scheduler,
   // A pod counts once for every plugin that rejected it, as upstream's gauge does (a gated pod:
   // for the PreEnqueue plugin that holds it).
   std::map<std::pair<std::string, std::string>, int64_t> by_plugin;
-  queue.ForEachUnschedulable([&by_plugin](const queue::QueuedPodInfo& pod) {
-    const std::string profile(ProfileLabel(*pod.pod_info));
+  queue.ForEachUnschedulable([this, &by_plugin](const queue::QueuedPodInfo& pod) {
+    const ProfileMetrics* found = ProfileOf(*pod.pod_info, *metrics_);
+    if (found == nullptr) return;
+    const std::string& profile = found->label();
     for (const std::string& plugin : pod.unschedulable_plugins) ++by_plugin[{plugin, profile}];
   });
   MetricFamily unschedulable = NewFamily(
@@ -197,20 +201,33 @@ void StateCollector::CollectQuota(scheduler::Scheduler& scheduler,
       "What the pods of a queue's subtree request, by resource, in base units; typed keys "
       "(nvidia.com/gpu.A100) count the part on nodes of that model.",
       MetricType::Gauge);
-  MetricFamily budget_limit = NewFamily(
-      kQueueBudgetLimitHours,
-      "A queue's budget per period, in resource-hours (GPU-hours, core-hours).", MetricType::Gauge);
-  MetricFamily budget_used =
-      NewFamily(kQueueBudgetUsedHours, "Budget spent in the current period, in resource-hours.",
+  MetricFamily budget_limit =
+      NewFamily(kQueueBudgetLimit,
+                "A queue's budget per period, in resource-seconds (a GPU-hour is 3600 "
+                "GPU-seconds; cpu in core-seconds).",
                 MetricType::Gauge);
-  for (const quota::QueueUsage& queue : scheduler.quota().Usage()) {
+  MetricFamily budget_used =
+      NewFamily(kQueueBudgetUsed, "Budget spent in the current period, in resource-seconds.",
+                MetricType::Gauge);
+  const std::vector<quota::QueueUsage> queues = scheduler.quota().Usage();
+  // The resources whose usage is shown beyond a queue's own limits: the built-in ones and those
+  // some queue limits. A pod's extended resource that nothing limits adds no series.
+  std::vector<bool> shown_anywhere(api::kPods + 1, true);
+  for (const quota::QueueUsage& queue : queues) {
+    for (api::ResourceId id : queue.limited) {
+      if (id >= shown_anywhere.size()) shown_anywhere.resize(id + 1, false);
+      shown_anywhere[id] = true;
+    }
+  }
+  for (const quota::QueueUsage& queue : queues) {
     for (api::ResourceId id : queue.limited) {
       Add(max, {{"queue", queue.path}, {"resource", ResourceLabel(id)}},
           BaseUnits(id, queue.max.Get(id)));
     }
-    // Usage of every limited resource (zero included) and of anything else in use.
+    // Usage of every limited resource (zero included) and of the others shown, when in use.
     std::vector<api::ResourceId> shown = queue.limited;
-    queue.used.ForEachNonZero([&shown](api::ResourceId id, int64_t) {
+    queue.used.ForEachNonZero([&](api::ResourceId id, int64_t) {
+      if (id >= shown_anywhere.size() || !shown_anywhere[id]) return;
       if (std::find(shown.begin(), shown.end(), id) == shown.end()) shown.push_back(id);
     });
     std::sort(shown.begin(), shown.end());
@@ -220,8 +237,8 @@ void StateCollector::CollectQuota(scheduler::Scheduler& scheduler,
     }
     for (const quota::BudgetUsage& budget : queue.budgets) {
       const Labels labels = {{"queue", queue.path}, {"resource", ResourceLabel(budget.resource)}};
-      Add(budget_limit, labels, budget.limit_hours);
-      Add(budget_used, labels, budget.used_hours);
+      Add(budget_limit, labels, budget.limit_hours * kSecondsPerHour);
+      Add(budget_used, labels, budget.used_hours * kSecondsPerHour);
     }
   }
   for (MetricFamily* family : {&max, &used, &budget_limit, &budget_used}) {

@@ -7,11 +7,12 @@
 //                                              included), gated (always 0: no scheduling gates)
 //   scheduler_unschedulable_pods{plugin,profile}
 //   scheduler_queue_incoming_pods_total{queue,event}
-//   scheduler_cache_size{type}                 nodes, pods (assumed included), assumed
+//   scheduler_scheduler_cache_size{type}       nodes, pods (assumed included), assumed
 //   kubesched_pod_watch_unconfirmed_binds      binds the pod watch has not shown yet
 //   kubesched_pod_watch_oldest_unconfirmed_bind_seconds   how long the oldest has waited
 //   kubesched_queue_quota_max / _used{queue,resource}           base units (cores, bytes, GPUs)
-//   kubesched_queue_budget_limit_hours / _used_hours{queue,resource}   resource-hours
+//   kubesched_queue_budget_limit_resource_seconds / _used_resource_seconds{queue,resource}
+//                                              resource-seconds (a GPU-hour is 3600)
 //   kubesched_cluster_allocated_ratio{resource}  Σ requested / Σ allocatable over all nodes
 //   kubesched_watermark_mode{profile,mode}     1 for the mode a Watermark profile is in
 //   kubesched_watermark_allocated_ratio{profile}  the ratio that last moved it
@@ -22,6 +23,12 @@
 //                                              bookmark_went_back, resync (all four always)
 //   kubesched_informer_watch_restarts_total / _watch_errors_total / _decode_errors_total /
 //     _rejected_objects_total{resource}
+//
+// Every label value comes from the configuration or a fixed set, never from a pod: `profile` is
+// a configured profile or policy (ProfileOf), `plugin` a plugin's name, `queue` a configured
+// queue or one made for a namespace (autoCreate), `resource` one that a queue limits or a
+// built-in one (cpu, memory, ephemeral-storage, pods) for quota, one that nodes offer for the
+// allocated ratio. A series whose pods are gone goes with them.
 //
 // Threads: Collect runs on the scraping thread; Attach* may be called from any thread and waits
 // for a running Collect, so after Attach*(nullptr) returns, the object is no longer read.
@@ -34,13 +41,15 @@
 #include "prometheus/metric_family.h"
 #include "scheduler/client/informers.h"
 #include "scheduler/core/scheduler.h"
+#include "scheduler/metrics/scheduler_metrics.h"
 
 namespace kubesched::metrics {
 
 class StateCollector : public prometheus::Collectable {
  public:
-  // `profiles`: the configured profile names (their Watermark state is reported).
-  explicit StateCollector(std::vector<std::string> profiles);
+  // `profiles`: the configured profile names (their Watermark state is reported). `metrics` (which
+  // must outlive the collector) says which profile and policy names have series.
+  StateCollector(std::vector<std::string> profiles, SchedulerMetrics* metrics);
 
   // Reads `scheduler` from now on; null stops reading it. It must stay alive while attached.
   void AttachScheduler(scheduler::Scheduler* scheduler);
@@ -64,6 +73,7 @@ class StateCollector : public prometheus::Collectable {
                         std::vector<prometheus::MetricFamily>* out) const;
 
   const std::vector<std::string> profiles_;
+  SchedulerMetrics* const metrics_;
   mutable absl::Mutex mu_;  // held for a whole Collect, so detaching waits for it
   scheduler::Scheduler* scheduler_ ABSL_GUARDED_BY(mu_) = nullptr;
   const client::Informers* informers_ ABSL_GUARDED_BY(mu_) = nullptr;

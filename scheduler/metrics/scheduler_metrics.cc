@@ -104,9 +104,8 @@ SchedulerMetrics::SchedulerMetrics()
           kPreemptionVictims, "Number of selected preemption victims", std::vector<std::string>{},
           ExponentialBuckets(1, 2, 7))),
       api_request_duration_(std::make_shared<HistogramFamily>(
-          kApiRequestDuration,
-          "Latency of requests to the API server in seconds, by verb (watches are not timed).",
-          std::vector<std::string>{"verb"}, ApiRequestBuckets())),
+          kRestClientRequestDuration, "Request latency in seconds. Broken down by verb, and host.",
+          std::vector<std::string>{"verb", "host"}, ApiRequestBuckets())),
       // The SLI's buckets: a group's wait is a pod's, for all its members at once.
       pod_group_duration_family_(std::make_shared<HistogramFamily>(
           kPodGroupSchedulingDuration,
@@ -129,10 +128,16 @@ SchedulerMetrics::SchedulerMetrics()
                                .Register(*registry_)
                                .Add({})),
       api_requests_(BuildCounter()
-                        .Name(kApiRequestsTotal)
-                        .Help("Requests kubesched sent to the API server, by HTTP verb and status "
-                              "code (\"<error>\" when no response came); each retry counts.")
+                        .Name(kRestClientRequestsTotal)
+                        .Help("Number of HTTP requests, partitioned by status code, method, and "
+                              "host.")
                         .Register(*registry_)),
+      leader_status_(prometheus::BuildGauge()
+                         .Name(kLeaderElectionMasterStatus)
+                         .Help("Gauge of if the reporting system is master of the relevant lease, "
+                               "0 indicates backup, 1 indicates master. 'name' is the string used "
+                               "to identify the lease. Please make sure to group by name.")
+                         .Register(*registry_)),
       binds_(BuildCounter()
                  .Name(kBindsTotal)
                  .Help("Binding cycles by outcome: 'bound' when the binding was accepted, "
@@ -161,9 +166,18 @@ std::vector<std::shared_ptr<prometheus::Collectable>> SchedulerMetrics::collecta
           plugin_timings_};
 }
 
-ProfileMetrics& SchedulerMetrics::Profile(std::string_view label) {
+ProfileMetrics* SchedulerMetrics::FindProfile(std::string_view label) {
   ProfileMetrics* last = last_profile_.load(std::memory_order_acquire);
-  if (last != nullptr && last->label() == label) return *last;
+  if (last != nullptr && last->label() == label) return last;
+  absl::MutexLock lock(&mu_);
+  auto it = profiles_.find(util::Absl(label));
+  if (it == profiles_.end()) return nullptr;
+  last_profile_.store(it->second.get(), std::memory_order_release);
+  return it->second.get();
+}
+
+ProfileMetrics& SchedulerMetrics::Profile(std::string_view label) {
+  if (ProfileMetrics* found = FindProfile(label); found != nullptr) return *found;
   absl::MutexLock lock(&mu_);
   auto it = profiles_.find(util::Absl(label));
   if (it == profiles_.end()) {
@@ -194,17 +208,29 @@ void SchedulerMetrics::ObservePreemptionVictims(size_t victims) {
   preemption_victims_.Observe(static_cast<double>(victims));
 }
 
-void SchedulerMetrics::ObserveApiRequest(std::string_view verb, int status, double seconds) {
+void SchedulerMetrics::ObserveApiRequest(std::string_view host, std::string_view method, int status,
+                                         double seconds) {
   prometheus::Counter* counter = nullptr;
   {
     absl::MutexLock lock(&mu_);
-    const std::string code = status == 0 ? "<error>" : absl::StrCat(status);
-    auto& slot = api_requests_by_key_[absl::StrCat(util::Absl(verb), " ", code)];
-    if (slot == nullptr) slot = &api_requests_.Add({{"verb", std::string(verb)}, {"code", code}});
+    const std::string code = status >= 100 && status <= 599 ? absl::StrCat(status) : "<error>";
+    auto& slot =
+        api_requests_by_key_[absl::StrCat(util::Absl(method), " ", code, " ", util::Absl(host))];
+    if (slot == nullptr) {
+      slot = &api_requests_.Add(
+          {{"code", code}, {"method", std::string(method)}, {"host", std::string(host)}});
+    }
     counter = slot;
   }
   counter->Increment();
-  if (seconds >= 0) api_request_duration_->Get({std::string(verb)}).Observe(seconds);
+  if (seconds >= 0) {
+    api_request_duration_->Get({std::string(method), std::string(host)}).Observe(seconds);
+  }
+}
+
+void SchedulerMetrics::SetLeaderStatus(std::string_view lease, bool leading) {
+  absl::MutexLock lock(&mu_);
+  leader_status_.Add({{"name", std::string(lease)}}).Set(leading ? 1 : 0);
 }
 
 void SchedulerMetrics::ObservePodGroupScheduled(double seconds) {

@@ -24,6 +24,7 @@
 #include "prometheus/collectable.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
+#include "prometheus/gauge.h"
 #include "prometheus/registry.h"
 #include "scheduler/framework/pod_info.h"
 #include "scheduler/framework/status.h"
@@ -50,13 +51,20 @@ inline constexpr char kPreemptionAttemptsTotal[] = "scheduler_preemption_attempt
 inline constexpr char kPreemptionVictims[] = "scheduler_preemption_victims";
 inline constexpr char kQueueIncomingPodsTotal[] = "scheduler_queue_incoming_pods_total";
 inline constexpr char kUnschedulablePods[] = "scheduler_unschedulable_pods";
-inline constexpr char kCacheSize[] = "scheduler_cache_size";
+// Upstream's Name "scheduler_cache_size" under subsystem "scheduler".
+inline constexpr char kCacheSize[] = "scheduler_scheduler_cache_size";
+
+// client-go's and component-base's families, as kube-scheduler exports them.
+inline constexpr char kRestClientRequestsTotal[] = "rest_client_requests_total";
+inline constexpr char kRestClientRequestDuration[] = "rest_client_request_duration_seconds";
+inline constexpr char kLeaderElectionMasterStatus[] = "leader_election_master_status";
 
 // kubesched's own.
 inline constexpr char kQueueQuotaMax[] = "kubesched_queue_quota_max";
 inline constexpr char kQueueQuotaUsed[] = "kubesched_queue_quota_used";
-inline constexpr char kQueueBudgetLimitHours[] = "kubesched_queue_budget_limit_hours";
-inline constexpr char kQueueBudgetUsedHours[] = "kubesched_queue_budget_used_hours";
+// Budgets in resource-seconds (GPU-seconds, core-seconds): Prometheus' base unit of time.
+inline constexpr char kQueueBudgetLimit[] = "kubesched_queue_budget_limit_resource_seconds";
+inline constexpr char kQueueBudgetUsed[] = "kubesched_queue_budget_used_resource_seconds";
 inline constexpr char kClusterAllocatedRatio[] = "kubesched_cluster_allocated_ratio";
 inline constexpr char kWatermarkMode[] = "kubesched_watermark_mode";
 inline constexpr char kWatermarkAllocatedRatio[] = "kubesched_watermark_allocated_ratio";
@@ -67,12 +75,9 @@ inline constexpr char kInformerWatchRestartsTotal[] = "kubesched_informer_watch_
 inline constexpr char kInformerWatchErrorsTotal[] = "kubesched_informer_watch_errors_total";
 inline constexpr char kInformerDecodeErrorsTotal[] = "kubesched_informer_decode_errors_total";
 inline constexpr char kInformerRejectedObjectsTotal[] = "kubesched_informer_rejected_objects_total";
-inline constexpr char kApiRequestsTotal[] = "kubesched_api_requests_total";
-inline constexpr char kApiRequestDuration[] = "kubesched_api_request_duration_seconds";
 inline constexpr char kBindsTotal[] = "kubesched_binds_total";
 inline constexpr char kUnconfirmedBinds[] = "kubesched_pod_watch_unconfirmed_binds";
-inline constexpr char kUnconfirmedBindAge[] =
-    "kubesched_pod_watch_oldest_unconfirmed_bind_seconds";
+inline constexpr char kUnconfirmedBindAge[] = "kubesched_pod_watch_oldest_unconfirmed_bind_seconds";
 inline constexpr char kPodGroups[] = "kubesched_pod_groups";
 inline constexpr char kPodGroupSchedulingDuration[] =
     "kubesched_pod_group_scheduling_duration_seconds";
@@ -121,9 +126,13 @@ class SchedulerMetrics {
   std::vector<std::shared_ptr<prometheus::Collectable>> collectables() const;
   PluginTimings& plugin_timings() { return *plugin_timings_; }
 
-  // The series of `label`, created (with zeroed attempt and bind series) on first use. The label
-  // used last is found without a lock (nearly every pod has the same one).
+  // The series of `label`, created (with zeroed attempt and bind series) on first use. Only for
+  // names from the configuration: a profile's, or a policy's when its framework is built.
   ProfileMetrics& Profile(std::string_view label);
+  // The series of `label` if Profile created them, else null: what recording per pod uses, so
+  // that a name a pod carries (an annotation naming no policy) never creates a series. The label
+  // found last is found without a lock (nearly every pod has the same one).
+  ProfileMetrics* FindProfile(std::string_view label);
 
   // scheduler_scheduling_algorithm_duration_seconds: from the start of a cycle until a node was
   // selected (cycles that find none are not observed, as upstream).
@@ -135,10 +144,16 @@ class SchedulerMetrics {
   void CountPreemptionAttempt();
   // scheduler_preemption_victims: a preemption chose this many victims.
   void ObservePreemptionVictims(size_t victims);
-  // kubesched_api_requests_total{verb,code} and, when `seconds` >= 0,
-  // kubesched_api_request_duration_seconds{verb}. `status` is the HTTP status code; 0 (no
-  // response came) is counted as code "<error>". Matches client::RestConfig::on_request.
-  void ObserveApiRequest(std::string_view verb, int status, double seconds);
+  // One request to the API server at `host` ("host:port", from the configuration), as client-go
+  // counts it: rest_client_requests_total{code,method,host} and, when `seconds` >= 0,
+  // rest_client_request_duration_seconds{verb,host}. `method` is the HTTP method; `status` the
+  // HTTP status code, 0 (no response came) counted as code "<error>". Codes outside 100..599
+  // count as "<error>" too, so the label takes at most a few hundred values.
+  void ObserveApiRequest(std::string_view host, std::string_view method, int status,
+                         double seconds);
+  // leader_election_master_status{name=lease}: 1 while this replica holds the lease, else 0.
+  // The series exists once leader election has begun (as upstream: none without it).
+  void SetLeaderStatus(std::string_view lease, bool leading);
   // kubesched_policy_reloads_total{result="applied"|"rejected"}: one policy update taken or
   // refused.
   void CountPolicyReload(bool applied);
@@ -166,6 +181,7 @@ class SchedulerMetrics {
   prometheus::Family<prometheus::Counter>& attempts_;
   prometheus::Counter& preemption_attempts_;
   prometheus::Family<prometheus::Counter>& api_requests_;
+  prometheus::Family<prometheus::Gauge>& leader_status_;
   prometheus::Family<prometheus::Counter>& binds_;
   prometheus::Family<prometheus::Counter>& policy_reloads_;
   prometheus::Counter* policy_reloads_applied_ = nullptr;

@@ -113,15 +113,21 @@ LeaderElector::LeaderElector(client::HttpTransport* transport, LeaderElectionCon
 void LeaderElector::Run(std::stop_token stop, const LeaderCallbacks& callbacks) {
   util::LogInfo(absl::StrCat("leader election: ", config_.identity, " campaigning for lease ",
                              config_.namespace_name, "/", config_.name));
+  const auto report_status = [&callbacks](bool leading) {
+    if (callbacks.on_leading_status) callbacks.on_leading_status(leading);
+  };
+  report_status(false);
   if (!Acquire(stop, callbacks)) return;
   util::LogInfo(absl::StrCat("leader election: ", config_.identity, " acquired lease ",
                              config_.namespace_name, "/", config_.name),
                 {util::KObj("lease", config_.namespace_name, config_.name),
                  util::KV("identity", config_.identity)});
   leading_.store(true, std::memory_order_release);
+  report_status(true);
   if (callbacks.on_started_leading) callbacks.on_started_leading();
   RenewUntilLost(stop, callbacks);
   leading_.store(false, std::memory_order_release);
+  report_status(false);
   if (!stop.stop_requested()) {
     util::LogWarning(
         absl::StrCat("leader election: failed to renew lease ", config_.namespace_name, "/",

@@ -54,6 +54,10 @@ struct LeaderCallbacks {
   std::function<void()> on_stopped_leading;
   // The observed holder changed (including to us). Called on Run's thread.
   std::function<void(const std::string& identity)> on_new_leader;
+  // Whether this replica leads, for client-go's leader_election_master_status: false when Run
+  // begins campaigning, true once it holds the lease, false again when leadership ends. Called on
+  // Run's thread.
+  std::function<void(bool leading)> on_leading_status;
 };
 
 // Runs leader election for one identity.

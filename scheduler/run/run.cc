@@ -195,10 +195,11 @@ class Runner {
     LogInfo(absl::StrCat("connecting to ", connection->rest.server, " (", connection->description,
                          ")"));
     instrumentation_ = std::make_unique<metrics::Instrumentation>(&clock_, config_);
-    connection->rest.on_request = [metrics = &instrumentation_->metrics()](
-                                      std::string_view method, int status, double seconds) {
-      metrics->ObserveApiRequest(method, status, seconds);
-    };
+    if (absl::Status status = instrumentation_->InstrumentRestClient(connection->rest);
+        !status.ok()) {
+      err_ << "error: " << status.message() << "\n";
+      return kExitFailure;
+    }
     auto rest = client::RestClient::Create(connection->rest);
     if (!rest.ok()) {
       err_ << "error: " << rest.status().message() << "\n";
@@ -387,6 +388,9 @@ class Runner {
           lost_lease_ = true;
           stop_.request_stop();
         }
+      };
+      callbacks.on_leading_status = [this](bool leading) {
+        instrumentation_->metrics().SetLeaderStatus(config_.leader_election.resource_name, leading);
       };
       callbacks.on_new_leader = [this](const std::string& leader) {
         if (leader != identity_) LogInfo(absl::StrCat("the leader is ", leader));

@@ -2,6 +2,7 @@
 // HTTP after a small run, checked against what happened in the cluster.
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -9,11 +10,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
+#include "scheduler/metrics/process_collector.h"
 #include "scheduler/metrics/scheduler_metrics.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/kubesched_process.h"
 #include "tests/testing/scrape.h"
+#include "tests/testing/temp_file.h"
 #include "tests/testing/test_api_client.h"
 
 namespace kubesched::metrics {
@@ -45,6 +48,37 @@ int CountBound(testing::TestApiClient& api) {
     bound += spec.HasMember("nodeName") && spec["nodeName"].GetStringLength() > 0 ? 1 : 0;
   }
   return bound;
+}
+
+// client-go's and the process' families: six bindings were created (201) and the informers
+// listed and watched, all at the test API server's host:port; the process has run, holds memory
+// and sockets, and started within the last hour. Without leader election there is no lease, so
+// no leader status (as upstream).
+void CheckClientAndProcess(const Scrape& scrape, const TestApiProcess& server) {
+  CHECK(scrape.LabelSets(kRestClientRequestsTotal) == LabelNames{{"code", "host", "method"}});
+  CHECK(scrape.LabelSets(std::string(kRestClientRequestDuration) + "_count") ==
+        LabelNames{{"host", "verb"}});
+  const std::string host = server.url().substr(server.url().find("://") + 3);
+  CHECK(scrape.Value(kRestClientRequestsTotal,
+                     {{"method", "POST"}, {"code", "201"}, {"host", host}}) >= 6);
+  CHECK(scrape.Value(kRestClientRequestsTotal, {{"method", "GET"}, {"code", "200"}}) >= 5);
+  CHECK(scrape.Value(std::string(kRestClientRequestDuration) + "_count",
+                     {{"verb", "POST"}, {"host", host}}) >= 6);
+  for (const char* family :
+       {kProcessCpuSecondsTotal, kProcessResidentMemoryBytes, kProcessVirtualMemoryBytes,
+        kProcessOpenFds, kProcessMaxFds, kProcessStartTimeSeconds}) {
+    INFO(family);
+    CHECK(scrape.LabelSets(family) == LabelNames{{}});
+  }
+  CHECK(scrape.Value(kProcessCpuSecondsTotal) > 0);
+  CHECK(scrape.Value(kProcessResidentMemoryBytes) > 1e6);
+  CHECK(scrape.Value(kProcessVirtualMemoryBytes) >= scrape.Value(kProcessResidentMemoryBytes));
+  CHECK(scrape.Value(kProcessOpenFds) >= 3);
+  CHECK(scrape.Value(kProcessMaxFds) >= scrape.Value(kProcessOpenFds));
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  CHECK(scrape.Value(kProcessStartTimeSeconds) <= now + 1);
+  CHECK(scrape.Value(kProcessStartTimeSeconds) > now - 3600);
+  CHECK_FALSE(scrape.Has(kLeaderElectionMasterStatus));
 }
 
 TEST_CASE("metrics: run serves /metrics whose names, labels and counts match what happened",
@@ -116,8 +150,6 @@ TEST_CASE("metrics: run serves /metrics whose names, labels and counts match wha
       CHECK(scrape.Has(family, {{"resource", "pods"}}));
       CHECK(scrape.Has(family, {{"resource", "nodes"}}));
     }
-    CHECK(scrape.LabelSets(kApiRequestsTotal) == LabelNames{{"code", "verb"}});
-    CHECK(scrape.LabelSets(std::string(kApiRequestDuration) + "_count") == LabelNames{{"verb"}});
     CHECK(scrape.LabelSets(kBindsTotal) == LabelNames{{"profile", "result"}});
   }
 
@@ -158,14 +190,89 @@ TEST_CASE("metrics: run serves /metrics whose names, labels and counts match wha
     CHECK(scrape.Value(kClusterAllocatedRatio, {{"resource", "cpu"}}) == Approx(6.0 / 8.0));
     CHECK(scrape.Value(kQueueQuotaUsed, {{"queue", "root"}, {"resource", "cpu"}}) == Approx(6));
 
-    // Six bindings were created (201) and the informers listed and watched.
-    CHECK(scrape.Value(kApiRequestsTotal, {{"verb", "POST"}, {"code", "201"}}) >= 6);
-    CHECK(scrape.Value(kApiRequestsTotal, {{"verb", "GET"}, {"code", "200"}}) >= 5);
-    CHECK(scrape.Value(std::string(kApiRequestDuration) + "_count", {{"verb", "POST"}}) >= 6);
     CHECK(scrape.Value(kInformerRelistsTotal) == 0);
   }
+  CheckClientAndProcess(scrape, **server);
 
   REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
+}
+
+// A scrape after some pods were bound and one was found unschedulable, so that most families
+// have samples, from a leader (so the leader status is there too).
+std::string ScrapeBusyLeader(TestApiProcess& server, ChildProcess& scheduler) {
+  testing::TestApiClient api(server);
+  for (int i = 0; i < 2; ++i) api.Create("/api/v1/nodes", NodeJson(absl::StrCat("node-", i)));
+  for (int i = 0; i < 3; ++i) {
+    api.Create("/api/v1/namespaces/default/pods", PodJson(absl::StrCat("small-", i), "1"));
+  }
+  api.Create("/api/v1/namespaces/default/pods", PodJson("huge", "64"));
+  testing::RequireEventually("three pods are bound and one is unschedulable", scheduler, [&] {
+    const Scrape scrape = testing::ScrapeMetrics(scheduler);
+    return CountBound(api) >= 3 && scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) >= 1;
+  });
+  const client::HttpResponse response =
+      testing::LocalGet(testing::LoggedPort(scheduler, "metrics on port "), "/metrics");
+  REQUIRE(response.status == 200);
+  return response.body;
+}
+
+TEST_CASE("metrics: promtool check metrics finds nothing to complain about in a scrape of run",
+          "[metrics][run][e2e]") {
+  if (!testing::IsOnPath("promtool")) {
+    FAIL(
+        "promtool is not on PATH: scripts/install-deps.sh --test installs it (Debian's "
+        "prometheus package)");
+  }
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  // A queue with a max and a GPU-hour budget, so that the quota and budget families have samples.
+  const std::string config_path = (*server)->dir() + "/config.yaml";
+  std::ofstream(config_path) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                "kind: KubeSchedulerConfiguration\n"
+                                "queues:\n  tree:\n  - name: team\n"
+                                "    max: {cpu: \"100\", nvidia.com/gpu: \"8\"}\n"
+                                "    budget: {nvidia.com/gpu: 1000h, period: 168h}\n";
+  auto scheduler = testing::StartKubeschedRun(
+      {.kubeconfig = (*server)->kubeconfig(), .config_path = config_path, .leader_elect = true});
+  testing::WaitForLog(*scheduler, "became the leader");
+  const std::string body = ScrapeBusyLeader(**server, *scheduler);
+  const testing::TempFile scrape(body, "metrics.txt");
+  auto checked = testing::RunCommand(
+      {.argv = {"promtool", "check", "metrics"}, .stdin_path = scrape.path()}, absl::Seconds(60));
+  REQUIRE(checked.ok());
+  INFO("promtool: " << checked->stdout_text << checked->stderr_text);
+  CHECK(checked->exit_code == 0);
+  CHECK(checked->stdout_text.empty());
+  CHECK(checked->stderr_text.empty());
+  // The families promtool checked include the ones kube-scheduler dashboards read.
+  auto parsed = Scrape::Parse(body);
+  REQUIRE(parsed.ok());
+  CHECK(parsed->Value(kLeaderElectionMasterStatus, {{"name", "kubesched"}}) == 1);
+  CHECK(parsed->Has(kRestClientRequestsTotal));
+  CHECK(parsed->Has(kProcessCpuSecondsTotal));
+  CHECK(parsed->Value(kCacheSize, {{"type", "nodes"}}) == 2);
+  CHECK(parsed->Value(kQueueBudgetLimit,
+                      {{"queue", "root.team"}, {"resource", "nvidia.com/gpu"}}) == 1000 * 3600);
+  CHECK(parsed->Has(kQueueQuotaMax, {{"queue", "root.team"}, {"resource", "cpu"}}));
+  REQUIRE(scheduler->Stop(SIGTERM, absl::Seconds(15)).value_or(-1) == 0);
+}
+
+TEST_CASE("metrics: leader_election_master_status is 1 on the leader and 0 on the standby",
+          "[metrics][run][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  auto leader = testing::StartKubeschedRun(
+      {.kubeconfig = (*server)->kubeconfig(), .leader_elect = true, .identity = "first"});
+  testing::WaitForLog(*leader, "became the leader");
+  auto standby = testing::StartKubeschedRun(
+      {.kubeconfig = (*server)->kubeconfig(), .leader_elect = true, .identity = "second"});
+  testing::WaitForLog(*standby, "the leader is first");
+  CHECK(testing::ScrapeMetrics(*leader).Value(kLeaderElectionMasterStatus,
+                                              {{"name", "kubesched"}}) == 1);
+  const Scrape standing_by = testing::ScrapeMetrics(*standby);
+  CHECK(standing_by.Has(kLeaderElectionMasterStatus, {{"name", "kubesched"}}));
+  CHECK(standing_by.Value(kLeaderElectionMasterStatus) == 0);
+  CHECK(standing_by.LabelSets(kLeaderElectionMasterStatus) == LabelNames{{"name"}});
 }
 
 TEST_CASE("metrics: run exits with code 2 when the metrics port is taken", "[metrics][run][e2e]") {

@@ -16,16 +16,30 @@ namespace {
 
 using testing::PodBuilder;
 
-TEST_CASE("metrics: the profile label is the pod's schedulerName, or its policy", "[metrics]") {
+TEST_CASE("metrics: the profile label is a configured policy the pod names, else its profile",
+          "[metrics]") {
+  SchedulerMetrics metrics;
+  metrics.Profile("gpu-scheduler");
+  metrics.Profile("stack");  // a policy whose framework was built
   api::Pod pod;
   pod.meta.name = "p";
   pod.meta.namespace_name = "default";
   pod.spec.scheduler_name = "gpu-scheduler";
-  const auto info = framework::MakePodInfo(std::make_shared<const api::Pod>(pod), 0);
-  CHECK(ProfileLabel(*info) == "gpu-scheduler");
+  const auto label = [&metrics](const api::Pod& p) -> std::string {
+    const ProfileMetrics* found =
+        ProfileOf(*framework::MakePodInfo(std::make_shared<const api::Pod>(p), 0), metrics);
+    return found == nullptr ? "<none>" : found->label();
+  };
+  CHECK(label(pod) == "gpu-scheduler");
   pod.meta.annotations["kubesched.io/policy"] = "stack";
-  const auto with_policy = framework::MakePodInfo(std::make_shared<const api::Pod>(pod), 0);
-  CHECK(ProfileLabel(*with_policy) == "stack");
+  CHECK(label(pod) == "stack");
+  // A policy that does not exist: the pod's profile, and no series for the name.
+  pod.meta.annotations["kubesched.io/policy"] = "no-such-policy-4711";
+  CHECK(label(pod) == "gpu-scheduler");
+  CHECK(metrics.FindProfile("no-such-policy-4711") == nullptr);
+  // A schedulerName no profile has (never scheduled, so never recorded): nothing.
+  pod.spec.scheduler_name = "someone-else";
+  CHECK(label(pod) == "<none>");
 }
 
 // An observer on a fake clock, fed as the scheduler feeds it.
@@ -33,6 +47,7 @@ struct Fixture {
   util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
   SchedulerMetrics metrics;
   MetricsObserver observer{&metrics, &clock};
+  Fixture() { metrics.Profile("kubesched"); }  // the profile of the builder's pods
 
   // A member of the implicit group `group` (annotations) of `min_member`.
   framework::PodInfoPtr Member(const std::string& name, const std::string& group, int min_member) {

@@ -30,8 +30,9 @@ struct World {
   util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
   scheduler::DeferredBindExecutor binds;
   std::unique_ptr<scheduler::Scheduler> scheduler;
+  SchedulerMetrics metrics;
   std::shared_ptr<StateCollector> collector =
-      std::make_shared<StateCollector>(std::vector<std::string>{"kubesched"});
+      std::make_shared<StateCollector>(std::vector<std::string>{"kubesched"}, &metrics);
 
   World() {
     scheduler::SchedulerDeps deps{&clock, &cluster, &binds, nullptr, /*seed=*/1, /*threads=*/1};

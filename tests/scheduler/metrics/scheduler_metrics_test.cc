@@ -140,21 +140,59 @@ TEST_CASE("metrics: pod group scheduling durations land in one series with the S
   CHECK(scrape.Value(std::string(kPodGroupSchedulingDuration) + "_bucket", {{"le", "0.01"}}) == 1);
 }
 
-TEST_CASE("metrics: API requests are counted by verb and code, timed except watches", "[metrics]") {
+TEST_CASE("metrics: API requests are counted as client-go counts them, timed except watches",
+          "[metrics]") {
   SchedulerMetrics metrics;
-  metrics.ObserveApiRequest("POST", 201, 0.01);
-  metrics.ObserveApiRequest("POST", 201, 0.03);
-  metrics.ObserveApiRequest("GET", 0, 2.5);  // no response
-  metrics.ObserveApiRequest("WATCH", 200, -1);
+  const std::string host = "10.0.0.1:6443";
+  metrics.ObserveApiRequest(host, "POST", 201, 0.01);
+  metrics.ObserveApiRequest(host, "POST", 201, 0.03);
+  metrics.ObserveApiRequest(host, "GET", 0, 2.5);     // no response
+  metrics.ObserveApiRequest(host, "GET", 9999, 0.1);  // not an HTTP status: no new code
+  metrics.ObserveApiRequest(host, "GET", 200, -1);    // a watch ended
   const Scrape scrape = ScrapeOf(metrics);
-  CHECK(scrape.LabelSets(kApiRequestsTotal) == LabelNames{{"code", "verb"}});
-  CHECK(scrape.Value(kApiRequestsTotal, {{"verb", "POST"}, {"code", "201"}}) == 2);
-  CHECK(scrape.Value(kApiRequestsTotal, {{"verb", "GET"}, {"code", "<error>"}}) == 1);
-  CHECK(scrape.Value(kApiRequestsTotal, {{"verb", "WATCH"}, {"code", "200"}}) == 1);
-  CHECK(scrape.Value(std::string(kApiRequestDuration) + "_count", {{"verb", "POST"}}) == 2);
-  CHECK(scrape.Value(std::string(kApiRequestDuration) + "_sum", {{"verb", "POST"}}) ==
+  CHECK(scrape.Type(kRestClientRequestsTotal) == "counter");
+  CHECK(scrape.LabelSets(kRestClientRequestsTotal) == LabelNames{{"code", "host", "method"}});
+  CHECK(scrape.Value(kRestClientRequestsTotal,
+                     {{"method", "POST"}, {"code", "201"}, {"host", host}}) == 2);
+  CHECK(scrape.Value(kRestClientRequestsTotal, {{"method", "GET"}, {"code", "<error>"}}) == 2);
+  CHECK(scrape.Value(kRestClientRequestsTotal, {{"method", "GET"}, {"code", "200"}}) == 1);
+  CHECK(scrape.Type(kRestClientRequestDuration) == "histogram");
+  CHECK(scrape.LabelSets(std::string(kRestClientRequestDuration) + "_count") ==
+        LabelNames{{"host", "verb"}});
+  CHECK(scrape.Value(std::string(kRestClientRequestDuration) + "_count",
+                     {{"verb", "POST"}, {"host", host}}) == 2);
+  CHECK(scrape.Value(std::string(kRestClientRequestDuration) + "_sum", {{"verb", "POST"}}) ==
         Approx(0.04));
-  CHECK_FALSE(scrape.Has(std::string(kApiRequestDuration) + "_count", {{"verb", "WATCH"}}));
+  CHECK(scrape.Value(std::string(kRestClientRequestDuration) + "_count", {{"verb", "GET"}}) == 2);
+  CHECK(scrape.BucketBounds(kRestClientRequestDuration, {{"verb", "POST"}}) ==
+        std::vector<std::string>{"0.005", "0.025", "0.1", "0.25", "0.5", "1", "2", "4", "8", "15",
+                                 "30", "60", "+Inf"});
+}
+
+TEST_CASE("metrics: the leader status is 1 while leading, 0 otherwise, absent before election",
+          "[metrics]") {
+  SchedulerMetrics metrics;
+  CHECK_FALSE(ScrapeOf(metrics).Has(kLeaderElectionMasterStatus));
+  metrics.SetLeaderStatus("kubesched", false);
+  CHECK(ScrapeOf(metrics).Type(kLeaderElectionMasterStatus) == "gauge");
+  CHECK(ScrapeOf(metrics).Has(kLeaderElectionMasterStatus, {{"name", "kubesched"}}));
+  CHECK(ScrapeOf(metrics).Value(kLeaderElectionMasterStatus) == 0);
+  metrics.SetLeaderStatus("kubesched", true);
+  CHECK(ScrapeOf(metrics).Value(kLeaderElectionMasterStatus, {{"name", "kubesched"}}) == 1);
+  metrics.SetLeaderStatus("kubesched", false);
+  CHECK(ScrapeOf(metrics).Value(kLeaderElectionMasterStatus, {{"name", "kubesched"}}) == 0);
+  CHECK(ScrapeOf(metrics).LabelSets(kLeaderElectionMasterStatus) == LabelNames{{"name"}});
+}
+
+TEST_CASE("metrics: only a configured profile or policy name finds series; others create none",
+          "[metrics]") {
+  SchedulerMetrics metrics;
+  ProfileMetrics& configured = metrics.Profile("kubesched");
+  CHECK(metrics.FindProfile("kubesched") == &configured);
+  CHECK(metrics.FindProfile("junk-from-a-pod") == nullptr);
+  CHECK(metrics.FindProfile("kubesched") == &configured);  // after a miss, the fast path again
+  CHECK_FALSE(ScrapeOf(metrics).Has(kScheduleAttemptsTotal, {{"profile", "junk-from-a-pod"}}));
+  CHECK(&metrics.Profile("kubesched") == &configured);
 }
 
 TEST_CASE("metrics: plugin timings are recorded lock-free from many threads and summed on scrape",

@@ -215,6 +215,7 @@ struct Candidate {
     };
     callbacks.on_stopped_leading = [this] { ++stopped; };
     callbacks.on_new_leader = [this](const std::string& leader) { leaders.push_back(leader); };
+    callbacks.on_leading_status = [this](bool leading) { statuses.push_back(leading); };
   }
 
   void Run() { elector->Run(stop.get_token(), callbacks); }
@@ -231,6 +232,7 @@ struct Candidate {
   int stopped = 0;
   absl::Time started_at;
   std::vector<std::string> leaders;
+  std::vector<bool> statuses;  // what on_leading_status was told, in order
 };
 
 // Keeps expected warnings (failed attempts) out of the test output.
@@ -292,6 +294,7 @@ TEST_CASE("leader election stands by while another replica renews its lease", "[
   CHECK(me.leaders == std::vector<std::string>{"other"});
   CHECK(me.elector->LeaderIdentity() == "other");
   CHECK(server.spec()->holder == "other");
+  CHECK(me.statuses == std::vector<bool>{false});  // a standby reports 0, never 1
 }
 
 TEST_CASE("leader election takes over once the lease expired by our own clock", "[writer]") {
@@ -398,6 +401,8 @@ TEST_CASE("a leader whose lease was taken stops leading", "[writer]") {
   CHECK(me.stopped == 1);
   CHECK(me.leaders == std::vector<std::string>{"me", "thief"});
   CHECK(server.spec()->holder == "thief");  // releasing a lease we lost is a no-op
+  // leader_election_master_status: 0 while campaigning, 1 while leading, 0 once it ended.
+  CHECK(me.statuses == std::vector<bool>{false, true, false});
 }
 
 TEST_CASE("a leader that reads another holder gives up at once, not at its renew deadline",
