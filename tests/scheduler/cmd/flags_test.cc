@@ -79,7 +79,7 @@ TEST_CASE("unknown flags and missing values are errors naming the flag", "[cli][
   CHECK(Parse({"--config"}).err == "error: flag --config needs a value\n");
 }
 
-TEST_CASE("Go's boolean spellings parse; others do not", "[cli][flags]") {
+TEST_CASE("Go's boolean spellings parse, others do not", "[cli][flags]") {
   for (std::string_view yes : {"1", "t", "T", "TRUE", "true", "True"}) {
     CHECK(ParseGoBool(yes) == true);
   }

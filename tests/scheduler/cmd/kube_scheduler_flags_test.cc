@@ -77,7 +77,7 @@ TEST_CASE("each --leader-elect* flag overrides its leaderElection field", "[cli]
   CHECK(r.settings.warnings.empty());
 }
 
-TEST_CASE("--leader-elect=false turns leader election off", "[cli][flags]") {
+TEST_CASE("leader election is off with --leader-elect=false", "[cli][flags]") {
   const Read r = ReadFlags({"--leader-elect=false", "--leader-elect-resource-name", "x"});
   REQUIRE(r.ok);
   CHECK(r.options.leader_elect == false);
@@ -108,7 +108,7 @@ TEST_CASE("bad --leader-elect* values are errors naming the flag", "[cli][flags]
   }
 }
 
-TEST_CASE("--logging-format and --master are read", "[cli][flags]") {
+TEST_CASE("the flags --logging-format and --master are read", "[cli][flags]") {
   const Read r = ReadFlags({"--logging-format=json", "--master", "https://10.0.0.1:6443"});
   REQUIRE(r.ok);
   CHECK(r.settings.log_format == util::LogFormat::kJson);

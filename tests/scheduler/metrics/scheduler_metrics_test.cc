@@ -184,7 +184,7 @@ TEST_CASE("metrics: the leader status is 1 while leading, 0 otherwise, absent be
   CHECK(ScrapeOf(metrics).LabelSets(kLeaderElectionMasterStatus) == LabelNames{{"name"}});
 }
 
-TEST_CASE("metrics: only a configured profile or policy name finds series; others create none",
+TEST_CASE("metrics: only a configured profile or policy name finds series, others create none",
           "[metrics]") {
   SchedulerMetrics metrics;
   ProfileMetrics& configured = metrics.Profile("kubesched");
