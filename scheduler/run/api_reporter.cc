@@ -1,6 +1,8 @@
 #include "scheduler/run/api_reporter.h"
 
+#include <algorithm>
 #include <memory>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -21,11 +23,86 @@ void ApiReporter::OnUnschedulable(const framework::PodInfo& pod, const std::stri
                 util::KV("reason", message)});
   }
   events_->FailedScheduling(pod.get(), message);
-  std::shared_ptr<const api::Pod> object = pod.pod;
-  status_queue_->Enqueue([this, object, message] {
-    const absl::Status status = status_->SetUnschedulable(*object, message, clock_->Now());
-    if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
+  WriteReason(pod.pod, message);
+}
+
+void ApiReporter::WriteReason(std::shared_ptr<const api::Pod> pod, std::string message) {
+  const std::string key = pod->Key();
+  uint64_t write = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    write = ++last_write_;
+    ReasonWrites& writes = reasons_[key];
+    writes.latest = write;
+    writes.bound = false;  // a pod of this name pending again
+    ++writes.in_flight;
+  }
+  QueueReasonWrite(key, write, std::move(pod), std::move(message));
+}
+
+void ApiReporter::QueueReasonWrite(const std::string& key, uint64_t write,
+                                   std::shared_ptr<const api::Pod> pod, std::string message) {
+  const bool queued = status_queue_->Enqueue([this, key, write, pod, message]() mutable {
+    const absl::Status status = status_->SetUnschedulable(*pod, message, clock_->Now());
+    AfterReasonWrite(key, write, status, std::move(pod), std::move(message));
   });
+  // A full queue is a write that failed: retried like one.
+  if (!queued) {
+    AfterReasonWrite(key, write, absl::UnavailableError("the status queue is full"), std::move(pod),
+                     std::move(message));
+  }
+}
+
+void ApiReporter::AfterReasonWrite(const std::string& key, uint64_t write,
+                                   const absl::Status& status, std::shared_ptr<const api::Pod> pod,
+                                   std::string message) {
+  absl::MutexLock lock(&mu_);
+  auto it = reasons_.find(key);
+  if (it == reasons_.end()) return;
+  ReasonWrites& writes = it->second;
+  --writes.in_flight;
+  if (write == writes.latest && !writes.bound) {
+    writes.failed = !status.ok() && !absl::IsNotFound(status);
+    if (!writes.failed) {
+      writes.retries = 0;
+    } else {
+      if (writes.retries == 0) LogWarning(absl::StrCat(status.message(), "; written again later"));
+      if (pod != nullptr) {
+        writes.pod = std::move(pod);
+        writes.message = std::move(message);
+      }
+      writes.next_try = clock_->Now() + absl::Seconds(1 << std::min(writes.retries, 4));
+      ++writes.retries;
+    }
+  }
+  if (writes.in_flight == 0 && (!writes.failed || writes.bound || writes.pod == nullptr)) {
+    reasons_.erase(it);
+  }
+}
+
+void ApiReporter::RetryUnwrittenReasons() {
+  constexpr size_t kMaxPerCall = 256;  // leaves the writer's queue to new outcomes
+  const absl::Time now = clock_->Now();
+  std::vector<std::tuple<std::string, uint64_t, std::shared_ptr<const api::Pod>, std::string>> due;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [key, writes] : reasons_) {
+      if (!writes.failed || writes.bound || writes.in_flight > 0 || writes.next_try > now) continue;
+      ++writes.in_flight;
+      due.emplace_back(key, writes.latest, writes.pod, writes.message);
+      if (due.size() == kMaxPerCall) break;
+    }
+  }
+  for (auto& [key, write, pod, message] : due) {
+    QueueReasonWrite(key, write, std::move(pod), std::move(message));
+  }
+}
+
+size_t ApiReporter::unwritten_reasons() const {
+  absl::MutexLock lock(&mu_);
+  size_t failed = 0;
+  for (const auto& [key, writes] : reasons_) failed += writes.failed && !writes.bound ? 1 : 0;
+  return failed;
 }
 
 void ApiReporter::OnError(const framework::PodInfo& pod, const std::string& message, int attempts) {
@@ -40,6 +117,11 @@ void ApiReporter::OnBound(const framework::PodInfo& pod, const std::string& node
                 util::KV("attempts", attempts)});
   }
   events_->Scheduled(pod.get(), node);
+  absl::MutexLock lock(&mu_);
+  if (auto it = reasons_.find(pod.key); it != reasons_.end()) {
+    it->second.bound = true;  // writes still in flight find it so, and stop
+    if (it->second.in_flight == 0) reasons_.erase(it);
+  }
 }
 
 void ApiReporter::OnBindFailed(const framework::PodInfo& pod, const std::string& node,

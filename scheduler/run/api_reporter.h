@@ -1,8 +1,14 @@
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "scheduler/client/async_writer.h"
 #include "scheduler/client/event_recorder.h"
 #include "scheduler/client/pod_status_writer.h"
@@ -41,11 +47,45 @@ class ApiReporter : public SchedulingObserver {
                  const std::string& node) override;
   void OnNominationCleared(const framework::PodInfo& pod) override;
 
+  // Writes again the reasons (PodScheduled=False) the API server refused or never answered, each
+  // after a backoff (1 s doubling to 16 s): without this a pending pod whose last write failed
+  // would say nothing until it is tried again, which may be minutes. Called about once a second
+  // by the scheduling loop; only queues work.
+  void RetryUnwrittenReasons();
+  // Pods whose reason is waiting to be written again.
+  size_t unwritten_reasons() const;
+
  private:
+  // The PodScheduled=False writes of one pod: in flight, failed and waiting for a retry, or
+  // overtaken by its bind.
+  struct ReasonWrites {
+    uint64_t latest = 0;  // sequence of the newest write started; older outcomes do not count
+    int in_flight = 0;
+    bool failed = false;  // the newest write failed: `pod` and `message` are written again
+    bool bound = false;   // nothing more to write
+    std::shared_ptr<const api::Pod> pod;
+    std::string message;
+    int retries = 0;
+    absl::Time next_try;
+  };
+
+  // Queues the PodScheduled=False write of `pod`.
+  void WriteReason(std::shared_ptr<const api::Pod> pod, std::string message);
+  // Sends write `write` of `key` on the status queue, then records its outcome.
+  void QueueReasonWrite(const std::string& key, uint64_t write, std::shared_ptr<const api::Pod> pod,
+                        std::string message);
+  void AfterReasonWrite(const std::string& key, uint64_t write, const absl::Status& status,
+                        std::shared_ptr<const api::Pod> pod, std::string message);
+
   client::EventRecorder* events_;
   client::PodStatusWriter* status_;
   client::AsyncWriter* status_queue_;
   const util::Clock* clock_;
+  // By pod key, only while a write is in flight or failed: entries go when nothing is left to do.
+  // Guarded by mu_: written by the scheduling loop, the bind workers and the status queue's thread.
+  mutable absl::Mutex mu_;
+  uint64_t last_write_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<std::string, ReasonWrites> reasons_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kubesched::scheduler

@@ -131,7 +131,8 @@ absl::Status CheckServer(client::HttpTransport& transport, const std::string& se
 // that learns late that it lost the lease has few binds started on its behalf.
 void SchedulingLoop(Scheduler& scheduler, const std::atomic<bool>& leading,
                     const std::function<bool()>& may_bind, BindWorkerPool& binds,
-                    size_t bind_backlog, const std::stop_token& stop) {
+                    size_t bind_backlog, const std::function<void()>& upkeep,
+                    const std::stop_token& stop) {
   auto last_upkeep = std::chrono::steady_clock::now();
   while (!stop.stop_requested() && leading.load(std::memory_order_acquire)) {
     if (!may_bind() || !binds.WaitForRoom(bind_backlog, absl::Milliseconds(100))) {
@@ -141,7 +142,7 @@ void SchedulingLoop(Scheduler& scheduler, const std::atomic<bool>& leading,
     scheduler.ScheduleOne(absl::Milliseconds(100));
     const auto now = std::chrono::steady_clock::now();
     if (now - last_upkeep >= std::chrono::seconds(1)) {
-      scheduler.Housekeep();
+      upkeep();
       last_upkeep = now;
     }
   }
@@ -414,6 +415,10 @@ class Runner {
       if (!ledger_->WaitForImport(stop_.get_token())) return;
       SchedulingLoop(
           *scheduler_, leading_, [this] { return MayBind(); }, *bind_pool_, BindBacklog(),
+          [this] {
+            scheduler_->Housekeep();
+            reporter_->RetryUnwrittenReasons();
+          },
           stop_.get_token());
     });
   }

@@ -1,5 +1,6 @@
 // The fault suite, errors from the API server: binds answered 409, 429 and 500 (and some answers
-// lost) while a queue's max binds half the pods. Every promise holds, the queue's max included.
+// lost) while a queue's max binds half the pods, and status writes refused. Every promise holds,
+// the queue's max included, and every pending pod ends up saying why.
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -58,6 +59,28 @@ TEST_CASE("faults: binds answered 409, 429 and 500 break no promise, a queue's m
   team_max.Set(api::kCpu, 5000);
   RequireQueuesWithinMax(pods, {{"team", team_max}});
   RequirePromisesKept(api, *scheduler);
+}
+
+TEST_CASE("faults: status writes answered 409 and 500 still leave every pending pod saying why",
+          "[e2e][faults]") {
+  const uint64_t seed = SuiteSeed("status write errors");
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  FaultApi api(**server);
+  auto scheduler = testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig()});
+  // 409 is never retried by the transport: four reasons are surely refused.
+  api.SetFaults(absl::StrCat(R"({"seed": )", seed, R"(,
+      "errors": [{"verb": "patch", "resource": "pods/status", "code": 409, "count": 4},
+                 {"verb": "patch", "resource": "pods/status", "code": 500, "probability": 0.3}]})"));
+  api.CreateNode("node-0", 2);
+  api.CreatePods("p-", 8, "1");
+  WaitForBound(api, 2, *scheduler);
+  testing::RequireEventually("four reasons were refused with 409", *scheduler,
+                             [&] { return Counter(api, "faults.error.409") == 4; });
+
+  api.SetFaults("{}");
+  RequirePromisesKept(api, *scheduler);
+  CHECK(CountBound(api.Pods()) == 2);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "scheduler/run/api_reporter.h"
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
@@ -75,6 +76,72 @@ TEST_CASE("an unschedulable pod gets a FailedScheduling event and PodScheduled=F
   CHECK(absl::StrContains(requests[0], "0/3 nodes are available"));
   CHECK(absl::StartsWith(requests[1], kEvents));
   CHECK(absl::StrContains(requests[1], R"("reason":"FailedScheduling")"));
+}
+
+// Status patches answered 500 while `refuse` holds; everything else accepted.
+void RefuseStatusWhile(Harness& h, const std::atomic<bool>& refuse) {
+  h.transport.OnDo([&refuse](const HttpRequest& request) -> absl::StatusOr<HttpResponse> {
+    if (request.method == "PATCH" && refuse.load()) {
+      return HttpResponse{500, R"({"kind":"Status","message":"etcd is away"})"};
+    }
+    return HttpResponse{request.method == "POST" ? 201 : 200, "{}"};
+  });
+}
+
+int StatusPatches(const testing::FakeTransport& transport) {
+  int patches = 0;
+  for (const HttpRequest& request : transport.requests()) patches += request.method == "PATCH";
+  return patches;
+}
+
+// Waits (bounded) until the status queue has run `count` writes in all.
+void WaitForWrites(const client::AsyncWriter& queue, uint64_t count) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (queue.completed() < count && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  REQUIRE(queue.completed() >= count);
+}
+
+TEST_CASE("a reason the API refused is written again after a backoff", "[run]") {
+  Harness h;
+  std::atomic<bool> refuse{true};
+  RefuseStatusWhile(h, refuse);
+  h.reporter.OnUnschedulable(*Pod("p"), "0/3 nodes are available", 1);
+  WaitForWrites(h.status_queue, 1);
+  CHECK(h.reporter.unwritten_reasons() == 1);
+
+  h.reporter.RetryUnwrittenReasons();  // within the first second's backoff: nothing
+  h.clock.Advance(absl::Seconds(1));
+  h.reporter.RetryUnwrittenReasons();  // refused again: the next try waits 2 s
+  WaitForWrites(h.status_queue, 2);
+  h.clock.Advance(absl::Seconds(1));
+  h.reporter.RetryUnwrittenReasons();
+  CHECK(StatusPatches(h.transport) == 2);
+
+  refuse = false;
+  h.clock.Advance(absl::Seconds(1));
+  h.reporter.RetryUnwrittenReasons();
+  WaitForWrites(h.status_queue, 3);
+  CHECK(h.reporter.unwritten_reasons() == 0);
+  h.Flush();
+  CHECK(StatusPatches(h.transport) == 3);
+  for (const HttpRequest& request : h.transport.requests()) {
+    if (request.method == "PATCH")
+      CHECK(absl::StrContains(request.body, "0/3 nodes are available"));
+  }
+}
+
+TEST_CASE("a reason not written is dropped once the pod is bound", "[run]") {
+  Harness h;
+  std::atomic<bool> refuse{true};
+  RefuseStatusWhile(h, refuse);
+  h.reporter.OnUnschedulable(*Pod("p"), "0/3 nodes are available", 1);
+  WaitForWrites(h.status_queue, 1);
+  h.reporter.OnBound(*Pod("p"), "n1", 2);
+  CHECK(h.reporter.unwritten_reasons() == 0);
+  h.clock.Advance(absl::Minutes(1));
+  h.reporter.RetryUnwrittenReasons();
+  h.Flush();
+  CHECK(StatusPatches(h.transport) == 1);
 }
 
 TEST_CASE("a bound pod gets a Scheduled event and nothing else", "[run]") {
