@@ -37,15 +37,31 @@ void SchedulingQueue::Impl::Unnominate(const std::string& key) {
 }
 
 // A pod's object changed: its nomination follows the new status.nominatedNodeName, but an update
-// that does not carry one keeps the node reserved in memory (it may predate our own patch).
+// that does not carry one keeps the node reserved in memory (it may predate our own patch) —
+// unless the pod is another one of the same name (a relist shows a re-created pod as an update):
+// the predecessor's nomination is not the successor's.
 void SchedulingQueue::Impl::UpdateNomination(const PodInfoPtr& pod) {
   std::string node = pod->get().status.nominated_node_name;
   if (node.empty()) {
     auto it = nominated_node.find(pod->key);
     if (it == nominated_node.end()) return;
     node = it->second;
+    if (NominatedUid(pod->key, node) != pod->get().meta.uid) {
+      Unnominate(pod->key);
+      return;
+    }
   }
   Nominate(pod, node);
+}
+
+std::string_view SchedulingQueue::Impl::NominatedUid(const std::string& key,
+                                                     const std::string& node) const {
+  auto pods = nominated_pods.find(node);
+  if (pods == nominated_pods.end()) return {};
+  for (const PodInfoPtr& nominated : pods->second) {
+    if (nominated->key == key) return nominated->get().meta.uid;
+  }
+  return {};
 }
 
 void SchedulingQueue::AddNominatedPod(framework::PodInfoPtr pod, const std::string& node_name) {

@@ -336,6 +336,9 @@ struct SchedulingQueue::Impl {
   void Nominate(PodInfoPtr pod, const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void Unnominate(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void UpdateNomination(const PodInfoPtr& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The UID of the pod nominated to `node` under `key` (empty when none).
+  std::string_view NominatedUid(const std::string& key, const std::string& node) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };
 
 }  // namespace kubesched::queue

@@ -422,6 +422,17 @@ TEST_CASE("an update without a nominated node keeps the nomination in memory", "
   CHECK(f.queue.NominatedPodsForNode("n1")[0]->priority == 5);
 }
 
+TEST_CASE("a pod re-created under the name of a nominated one does not inherit its nomination",
+          "[core]") {
+  Fixture f;
+  f.queue.Add(Pod("p"));
+  f.queue.AddNominatedPod(Pod("p"), "n1");
+  // A relist shows the successor as an update of the same key.
+  f.queue.Update(MakePodInfo(PodBuilder("p").Uid("successor").Ptr(), 0));
+  CHECK(f.queue.NominatedPodsForNode("n1").empty());
+  CHECK(f.queue.NominatedNodeOf("default/p").empty());
+}
+
 TEST_CASE("an unschedulable pod whose spec changed moves to activeQ", "[core]") {
   Fixture f;
   f.MakeUnschedulable("p");
