@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "config/config.h"
-#include "scheduler/cmd/serving_flags.h"
 #include "scheduler/cmd/flags.h"
 #include "scheduler/cmd/kube_scheduler_flags.h"
+#include "scheduler/cmd/serving_flags.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/run/health_server.h"
 #include "scheduler/run/run.h"
@@ -140,6 +140,8 @@ Flags:
   --threads N                  filter/score threads, at most 1024 (default: CPU count - 1, at
                                least 1)
   --shutdown-grace DURATION    how long to wait for in-flight binds on exit (default 10s)
+  --relist-interval DURATION   also list every watched resource again this often (at least 1m;
+                               default 0: only when a watch needs it, e.g. after 410 Gone)
   -v N, --v=N                  log detail, as kube-scheduler's -v (default 0): 1 adds a line per
                                preemption, 2 a line per pod bound or found unschedulable
 
@@ -377,6 +379,17 @@ bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream
     }
     options->burst = value;
   }
+  if (const auto relist = Get(flags, "relist-interval"); relist.has_value()) {
+    if (!absl::ParseDuration(*relist, &options->relist_interval) ||
+        options->relist_interval < absl::ZeroDuration() ||
+        options->relist_interval == absl::InfiniteDuration() ||
+        (options->relist_interval > absl::ZeroDuration() &&
+         options->relist_interval < absl::Minutes(1))) {
+      err << "error: --relist-interval must be 0 or a duration of at least 1m such as 30m, got \""
+          << *relist << "\"\n";
+      return false;
+    }
+  }
   if (const auto grace = Get(flags, "shutdown-grace"); grace.has_value()) {
     if (!absl::ParseDuration(*grace, &options->shutdown_grace) ||
         options->shutdown_grace < absl::ZeroDuration() ||
@@ -411,7 +424,7 @@ int Run(const std::vector<std::string>& args, size_t first, std::ostream& out, s
       args, first,
       {"config", "kubeconfig", "context", "health-bind-address", "metrics-bind-address",
        "leader-elect", "identity", "kube-api-qps", "kube-api-burst", "bind-workers", "threads",
-       "shutdown-grace", "v",
+       "shutdown-grace", "relist-interval", "v",
        // the secure port (serving_flags.h)
        "secure-port", "bind-address", "tls-cert-file", "tls-private-key-file",
        "authentication-kubeconfig", "authorization-kubeconfig", "authorization-always-allow-paths"},

@@ -258,6 +258,7 @@ class Runner {
     instrumentation_->state().AttachScheduler(scheduler_.get());
 
     client::InformerOptions informer_options;
+    informer_options.reflector.resync_interval = options_.relist_interval;
     // The informers watch ConfigMaps in one namespace: that of the queue ConfigMap
     // (queues.configMap) or of the policy ConfigMap (policyConfigMap), the ones the scheduler acts
     // on, else the scheduler's own (its lease's). RBAC must let kubesched get/list/watch

@@ -27,6 +27,9 @@ struct RunOptions {
   int bind_workers = 16;             // concurrent binding cycles
   int threads = 0;                   // filter/score threads; 0 = CPU count - 1 (at least 1)
   absl::Duration shutdown_grace = absl::Seconds(10);  // for in-flight binds and events on exit
+  // Every informer lists again this often besides its watch (zero: only when the watch needs it),
+  // a safety net against an API server whose watch silently missed changes.
+  absl::Duration relist_interval = absl::ZeroDuration();
   // kube-scheduler's flags: --leader-elect-* override the rest of leaderElection, after
   // leader_elect above; --master is the API server URL, over the kubeconfig's server.
   config::LeaderElectionOverrides leader_election;
