@@ -16,6 +16,7 @@
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/kubesched_process.h"
+#include "tests/testing/metrics_series.h"
 #include "tests/testing/scrape.h"
 #include "tests/testing/test_api_client.h"
 
@@ -24,7 +25,9 @@ namespace {
 
 using testapi::TestApiProcess;
 using testing::ChildProcess;
+using testing::LabelValues;
 using testing::Scrape;
+using testing::Series;
 
 constexpr char kMarker[] = "junk";
 
@@ -46,46 +49,6 @@ std::string PodJson(const std::string& name, const std::string& labels,
 
 std::string Member(const std::string& key, const std::string& value) {
   return absl::StrCat("\"", key, "\":\"", value, "\"");
-}
-
-// Families whose series are created on the first occurrence of something from a fixed set (a
-// plugin's sampled timing, a queue event, an extension point's status, a number of attempts, an
-// HTTP status): when they appear depends on timing, not on what pods carry, so they are compared
-// by their label values (LabelValues) rather than series by series. And the process' own.
-bool EventDriven(const std::string& name) {
-  for (const char* prefix :
-       {"process_", "rest_client_", kPluginExecutionDuration, kQueueIncomingPodsTotal,
-        kFrameworkExtensionPointDuration, kPodSchedulingSliDuration}) {
-    if (absl::StartsWith(name, prefix)) return true;
-  }
-  return false;
-}
-
-// Each series as `name{label=value,...}`, less the event-driven families.
-std::set<std::string> Series(const Scrape& scrape) {
-  std::set<std::string> series;
-  for (const testing::ScrapeSample& sample : scrape.samples()) {
-    if (EventDriven(sample.name)) continue;
-    std::vector<std::string> labels;
-    for (const auto& [name, value] : sample.labels)
-      labels.push_back(absl::StrCat(name, "=", value));
-    series.insert(absl::StrCat(sample.name, "{", absl::StrJoin(labels, ","), "}"));
-  }
-  return series;
-}
-
-// The values of the labels that come from the configuration, over every family.
-std::set<std::string> LabelValues(const Scrape& scrape) {
-  std::set<std::string> values;
-  for (const testing::ScrapeSample& sample : scrape.samples()) {
-    for (const auto& [name, value] : sample.labels) {
-      if (name == "profile" || name == "queue" || name == "resource" || name == "host" ||
-          name == "name") {
-        values.insert(absl::StrCat(name, "=", value));
-      }
-    }
-  }
-  return values;
 }
 
 std::vector<std::string> Minus(const std::set<std::string>& a, const std::set<std::string>& b) {
