@@ -122,6 +122,7 @@ absl::StatusOr<std::shared_ptr<const PolicySet>> BuildPolicySet(
   }
   // Bindings name policies: the ConfigMap's are read after all policies are.
   std::vector<std::string> binding_origins(file_bindings.size());
+  std::string_view bindings_key;  // the ConfigMap's key holding bindings, once seen
   set->bindings_ = file_bindings;
   for (const auto& [key, text] : configmap_data) {
     if (!IsBindingsKey(key)) continue;
@@ -130,10 +131,12 @@ absl::StatusOr<std::shared_ptr<const PolicySet>> BuildPolicySet(
       return absl::InvalidArgumentError(
           absl::StrCat("ConfigMap key ", Quote(key), ": ", bindings.status().message()));
     }
-    if (binding_origins.size() > file_bindings.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ConfigMap key ", Quote(key), ": bindings are given under two keys"));
+    if (!bindings_key.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("ConfigMap key ", Quote(key),
+                                                     ": bindings are also given under key ",
+                                                     Quote(bindings_key)));
     }
+    bindings_key = key;
     binding_origins.resize(file_bindings.size() + bindings->size(),
                            absl::StrCat("ConfigMap key ", Quote(key), ": "));
     for (PolicyBinding& binding : *bindings) set->bindings_.push_back(std::move(binding));

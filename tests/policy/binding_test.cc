@@ -88,7 +88,7 @@ TEST_CASE("a bad binding is refused with its field's path", "[policies][bindings
   CHECK(ErrorOf(FileBindings("policyBindings: {policy: x}\n")) ==
         "policyBindings: must be a list, got a map");
   CHECK(error("spread") ==
-        "policyBindings[0]: must be a map with a policy and a selector, got spread");
+        "policyBindings[0]: must be a map with a policy and a selector, got \"spread\"");
   CHECK(error("{policy: spread, selector: {}, weight: 3}") ==
         "policyBindings[0]: unknown field \"weight\"");
   CHECK(error("{selector: {}}") == "policyBindings[0].policy: required");
@@ -157,7 +157,8 @@ TEST_CASE("a binding must name a policy in force and fill exactly its template's
   CHECK(ErrorOf(build("[{selector: {}, policy: spread, extra: 1}]")) ==
         "ConfigMap key \"policyBindings.yaml\": policyBindings[0]: unknown field \"extra\"");
   CHECK(ErrorOf(BuildPolicySet(file, {{"policyBindings", "[]"}, {"policyBindings.json", "[]"}})) ==
-        "ConfigMap key \"policyBindings.json\": bindings are given under two keys");
+        "ConfigMap key \"policyBindings.json\": bindings are also given under key "
+        "\"policyBindings\"");
 
   // A file binding is checked the same way, with its path in the file.
   std::vector<PolicyBinding> from_file = *ParseBindings("[{selector: {}, policy: stack}]");

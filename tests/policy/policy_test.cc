@@ -258,12 +258,12 @@ TEST_CASE("the policies example configuration loads and its template renders",
   const auto bindings = ParseFileBindings(config->policy_bindings);
   INFO(ErrorOf(bindings));
   REQUIRE(bindings.ok());
-  const auto set = BuildPolicySet(policies, {}, 0, *bindings);
-  INFO(ErrorOf(set));
-  REQUIRE(set.ok());
-  CHECK((*set)->bindings().size() == 2);
-  REQUIRE((*set)->binding_affinity(0) != nullptr);
-  CHECK(Describe(*(*set)->binding_affinity(0)) ==
+  const auto bound = BuildPolicySet(policies, {}, 0, *bindings);
+  INFO(ErrorOf(bound));
+  REQUIRE(bound.ok());
+  CHECK((*bound)->bindings().size() == 2);
+  REQUIRE((*bound)->binding_affinity(0) != nullptr);
+  CHECK(Describe(*(*bound)->binding_affinity(0)) ==
         "required: pool In (A, B); preferred: 3: pool In (A); 2: pool In (B)");
 
   const auto rendered =
