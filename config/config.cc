@@ -32,7 +32,7 @@ constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
 // The fields kubesched reads, then upstream's others: accepted so that kube-scheduler configs
 // load unchanged. Anything else is an error, as upstream's strict decoding makes it.
-constexpr std::array<std::string_view, 19> kTopLevelFields = {
+constexpr std::array<std::string_view, 20> kTopLevelFields = {
     "apiVersion",
     "kind",
     "profiles",
@@ -44,6 +44,7 @@ constexpr std::array<std::string_view, 19> kTopLevelFields = {
     "clientConnection",
     "queues",           // kubesched's own
     "policies",         // kubesched's own
+    "policyBindings",   // kubesched's own
     "policyConfigMap",  // kubesched's own
     "extenders",        // read only to refuse a non-empty list: kubesched calls no extenders
     // Upstream's other fields, accepted and ignored here.
@@ -284,6 +285,9 @@ absl::StatusOr<Configuration> DecodeConfiguration(const YAML::Node& root) {
   DecodeQueuesSection(r, Get(root, "queues"), "queues", /*in_file=*/true, &config.queues);
   if (const YAML::Node policies = Get(root, "policies"); HasValue(policies)) {
     config.policies = std::make_shared<const YAML::Node>(policies);
+  }
+  if (const YAML::Node bindings = Get(root, "policyBindings"); HasValue(bindings)) {
+    config.policy_bindings = std::make_shared<const YAML::Node>(bindings);
   }
   DecodePolicyConfigMap(r, Get(root, "policyConfigMap"), "policyConfigMap",
                         &config.policy_config_map);

@@ -132,6 +132,8 @@ struct Configuration {
   // list is kept as written (null when absent) for policy/ to decode with the decoder that also
   // reads the ConfigMap's policies (policy::ParseFilePolicies); the ConfigMap's data keys add more.
   std::shared_ptr<const YAML::Node> policies;
+  // `policyBindings:` kept as written likewise (policy::ParseFileBindings).
+  std::shared_ptr<const YAML::Node> policy_bindings;
   PolicyConfigMap policy_config_map;
 };
 

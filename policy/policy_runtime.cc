@@ -30,11 +30,31 @@ const runtime::Framework* PolicyRuntime::FrameworkOf(std::string_view name) cons
   return it == frameworks_.end() ? nullptr : it->second.get();
 }
 
+PolicyChoice PolicyChooser::ChooseByBinding(const api::Pod& pod, const PolicyRuntime& policies,
+                                            const framework::Snapshot& snapshot) {
+  PolicyChoice choice;
+  const PolicySet& set = policies.set();
+  const std::optional<size_t> index =
+      set.FirstBindingFor(pod, snapshot.NamespaceLabels(pod.meta.namespace_symbol));
+  if (!index.has_value()) return choice;
+  const PolicyBinding& binding = set.bindings()[*index];
+  choice.name = binding.policy;
+  choice.binding = DescribeBinding(*index, binding);
+  // The set was built only if the binding's policy exists and its args fill the template.
+  choice.framework = policies.FrameworkOf(binding.policy);
+  choice.added_affinity = set.binding_affinity(*index);
+  return choice;
+}
+
 PolicyChoice PolicyChooser::Choose(const api::Pod& pod,
-                                   const std::shared_ptr<const PolicyRuntime>& policies) {
+                                   const std::shared_ptr<const PolicyRuntime>& policies,
+                                   const framework::Snapshot& snapshot) {
   PolicyChoice choice;
   const std::optional<std::string_view> named = RequestedPolicy(pod);
-  if (!named.has_value()) return choice;
+  if (!named.has_value()) {
+    if (policies->set().bindings().empty()) return choice;
+    return ChooseByBinding(pod, *policies, snapshot);
+  }
   choice.name = std::string(*named);
   const Policy* policy = policies->set().Find(choice.name);
   const runtime::Framework* fw = policies->FrameworkOf(choice.name);

@@ -15,6 +15,7 @@
 #include "policy/policy_set.h"
 #include "scheduler/framework/cycle_state.h"
 #include "scheduler/framework/pod_info.h"
+#include "scheduler/framework/snapshot.h"
 #include "scheduler/runtime/framework.h"
 
 namespace kubesched::policy {
@@ -40,10 +41,14 @@ class PolicyRuntime {
 // `running "PolicySelection": policy "x" (annotation kubesched.io/policy) does not exist`.
 inline constexpr std::string_view kPolicySelection = "PolicySelection";
 
-// What a pod's policy annotations resolve to for one cycle.
+// What a pod's policy annotations, or else the policy bindings, resolve to for one cycle.
 struct PolicyChoice {
-  // Empty when the pod names no policy (its schedulerName's profile applies).
+  // Empty when the pod names no policy and no binding selects it (its schedulerName's profile
+  // applies).
   std::string name;
+  // Which binding chose the policy (DescribeBinding: `binding 2 "batch-namespaces"`); empty when
+  // the pod's annotation did, or nothing did.
+  std::string binding;
   // The policy's framework; null when the pod names no policy or the choice failed.
   const runtime::Framework* framework = nullptr;
   // The node affinity the policy's template adds for this pod (null without a template).
@@ -52,14 +57,19 @@ struct PolicyChoice {
   absl::Status error;
 };
 
-// Reads kubesched.io/policy and kubesched.io/policy-args of `pod` against `policies`. Owned by
-// the scheduling thread: it remembers the last template filled, so that a run of pods with the
-// same policy and args fills it once.
+// Reads kubesched.io/policy and kubesched.io/policy-args of `pod` against `policies`; a pod
+// without the annotation gets the policy of the first binding that selects it, whose namespace's
+// labels are read from `snapshot` only then. Owned by the scheduling thread: it remembers the last
+// template filled, so that a run of pods with the same policy and args fills it once.
 class PolicyChooser {
  public:
-  PolicyChoice Choose(const api::Pod& pod, const std::shared_ptr<const PolicyRuntime>& policies);
+  PolicyChoice Choose(const api::Pod& pod, const std::shared_ptr<const PolicyRuntime>& policies,
+                      const framework::Snapshot& snapshot);
 
  private:
+  static PolicyChoice ChooseByBinding(const api::Pod& pod, const PolicyRuntime& policies,
+                                      const framework::Snapshot& snapshot);
+
   // The last rendering; `runtime` keeps `policy` (the key) alive, so its address is not reused.
   std::shared_ptr<const PolicyRuntime> runtime_;
   const Policy* policy_ = nullptr;

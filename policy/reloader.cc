@@ -10,9 +10,10 @@ namespace kubesched::policy {
 
 absl::StatusOr<std::unique_ptr<PolicyReloader>> PolicyReloader::Create(
     std::vector<Policy> file_policies, config::ObjectRef config_map,
-    const plugins::PluginHandle& handle, const plugins::RegistryMap& registry) {
-  std::unique_ptr<PolicyReloader> reloader(
-      new PolicyReloader(std::move(file_policies), std::move(config_map), handle, registry));
+    const plugins::PluginHandle& handle, const plugins::RegistryMap& registry,
+    std::vector<PolicyBinding> file_bindings) {
+  std::unique_ptr<PolicyReloader> reloader(new PolicyReloader(
+      std::move(file_policies), std::move(file_bindings), std::move(config_map), handle, registry));
   auto built = reloader->Build({}, 0);
   if (!built.ok()) return built.status();
   absl::MutexLock lock(&reloader->mu_);
@@ -22,7 +23,7 @@ absl::StatusOr<std::unique_ptr<PolicyReloader>> PolicyReloader::Create(
 
 absl::StatusOr<std::shared_ptr<const PolicyRuntime>> PolicyReloader::Build(
     const std::map<std::string, std::string>& data, int64_t generation) const {
-  auto set = BuildPolicySet(file_policies_, data, generation);
+  auto set = BuildPolicySet(file_policies_, data, generation, file_bindings_);
   if (!set.ok()) return set.status();
   return PolicyRuntime::Build(*std::move(set), handle_, registry_);
 }
@@ -57,6 +58,8 @@ std::optional<PolicyReloader::Outcome> PolicyReloader::Reload(const api::ConfigM
   util::LogInfo(absl::StrCat(source, deleted ? " deleted: the configuration file's " : ": ",
                              (*built)->set().Describe(), " in force"));
   absl::MutexLock lock(&mu_);
+  outcome.bindings_changed = current_->set().bindings().size() != file_bindings_.size() ||
+                             (*built)->set().bindings().size() != file_bindings_.size();
   current_ = *std::move(built);
   ++reloads_.applied;
   outcome.applied = true;

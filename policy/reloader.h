@@ -30,17 +30,22 @@ namespace kubesched::policy {
 
 class PolicyReloader {
  public:
-  // Builds the file's policies (`file_policies`, from ParseFilePolicies) with the frameworks'
-  // `handle` and `registry`. An error names the policy.
+  // Builds the file's policies (`file_policies`, from ParseFilePolicies) and bindings
+  // (`file_bindings`, from ParseFileBindings) with the frameworks' `handle` and `registry`. An
+  // error names the policy or the binding.
   static absl::StatusOr<std::unique_ptr<PolicyReloader>> Create(
       std::vector<Policy> file_policies, config::ObjectRef config_map,
-      const plugins::PluginHandle& handle, const plugins::RegistryMap& registry);
+      const plugins::PluginHandle& handle, const plugins::RegistryMap& registry,
+      std::vector<PolicyBinding> file_bindings = {});
 
   struct Outcome {
     bool applied = false;
     // On success: the wait keys (PolicyWaitKey) of every policy now in force, so that pods
     // waiting for a policy, or for args that fill a changed template, try again.
     std::vector<std::string> wake_keys;
+    // The bindings before or after the update are not the file's alone: a pod that waits under
+    // one policy (or its profile) may now be bound to another, so every waiting pod tries again.
+    bool bindings_changed = false;
   };
   // An add, update or delete (`deleted`) of `map`; nullopt when `map` is not the policy ConfigMap.
   std::optional<Outcome> Reload(const api::ConfigMap& map, bool deleted);
@@ -50,16 +55,19 @@ class PolicyReloader {
   config::ConfigReloads reloads() const;
 
  private:
-  PolicyReloader(std::vector<Policy> file_policies, config::ObjectRef config_map,
-                 const plugins::PluginHandle& handle, const plugins::RegistryMap& registry)
+  PolicyReloader(std::vector<Policy> file_policies, std::vector<PolicyBinding> file_bindings,
+                 config::ObjectRef config_map, const plugins::PluginHandle& handle,
+                 const plugins::RegistryMap& registry)
       : file_policies_(std::move(file_policies)),
+        file_bindings_(std::move(file_bindings)),
         config_map_(std::move(config_map)),
         handle_(handle),
         registry_(registry) {}
   absl::StatusOr<std::shared_ptr<const PolicyRuntime>> Build(
       const std::map<std::string, std::string>& data, int64_t generation) const;
 
-  const std::vector<Policy> file_policies_;  // in force with or without the ConfigMap
+  const std::vector<Policy> file_policies_;         // in force with or without the ConfigMap
+  const std::vector<PolicyBinding> file_bindings_;  // likewise, tried before the ConfigMap's
   const config::ObjectRef config_map_;
   const plugins::PluginHandle handle_;
   const plugins::RegistryMap& registry_;

@@ -160,6 +160,10 @@ void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
     if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(reloaded->applied);
     // Pods waiting for a policy that now exists (or whose args may now fill a changed template).
     if (reloaded->applied) queue_->MoveQuotaWaiters(reloaded->wake_keys);
+    // A binding may now give a waiting pod another policy, under which it may fit.
+    if (reloaded->bindings_changed) {
+      queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kUnschedulableTimeout);
+    }
   }
   queue_config_->Reload(*event.object, deleted);
 }

@@ -18,15 +18,13 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
     gated.message = gate.Message();
     return gated;
   }
-  const std::shared_ptr<const policy::PolicyRuntime> policies = this->policies();
-  const policy::PolicyChoice choice = policy::PolicyChooser().Choose(pod, policies);
+  const policy::PolicyChoice choice = ChoosePolicy(pod);
   if (!choice.error.ok()) {
     Explanation unusable;
     unusable.message = std::string(choice.error.message());
     return unusable;
   }
   if (choice.framework != nullptr) fw = choice.framework;
-  RefreshCycleView();
   std::shared_ptr<framework::CycleState> state = policy::NewCycleState(choice);
   // Explaining a pod must not change what the scheduler holds for it or for others (a gang's
   // quota hold, its members waiting at Permit).
@@ -57,6 +55,11 @@ Explanation Scheduler::Explain(const api::Pod& pod) {
   }
   explanation.state = std::move(state);
   return explanation;
+}
+
+policy::PolicyChoice Scheduler::ChoosePolicy(const api::Pod& pod) {
+  RefreshCycleView();
+  return policy::PolicyChooser().Choose(pod, policies(), snapshot_);
 }
 
 std::optional<GangExplanation> Scheduler::ExplainGang(const api::Pod& pod) {

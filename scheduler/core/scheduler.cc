@@ -17,8 +17,12 @@ class UnusedBinder : public framework::PodBinder {
 }  // namespace
 
 absl::Status CheckConfiguration(const config::Configuration& config) {
-  if (auto policies = policy::ParseFilePolicies(config.policies); !policies.ok()) {
-    return policies.status();
+  auto policies = policy::ParseFilePolicies(config.policies);
+  if (!policies.ok()) return policies.status();
+  auto bindings = policy::ParseFileBindings(config.policy_bindings);
+  if (!bindings.ok()) return bindings.status();
+  if (auto set = policy::BuildPolicySet(*policies, {}, 0, *bindings); !set.ok()) {
+    return set.status();
   }
   UnusedBinder binder;
   plugins::PluginHandle handle;
@@ -68,9 +72,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   if (auto status = runtime::CheckQueueSortsAgree(s->frameworks_); !status.ok()) return status;
   auto file_policies = policy::ParseFilePolicies(config.policies);
   if (!file_policies.ok()) return file_policies.status();
+  auto file_bindings = policy::ParseFileBindings(config.policy_bindings);
+  if (!file_bindings.ok()) return file_bindings.status();
   auto policies = policy::PolicyReloader::Create(
       *std::move(file_policies), config.policy_config_map, handle,
-      deps.registry != nullptr ? *deps.registry : plugins::Registry());
+      deps.registry != nullptr ? *deps.registry : plugins::Registry(), *std::move(file_bindings));
   if (!policies.ok()) return policies.status();
   s->policies_ = *std::move(policies);
 

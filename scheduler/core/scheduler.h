@@ -145,6 +145,8 @@ class Scheduler : public client::ClusterEventHandler {
   // explain: every filter on every node and every score, for a pod not necessarily in the
   // cluster. Uses the pod's profile, else the first profile.
   Explanation Explain(const api::Pod& pod);
+  // The policy `pod` would be scheduled under now (its annotation's, or a binding's), for reports.
+  policy::PolicyChoice ChoosePolicy(const api::Pod& pod);
   // explain's view of the pod's group, as this cycle's snapshot has it; nullopt when the pod is
   // in none. Changes nothing.
   std::optional<GangExplanation> ExplainGang(const api::Pod& pod);

@@ -60,14 +60,15 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   }
   // The policy set of this cycle: a reload meanwhile applies from the next one.
   const std::shared_ptr<const policy::PolicyRuntime> policies = this->policies();
-  const policy::PolicyChoice choice = policy_chooser_.Choose(pod_info->get(), policies);
+  // The view first: a policy binding may select the pod by its namespace's labels.
+  RefreshCycleView();
+  const policy::PolicyChoice choice = policy_chooser_.Choose(pod_info->get(), policies, snapshot_);
   if (!choice.error.ok()) {
     HandlePolicyFailure(*fw, std::move(*popped), choice);
     if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
     return true;
   }
   if (choice.framework != nullptr) fw = choice.framework;
-  RefreshCycleView();
   std::unique_ptr<framework::CycleState> state = policy::NewCycleState(choice);
   auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
                                       queue_->NominatedNodeOf(pod_info->key));
@@ -96,7 +97,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
 void Scheduler::HandlePolicyFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
                                     const policy::PolicyChoice& choice) {
   // Like a PreFilter rejection upstream: "0/N nodes are available: <why>.", no per-node reasons.
-  RefreshCycleView();
+  // The caller refreshed the view.
   FitError fit_error;
   fit_error.num_all_nodes = static_cast<int>(snapshot_.nodes().size());
   // The status holds a view: the message must outlive HandleFailure.

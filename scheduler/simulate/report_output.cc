@@ -481,6 +481,7 @@ std::string ExplainJson(const ExplainReport& report) {
   w.StartObject();
   Field(w, "pod", std::string_view(report.pod));
   Field(w, "policy", report.policy);
+  if (report.policy_binding.has_value()) Field(w, "policyBinding", report.policy_binding);
   Key(w, "nodes");
   w.StartArray();
   for (const auto& node : report.nodes) {
@@ -571,7 +572,11 @@ std::string ExplainTable(const ExplainReport& report) {
                           util::Join(report.preemption_victims, ", "), "\n");
     }
   }
-  if (report.policy.has_value()) out += absl::StrCat("policy: ", *report.policy, "\n");
+  if (report.policy.has_value()) {
+    out += absl::StrCat("policy: ", *report.policy);
+    if (report.policy_binding.has_value()) absl::StrAppend(&out, " (", *report.policy_binding, ")");
+    out += "\n";
+  }
   out += WatermarkLine(report.watermark);
   out += QueueLines(report.queue_path);
   out += GroupLines(report.group);

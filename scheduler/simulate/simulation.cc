@@ -15,11 +15,16 @@
 namespace kubesched::scheduler {
 namespace {
 
-// The per-pod policy the pod asks for (kubesched.io/policy); none means its profile's.
-std::optional<std::string> PolicyOf(const api::Pod& pod) {
-  const std::optional<std::string_view> named = policy::RequestedPolicy(pod);
-  if (!named.has_value()) return std::nullopt;
-  return std::string(*named);
+// The per-pod policy of the pod: the one it asks for (kubesched.io/policy), else the one the
+// first binding that selects it names; none means its profile's.
+std::optional<std::string> PolicyOf(Scheduler& scheduler, const api::Pod& pod) {
+  if (const std::optional<std::string_view> named = policy::RequestedPolicy(pod)) {
+    return std::string(*named);
+  }
+  if (scheduler.policies()->set().bindings().empty()) return std::nullopt;
+  std::string bound = scheduler.ChoosePolicy(pod).name;
+  if (bound.empty()) return std::nullopt;
+  return bound;
 }
 
 // Kinds are created in this order so that what a pod refers to (its namespace, its priority
@@ -220,7 +225,7 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
     } else if (auto gate = gated.find(key); gate != gated.end()) {
       result.message = gate->second;  // never tried: pending for its gate
     }
-    if (!result.skipped) result.policy = PolicyOf(*pod);
+    if (!result.skipped) result.policy = PolicyOf(scheduler, *pod);
     if (!result.skipped) {
       const auto admission =
           scheduler.quota().Admit(*framework::MakePodInfo(pod, scheduler.ResolvePriority(*pod)));
@@ -391,7 +396,9 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
 
   const Explanation explanation = sim.scheduler->Explain(pod);
   ExplainReport report;
-  report.policy = PolicyOf(pod);
+  const policy::PolicyChoice choice = sim.scheduler->ChoosePolicy(pod);
+  if (!choice.name.empty()) report.policy = choice.name;
+  if (!choice.binding.empty()) report.policy_binding = choice.binding;
   report.problems = std::move(loaded.problems);
   report.pod = pod.Key();
   for (const auto& node : explanation.nodes) report.nodes.push_back(ToExplainedNode(node));

@@ -126,6 +126,9 @@ struct ExplainedNode {
 struct ExplainReport {
   std::string pod;  // "ns/name"
   std::optional<std::string> policy;
+  // The binding that chose `policy` (`binding 2 "batch-namespaces"`); none when the pod's
+  // annotation did.
+  std::optional<std::string> policy_binding;
   std::vector<ExplainedNode> nodes;
   std::optional<std::string> selected;
   std::optional<std::string> message;  // FailedScheduling message when nothing fits

@@ -48,27 +48,29 @@ std::string Allowed(const PolicyChoice& choice) {
 TEST_CASE("PolicyChooser fills a template per policy and args, never from a stale rendering",
           "[policies]") {
   PolicyChooser chooser;
+  const framework::Snapshot no_namespaces;  // no bindings here: the chooser never reads it
   const auto first = Runtime(kTemplate, 1);
-  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "A"})"), first)) == "A");
-  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "A"})"), first)) == "A");
-  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "B"})"), first)) == "B");
+  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "A"})"), first, no_namespaces)) == "A");
+  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "A"})"), first, no_namespaces)) == "A");
+  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "B"})"), first, no_namespaces)) == "B");
 
   // A new policy set with another template under the same name: rendered afresh.
   const auto second = Runtime(
       "nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
       "[{matchExpressions: [{key: pool, operator: In, values: [\"x-{{.Pool}}\"]}]}]}}",
       2);
-  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "B"})"), second)) == "x-B");
+  CHECK(Allowed(chooser.Choose(PodWith("pool", R"({"Pool": "B"})"), second, no_namespaces)) ==
+        "x-B");
 
-  const PolicyChoice none = chooser.Choose(PodWith("", ""), second);
+  const PolicyChoice none = chooser.Choose(PodWith("", ""), second, no_namespaces);
   CHECK(none.name.empty());
   CHECK(none.framework == nullptr);
   CHECK(none.error.ok());
 
-  const PolicyChoice missing = chooser.Choose(PodWith("gone", ""), second);
+  const PolicyChoice missing = chooser.Choose(PodWith("gone", ""), second, no_namespaces);
   CHECK(missing.error.message() ==
         "policy \"gone\" (annotation kubesched.io/policy) does not exist");
-  const PolicyChoice unfilled = chooser.Choose(PodWith("pool", "{}"), second);
+  const PolicyChoice unfilled = chooser.Choose(PodWith("pool", "{}"), second, no_namespaces);
   CHECK(unfilled.error.message() ==
         "policy \"pool\": kubesched.io/policy-args has no value for Pool");
   CHECK(PolicyWaitKey("pool") == "policy:pool");

@@ -255,6 +255,16 @@ TEST_CASE("the policies example configuration loads and its template renders",
   CHECK(config->policy_config_map.name == "kubesched-policies");
   CHECK(MultiPointWeight(policies[1].profile, names::kNodeResourcesFit) == 5);
   CHECK(MultiPointWeight(policies[0].profile, names::kNodeResourcesFit) == 1);
+  const auto bindings = ParseFileBindings(config->policy_bindings);
+  INFO(ErrorOf(bindings));
+  REQUIRE(bindings.ok());
+  const auto bound = BuildPolicySet(policies, {}, 0, *bindings);
+  INFO(ErrorOf(bound));
+  REQUIRE(bound.ok());
+  CHECK((*bound)->bindings().size() == 2);
+  REQUIRE((*bound)->binding_affinity(0) != nullptr);
+  CHECK(Describe(*(*bound)->binding_affinity(0)) ==
+        "required: pool In (A, B); preferred: 3: pool In (A); 2: pool In (B)");
 
   const auto rendered =
       RenderNodeAffinity(policies[2], R"({"PreferredPool": "A", "DefaultPool": "B"})");
