@@ -90,11 +90,13 @@ TEST_CASE("run: kube-scheduler's flags: bare --leader-elect, the lease's name, -
   testing::RequireEventually("the lease my-scheduler is held by json-replica", *scheduler, [&] {
     int status = 0;
     rapidjson::Document held = api.Get(lease + "my-scheduler", &status);
-    return status == 200 && StringOf(held["spec"]["holderIdentity"]) == "json-replica";
+    return status == 200 && held["spec"].HasMember("holderIdentity") &&
+           StringOf(held["spec"]["holderIdentity"]) == "json-replica";
   });
   testing::RequireEventually("pod p is bound", *scheduler, [&] {
     rapidjson::Document pod = api.GetOk("/api/v1/namespaces/default/pods/p");
-    return StringOf(pod["spec"]["nodeName"]) == "node-a";
+    const rapidjson::Value& spec = pod["spec"];
+    return spec.HasMember("nodeName") && StringOf(spec["nodeName"]) == "node-a";
   });
   testing::WaitForLog(*scheduler, "bound to node node-a");
   int status = 0;
