@@ -41,6 +41,8 @@ class PolicyReloader {
     // On success: the wait keys (PolicyWaitKey) of every policy now in force, so that pods
     // waiting for a policy, or for args that fill a changed template, try again.
     std::vector<std::string> wake_keys;
+    // When refused: why (as logged).
+    std::string error;
   };
   // An add, update or delete (`deleted`) of `map`; nullopt when `map` is not the policy ConfigMap.
   std::optional<Outcome> Reload(const api::ConfigMap& map, bool deleted);

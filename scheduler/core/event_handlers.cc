@@ -160,6 +160,10 @@ void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
     if (deps_.metrics != nullptr) deps_.metrics->CountPolicyReload(reloaded->applied);
     // Pods waiting for a policy that now exists (or whose args may now fill a changed template).
     if (reloaded->applied) queue_->MoveQuotaWaiters(reloaded->wake_keys);
+    if (!reloaded->applied && deps_.observer != nullptr) {
+      deps_.observer->OnConfigWarning(event.object->meta, kPolicyConfigRejectedReason,
+                                      reloaded->error);
+    }
   }
   queue_config_->Reload(*event.object, deleted);
 }
