@@ -416,11 +416,11 @@ std::string SimulationJson(const SimulationReport& report) {
   }
   w.EndArray();
   Nodes(w, report);
+  Strings(w, "typedLimitWarnings", report.typed_limit_warnings);
   Key(w, "queues");
   w.StartArray();
   for (const auto& queue : report.queues) Queue(w, queue);
   w.EndArray();
-  Strings(w, "typedLimitWarnings", report.typed_limit_warnings);
   Groups(w, report.groups);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
@@ -546,11 +546,11 @@ std::string ExplainJson(const ExplainReport& report) {
     w.Null();
   }
   Field(w, "queue", report.queue);
+  Strings(w, "typedLimitWarnings", report.typed_limit_warnings);
   Key(w, "queuePath");
   w.StartArray();
   for (const auto& queue : report.queue_path) Queue(w, queue);
   w.EndArray();
-  Strings(w, "typedLimitWarnings", report.typed_limit_warnings);
   Group(w, report.group);
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";

@@ -194,9 +194,6 @@ TEST_CASE("the shipped queue example loads", "[config][quota]") {
   CHECK(config->queues.model_labels.size() == 2);
 }
 
-}  // namespace
-}  // namespace kubesched::config
-
 TEST_CASE("budget periods may be aligned to calendar weeks and months", "[config][quota]") {
   auto parsed = ParseQueuesDocument(
       "tree:\n"
@@ -214,3 +211,6 @@ TEST_CASE("budget periods may be aligned to calendar weeks and months", "[config
   CHECK_FALSE(parsed->tree[2].period.has_value());
   CHECK(parsed->tree[3].align_to == PeriodAlignment::kNone);
 }
+
+}  // namespace
+}  // namespace kubesched::config

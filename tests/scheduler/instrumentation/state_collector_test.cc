@@ -163,7 +163,7 @@ api::Pod TeamPod(const std::string& name, const std::string& cpu) {
       .Build();
 }
 
-TEST_CASE("metrics: pending pods per queue, the next budget reset and unmatched typed limits",
+TEST_CASE("metrics: pending pods per queue with the next budget reset and unmatched typed limits",
           "[metrics][quota]") {
   World world(QueueConfig());
   world.Add(NodeBuilder("n1").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}}).Build());
