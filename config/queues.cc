@@ -94,6 +94,36 @@ absl::StatusOr<double> ParseResourceHours(api::ResourceId id, std::string_view t
   return canonical * 3600.0;
 }
 
+void DecodeAlignment(Reader& r, const std::string& text, const std::string& field,
+                     QueueSpec* queue) {
+  if (text == "week") {
+    queue->align_to = PeriodAlignment::kWeek;
+  } else if (text == "month") {
+    queue->align_to = PeriodAlignment::kMonth;
+  } else {
+    r.Fail(field, absl::StrCat("must be week or month, got \"", text, "\""));
+  }
+}
+
+// The period rules of an aligned budget, once the whole budget map is read.
+void CheckAlignedPeriod(Reader& r, std::string_view where, QueueSpec* queue) {
+  const std::string field = Field(where, "budget.period");
+  if (queue->align_to == PeriodAlignment::kMonth && queue->period.has_value()) {
+    r.Fail(field, "with alignTo: month each calendar month is one period; leave period out");
+    return;
+  }
+  if (queue->align_to != PeriodAlignment::kWeek) return;
+  const absl::Duration week = absl::Hours(24 * 7);
+  if (!queue->period.has_value()) queue->period = week;
+  absl::Duration remainder;
+  absl::IDivDuration(*queue->period, week, &remainder);
+  if (remainder != absl::ZeroDuration()) {
+    r.Fail(field, absl::StrCat("with alignTo: week the period must be a whole number of weeks "
+                               "(168h, 336h, ...), got ",
+                               absl::FormatDuration(*queue->period)));
+  }
+}
+
 void DecodeBudget(Reader& r, const YAML::Node& node, std::string_view where, QueueSpec* queue) {
   if (!HasValue(node)) return;
   if (!node.IsMap()) {
@@ -113,6 +143,10 @@ void DecodeBudget(Reader& r, const YAML::Node& node, std::string_view where, Que
       r.Duration(entry.second, field, &period);
       if (r.ok() && period <= absl::ZeroDuration()) r.Fail(field, "must be greater than 0");
       if (r.ok()) queue->period = period;
+      continue;
+    }
+    if (key == "alignTo") {
+      DecodeAlignment(r, entry.second.Scalar(), field, queue);
       continue;
     }
     if (!ValidResourceKey(key)) {
@@ -164,6 +198,10 @@ void DecodeQueue(Reader& r, const YAML::Node& node, std::string_view path,
   if (r.ok() && queue->period.has_value() && queue->budget.empty()) {
     r.Fail(Field(where, "budget.period"), "a period needs a budget to reset");
   }
+  if (r.ok() && queue->align_to != PeriodAlignment::kNone && queue->budget.empty()) {
+    r.Fail(Field(where, "budget.alignTo"), "an aligned period needs a budget to reset");
+  }
+  if (r.ok()) CheckAlignedPeriod(r, where, queue);
   DecodeQueueList(r, Get(node, "queues"), Field(path, "queues"), queue->path, &queue->queues);
 }
 

@@ -26,14 +26,22 @@ struct BudgetLimit {
   std::string text;  // as written ("1000h"), for messages
 };
 
+// Where budget periods start. kNone: at the first launch (then every `period`); kWeek: at Monday
+// 00:00 UTC (periods of whole weeks); kMonth: at the first of the month 00:00 UTC (each calendar
+// month one period), so that a team's allowance follows the calendar it is handed out by.
+enum class PeriodAlignment { kNone, kWeek, kMonth };
+
 struct QueueSpec {
   std::string name;                      // one path segment, no dots
   std::string path;                      // "root.prod.search", filled by the decoder
   api::ResourceList max;                 // canonical amounts
   std::vector<api::ResourceId> limited;  // resources `max` names, in the order written
   std::vector<BudgetLimit> budget;
-  std::optional<absl::Duration> period;  // budget reset period; none: the budget never resets
-  std::vector<QueueSpec> queues;         // children
+  // Budget reset period; none: the budget never resets (unless aligned to months). With kWeek a
+  // whole number of weeks (default one); with kMonth none: the calendar decides.
+  std::optional<absl::Duration> period;
+  PeriodAlignment align_to = PeriodAlignment::kNone;  // budget.alignTo
+  std::vector<QueueSpec> queues;                      // children
 };
 
 // A namespaced object the configuration names (a watched ConfigMap, the budget ledger).

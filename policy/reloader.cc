@@ -50,6 +50,7 @@ std::optional<PolicyReloader::Outcome> PolicyReloader::Reload(const api::ConfigM
     absl::MutexLock lock(&mu_);
     ++reloads_.rejected;
     reloads_.last_error = error;
+    outcome.error = error;
     return outcome;
   }
   for (const std::string& name : (*built)->set().names()) {

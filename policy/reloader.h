@@ -46,6 +46,8 @@ class PolicyReloader {
     // The bindings before or after the update are not the file's alone: a pod that waits under
     // one policy (or its profile) may now be bound to another, so every waiting pod tries again.
     bool bindings_changed = false;
+    // When refused: why (as logged).
+    std::string error;
   };
   // An add, update or delete (`deleted`) of `map`; nullopt when `map` is not the policy ConfigMap.
   std::optional<Outcome> Reload(const api::ConfigMap& map, bool deleted);

@@ -106,10 +106,32 @@ void EventRecorder::SweepSeries(absl::Time now) {
 bool EventRecorder::Record(const api::Pod& regarding, const api::Pod* related, EventKind kind,
                            std::string_view reason, std::string_view action,
                            std::string_view note) {
+  std::optional<ObjectRef> related_ref;
+  if (related != nullptr) {
+    related_ref =
+        ObjectRef{"Pod", related->meta.namespace_name, related->meta.name, related->meta.uid};
+  }
+  return RecordRef({"Pod", regarding.meta.namespace_name, regarding.meta.name, regarding.meta.uid},
+                   std::move(related_ref), kind, reason, action, note);
+}
+
+bool EventRecorder::RecordAbout(std::string_view kind, const api::ObjectMeta& regarding,
+                                EventKind event_kind, std::string_view reason,
+                                std::string_view action, std::string_view note) {
+  return RecordRef({std::string(kind), regarding.namespace_name, regarding.name, regarding.uid},
+                   std::nullopt, event_kind, reason, action, note);
+}
+
+bool EventRecorder::RecordRef(ObjectRef regarding, std::optional<ObjectRef> related, EventKind kind,
+                              std::string_view reason, std::string_view action,
+                              std::string_view note) {
   const absl::Time now = clock_->Now();
-  const std::string& object_key = regarding.meta.uid.empty() ? regarding.Key() : regarding.meta.uid;
+  const std::string object_key =
+      regarding.uid.empty() ? absl::StrCat(regarding.kind == "Pod" ? "" : regarding.kind + ":",
+                                           regarding.namespace_name, "/", regarding.name)
+                            : regarding.uid;
   const std::string series_key =
-      absl::StrCat(object_key, "\x1f", related == nullptr ? "" : related->meta.uid, "\x1f",
+      absl::StrCat(object_key, "\x1f", related.has_value() ? related->uid : "", "\x1f",
                    Absl(KindName(kind)), "\x1f", Absl(reason), "\x1f", Absl(action));
   // Truncating here bounds the copy; encoding waits for the worker, off the caller's thread.
   std::string truncated = TruncateEventNote(note);
@@ -132,13 +154,10 @@ bool EventRecorder::Record(const api::Pod& regarding, const api::Pod* related, E
       return false;
     }
     event = std::make_shared<PendingEvent>();
-    event->regarding = {regarding.meta.namespace_name, regarding.meta.name, regarding.meta.uid};
-    if (related != nullptr) {
-      event->related =
-          ObjectRef{related->meta.namespace_name, related->meta.name, related->meta.uid};
-    }
     const int64_t nanos = UniqueEventNanos(now);
-    event->name = absl::StrFormat("%s.%016x", regarding.meta.name, static_cast<uint64_t>(nanos));
+    event->name = absl::StrFormat("%s.%016x", regarding.name, static_cast<uint64_t>(nanos));
+    event->regarding = std::move(regarding);
+    event->related = std::move(related);
     event->time = absl::FromUnixNanos(nanos);
     event->kind = kind;
     event->reason = std::string(reason);
@@ -289,7 +308,7 @@ std::string EventRecorder::EventBody(const PendingEvent& event, const SeriesCoun
   auto write_ref = [](JsonWriter& json, const ObjectRef& ref) {
     json.BeginObject()
         .Field("apiVersion", "v1")
-        .Field("kind", "Pod")
+        .Field("kind", ref.kind)
         .Field("namespace", ref.namespace_name)
         .Field("name", ref.name)
         .Field("uid", ref.uid)

@@ -105,6 +105,11 @@ class EventRecorder {
   bool Record(const api::Pod& regarding, const api::Pod* related, EventKind kind,
               std::string_view reason, std::string_view action, std::string_view note);
 
+  // The same about an object other than a pod (a configuration ConfigMap): `kind` is its kind in
+  // the core group ("ConfigMap"). Rate-limited and aggregated per object like pod events.
+  bool RecordAbout(std::string_view kind, const api::ObjectMeta& regarding, EventKind event_kind,
+                   std::string_view reason, std::string_view action, std::string_view note);
+
   // Normal "Scheduled", action "Binding": "Successfully assigned <ns>/<pod> to <node>".
   bool Scheduled(const api::Pod& pod, std::string_view node_name);
   // Warning "FailedScheduling", action "Scheduling", with the fit error message.
@@ -128,6 +133,7 @@ class EventRecorder {
     absl::Time updated;
   };
   struct ObjectRef {
+    std::string kind = "Pod";
     std::string namespace_name;
     std::string name;
     std::string uid;
@@ -156,6 +162,9 @@ class EventRecorder {
   };
   using Write = std::function<void()>;
 
+  // Record's body: `object_key` rate-limits, `related_uid` is part of the series identity.
+  bool RecordRef(ObjectRef regarding, std::optional<ObjectRef> related, EventKind kind,
+                 std::string_view reason, std::string_view action, std::string_view note);
   // Joins `note` to the series under `key` when it repeats it; returns whether it did, with the
   // PATCH to queue (if due) in `write`. Called with mu_ held.
   bool JoinSeries(const std::string& key, std::string_view note, absl::Time now, Write* write);

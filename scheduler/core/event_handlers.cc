@@ -164,6 +164,10 @@ void Scheduler::OnConfigMap(const client::Event<api::ConfigMap>& event) {
     if (reloaded->bindings_changed) {
       queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kUnschedulableTimeout);
     }
+    if (!reloaded->applied && deps_.observer != nullptr) {
+      deps_.observer->OnConfigWarning(event.object->meta, kPolicyConfigRejectedReason,
+                                      reloaded->error);
+    }
   }
   queue_config_->Reload(*event.object, deleted);
 }

@@ -13,6 +13,9 @@
 
 namespace kubesched::scheduler {
 
+// OnConfigWarning's reason for a refused update of the policy ConfigMap.
+inline constexpr char kPolicyConfigRejectedReason[] = "PolicyConfigRejected";
+
 // What happened to pods, for whoever reports it: simulate's summary, run's events and pod
 // conditions. Called from the scheduling thread (attempts, failures) and from bind workers
 // (bind results); implementations do their own locking.
@@ -50,6 +53,12 @@ class SchedulingObserver {
   // hold released), its PodGroup was deleted, or its last member went: what an observer keeps
   // about it may go. May be told more than once, and of groups it never heard of.
   virtual void OnGangReleased(const std::string& gang_key) {}
+  // Something users should see on a configuration ConfigMap (kubectl describe): a refused update
+  // (QueueConfigRejected, PolicyConfigRejected) or typed limits matching no node
+  // (TypedLimitMatchesNoNode). Called on informer threads and the thread that starts scheduling,
+  // never the scheduling one; must not block.
+  virtual void OnConfigWarning(const api::ObjectMeta& config_map, const std::string& reason,
+                               const std::string& message) {}
 };
 
 }  // namespace kubesched::scheduler

@@ -52,6 +52,13 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   s->pool_ = std::make_unique<util::WorkerPool>(threads);
   s->quota_ = std::make_unique<quota::QuotaTracker>(deps.clock, config.queues);
   s->queue_config_ = std::make_unique<quota::QueueConfigReloader>(s->quota_.get(), config.queues);
+  if (deps.observer != nullptr) {
+    s->queue_config_->SetWarningHandler([observer = deps.observer](const api::ObjectMeta& map,
+                                                                   const std::string& reason,
+                                                                   const std::string& message) {
+      observer->OnConfigWarning(map, reason, message);
+    });
+  }
   s->cache_ = std::make_unique<cache::Cache>(deps.clock);
   s->waiting_ = std::make_unique<WaitingPodRegistry>();
   plugins::PluginHandle handle;

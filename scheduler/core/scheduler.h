@@ -157,6 +157,11 @@ class Scheduler : public client::ClusterEventHandler {
 
   // Updates of the queue ConfigMap taken and refused, and the last error.
   config::ConfigReloads queue_config_reloads() const { return queue_config_->reloads(); }
+  // Once the nodes are known (after the informers' first lists): warns of typed queue limits that
+  // match no node's model, and from now on after every queue reload (QueueConfigReloader).
+  std::vector<quota::UnmatchedTypedLimit> CheckTypedLimits() {
+    return queue_config_->CheckTypedLimits();
+  }
   // The same for the policy ConfigMap.
   config::ConfigReloads policy_reloads() const { return policies_->reloads(); }
   // The per-pod policies in force (an immutable snapshot).

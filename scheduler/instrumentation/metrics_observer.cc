@@ -188,4 +188,9 @@ void ObserverFanout::OnGangReleased(const std::string& gang_key) {
   for (auto* o : observers_) o->OnGangReleased(gang_key);
 }
 
+void ObserverFanout::OnConfigWarning(const api::ObjectMeta& config_map, const std::string& reason,
+                                     const std::string& message) {
+  for (auto* o : observers_) o->OnConfigWarning(config_map, reason, message);
+}
+
 }  // namespace kubesched::metrics

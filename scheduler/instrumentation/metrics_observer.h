@@ -116,6 +116,8 @@ class ObserverFanout : public scheduler::SchedulingObserver {
   void OnNominationCleared(const framework::PodInfo& pod) override;
   void OnGangMemberBound(const framework::PodInfo& member, int32_t min_member) override;
   void OnGangReleased(const std::string& gang_key) override;
+  void OnConfigWarning(const api::ObjectMeta& config_map, const std::string& reason,
+                       const std::string& message) override;
 
  private:
   std::vector<scheduler::SchedulingObserver*> observers_;

@@ -244,6 +244,7 @@ void StateCollector::CollectQuota(scheduler::Scheduler& scheduler,
   for (MetricFamily* family : {&max, &used, &budget_limit, &budget_used}) {
     out->push_back(std::move(*family));
   }
+  CollectQueueState(scheduler, queues, out);
   const config::ConfigReloads reloads = scheduler.queue_config_reloads();
   MetricFamily config_reloads = NewFamily(
       kQueueConfigReloadsTotal,
@@ -253,6 +254,50 @@ void StateCollector::CollectQuota(scheduler::Scheduler& scheduler,
   Add(config_reloads, {{"result", "applied"}}, static_cast<double>(reloads.applied));
   Add(config_reloads, {{"result", "rejected"}}, static_cast<double>(reloads.rejected));
   out->push_back(std::move(config_reloads));
+}
+
+void StateCollector::CollectQueueState(scheduler::Scheduler& scheduler,
+                                       const std::vector<quota::QueueUsage>& queues,
+                                       std::vector<MetricFamily>* out) const {
+  MetricFamily pending = NewFamily(
+      kQueuePendingPods,
+      "Pods waiting to be scheduled by the quota queue they belong to (a pod naming a queue that "
+      "does not exist counts where its usage would).",
+      MetricType::Gauge);
+  MetricFamily next_reset =
+      NewFamily(kQueueBudgetNextReset,
+                "When a queue's budget period ends and the budget resets, as Unix time in seconds.",
+                MetricType::Gauge);
+  MetricFamily unmatched = NewFamily(
+      kQueueTypedLimitsMatchingNoNode,
+      "Typed limits (a max or budget on <resource>.<model>) of a queue that no known node's model "
+      "matches: they limit nothing. Series only while some do.",
+      MetricType::Gauge);
+  const std::vector<queue::QueuedPodInfo> waiting = scheduler.queue().PendingPods();
+  std::vector<const framework::PodInfo*> pods;
+  pods.reserve(waiting.size());
+  for (const queue::QueuedPodInfo& pod : waiting) pods.push_back(pod.pod_info.get());
+  const absl::flat_hash_map<std::string, int64_t> by_queue = scheduler.quota().PendingByQueue(pods);
+  for (const quota::QueueUsage& queue : queues) {
+    auto count = by_queue.find(queue.path);
+    Add(pending, {{"queue", queue.path}},
+        count == by_queue.end() ? 0.0 : static_cast<double>(count->second));
+    for (const quota::BudgetUsage& budget : queue.budgets) {
+      if (!budget.next_reset.has_value()) continue;
+      Add(next_reset, {{"queue", queue.path}, {"resource", ResourceLabel(budget.resource)}},
+          static_cast<double>(absl::ToUnixSeconds(*budget.next_reset)));
+    }
+  }
+  std::map<std::pair<std::string, std::string>, int> unmatched_counts;
+  for (const quota::UnmatchedTypedLimit& limit : scheduler.quota().UnmatchedTypedLimits()) {
+    ++unmatched_counts[{limit.queue, limit.resource}];
+  }
+  for (const auto& [key, count] : unmatched_counts) {
+    Add(unmatched, {{"queue", key.first}, {"resource", key.second}}, count);
+  }
+  for (MetricFamily* family : {&pending, &next_reset, &unmatched}) {
+    out->push_back(std::move(*family));
+  }
 }
 
 void StateCollector::CollectGangs(scheduler::Scheduler& scheduler,

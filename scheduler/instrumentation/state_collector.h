@@ -17,6 +17,10 @@
 //   kubesched_watermark_mode{profile,mode}     1 for the mode a Watermark profile is in
 //   kubesched_watermark_allocated_ratio{profile}  the ratio that last moved it
 //   kubesched_queue_config_reloads_total{result}
+//   kubesched_queue_pending_pods{queue}        pending pods by the quota queue they belong to
+//   kubesched_queue_budget_next_reset_timestamp_seconds{queue,resource}   Unix seconds
+//   kubesched_queue_typed_limits_matching_no_node{queue,resource}   limits (max, budget) on a
+//                                              typed key no known node's model matches
 //   kubesched_pod_groups{phase}                PodGroups and implicit groups with a member, by
 //                                              phase (every phase, 0 when none)
 //   kubesched_informer_relists_total{resource,reason}   reason: expired, too_large,
@@ -65,6 +69,10 @@ class StateCollector : public prometheus::Collectable {
                     std::vector<prometheus::MetricFamily>* out) const;
   void CollectQuota(scheduler::Scheduler& scheduler,
                     std::vector<prometheus::MetricFamily>* out) const;
+  // Per-queue pending pods, budget resets and typed limits matching no node.
+  void CollectQueueState(scheduler::Scheduler& scheduler,
+                         const std::vector<quota::QueueUsage>& queues,
+                         std::vector<prometheus::MetricFamily>* out) const;
   void CollectGangs(scheduler::Scheduler& scheduler,
                     std::vector<prometheus::MetricFamily>* out) const;
   void CollectWatermark(const scheduler::Scheduler& scheduler,

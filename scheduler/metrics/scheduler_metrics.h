@@ -69,6 +69,11 @@ inline constexpr char kClusterAllocatedRatio[] = "kubesched_cluster_allocated_ra
 inline constexpr char kWatermarkMode[] = "kubesched_watermark_mode";
 inline constexpr char kWatermarkAllocatedRatio[] = "kubesched_watermark_allocated_ratio";
 inline constexpr char kQueueConfigReloadsTotal[] = "kubesched_queue_config_reloads_total";
+inline constexpr char kQueuePendingPods[] = "kubesched_queue_pending_pods";
+inline constexpr char kQueueBudgetNextReset[] =
+    "kubesched_queue_budget_next_reset_timestamp_seconds";
+inline constexpr char kQueueTypedLimitsMatchingNoNode[] =
+    "kubesched_queue_typed_limits_matching_no_node";
 inline constexpr char kPolicyReloadsTotal[] = "kubesched_policy_reloads_total";
 inline constexpr char kInformerRelistsTotal[] = "kubesched_informer_relists_total";
 inline constexpr char kInformerWatchRestartsTotal[] = "kubesched_informer_watch_restarts_total";

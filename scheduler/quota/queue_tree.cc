@@ -37,7 +37,7 @@ void QueueTree::AddSubtree(const config::QueueSpec& spec, int parent) {
     }
   }
   node.budget = spec.budget;
-  node.period = spec.period;
+  node.period = {spec.period, spec.align_to};
   nodes_.push_back(std::move(node));
   by_path_[spec.path] = index;
   for (const auto& child : spec.queues) AddSubtree(child, index);

@@ -13,6 +13,7 @@
 #include "config/queues.h"
 #include "scheduler/api/resource.h"
 #include "scheduler/api/symbol.h"
+#include "scheduler/quota/budget_period.h"
 #include "scheduler/quota/model_names.h"
 
 namespace kubesched::quota {
@@ -46,7 +47,7 @@ struct QueueNode {
   std::vector<api::ResourceId> limited;  // untyped resources with a max
   std::vector<TypedKey> typed_limited;   // typed keys with a max
   std::vector<config::BudgetLimit> budget;
-  std::optional<absl::Duration> period;
+  BudgetPeriod period;  // when `budget` resets
 };
 
 class QueueTree {

@@ -130,7 +130,8 @@ void QuotaTracker::RebuildLocked() {
           absl::StrCat(node.path, "\n", Absl(api::ResourceName(node.budget[b].resource))));
       if (it == kept.end()) continue;
       budgets_[q][b].spent = it->second.spent;
-      budgets_[q][b].period_start = it->second.period_start;
+      // A budget newly aligned starts its period at the boundary that held the kept start.
+      budgets_[q][b].period_start = AlignedPeriodStart(node.period, it->second.period_start);
       budgets_[q][b].announced_start = it->second.announced_start;
     }
   }

@@ -84,6 +84,8 @@ struct BudgetUsage {
   double used_hours = 0;
   std::optional<absl::Time> period_start;
   std::optional<absl::Duration> period;
+  config::PeriodAlignment align_to = config::PeriodAlignment::kNone;
+  std::optional<absl::Time> next_reset;  // when the current period ends; none: never
 };
 
 struct QueueUsage {
@@ -97,6 +99,17 @@ struct QueueUsage {
   // `used`, but the room left to other pods is max - used - held.
   api::ResourceList held;
   std::vector<BudgetUsage> budgets;
+};
+
+// A max or budget on a typed key (`nvidia.com/gpu.A100`) whose model no known node has: it
+// limits nothing until such a node joins, which is most often a typo or a missing `models` entry.
+struct UnmatchedTypedLimit {
+  std::string queue;     // root.research
+  std::string resource;  // nvidia.com/gpu.A100
+  std::string model;     // A100
+  bool budget = false;   // a budget rather than a max
+  // The warning users see (log, Event, explain, simulate).
+  std::string Message() const;
 };
 
 // The budget ledger as persisted: spent amounts per queue and resource, in the resource's
@@ -221,6 +234,14 @@ class QuotaTracker {
   // the group's members are charged and `held` the group's own hold, so that max - used - held
   // is the room for the group's whole need. Empty when the member names no usable leaf queue.
   std::vector<QueueUsage> GangPathUsage(const framework::PodInfo& member);
+
+  // The typed limits of the tree in force that match no node's model, by queue and resource. Nodes
+  // joining or leaving (SetNode, RemoveNode) and reloads change the answer.
+  std::vector<UnmatchedTypedLimit> UnmatchedTypedLimits();
+  // How many of `pending` each queue holds (its leaf, or where it is counted when it names no
+  // usable leaf), by queue path; queues with none are left out.
+  absl::flat_hash_map<std::string, int64_t> PendingByQueue(
+      const std::vector<const framework::PodInfo*>& pending);
 
   Ledger ExportLedger();
   // Adopts spent amounts for queues and resources that have a budget now; pods found running

@@ -56,14 +56,22 @@ std::optional<QuotaTracker::Shortfall> QuotaTracker::FindShortfallLocked(
 
 bool QuotaTracker::CheckBudgetsLocked(int leaf, const api::ResourceList& wanted, absl::Time now,
                                       bool typed_too, Admission* admission) {
-  auto budget_message = [&](const QueueNode& node, const config::BudgetLimit& limit, double spent) {
+  // Called after SpentLocked, so the period start is the current one.
+  auto budget_message = [&](int q, size_t b, double spent) {
+    const QueueNode& node = tree_.node(q);
+    const config::BudgetLimit& limit = node.budget[b];
     std::string message = absl::StrCat(
         "queue ", node.path, ": budget for ", Absl(api::ResourceName(limit.resource)),
         " used up (used ", FormatHours(Hours(limit.resource, spent)), " of ", limit.text);
-    if (node.period.has_value()) {
-      absl::StrAppend(&message, " per ", absl::FormatDuration(*node.period));
+    if (const std::string per = DescribePeriod(node.period); !per.empty()) {
+      absl::StrAppend(&message, " ", per);
     }
     absl::StrAppend(&message, ")");
+    if (auto reset = PeriodEnd(node.period, budgets_[q][b].period_start); reset.has_value()) {
+      absl::StrAppend(&message, "; budget spent, resets at ", FormatResetTime(*reset));
+    } else {
+      absl::StrAppend(&message, "; budget spent, it has no period and never resets");
+    }
     return message;
   };
   for (int q = leaf; q >= 0; q = tree_.node(q).parent) {
@@ -78,13 +86,13 @@ bool QuotaTracker::CheckBudgetsLocked(int leaf, const api::ResourceList& wanted,
       if (spent < limit.unit_seconds) continue;
       if (typed.has_value()) {
         admission->blocked_models.push_back({typed->label_key, typed->label_value,
-                                             budget_message(node, limit, spent), node.path, true,
+                                             budget_message(q, b, spent), node.path, true,
                                              tree_.shared_model_names()});
         continue;
       }
       admission->verdict = Verdict::kOverBudget;
       admission->blocking_queue = node.path;
-      admission->message = budget_message(node, limit, spent);
+      admission->message = budget_message(q, b, spent);
       return true;
     }
   }

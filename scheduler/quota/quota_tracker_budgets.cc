@@ -10,11 +10,9 @@ namespace kubesched::quota {
 
 double QuotaTracker::SpentLocked(int queue, size_t budget, absl::Time now) {
   BudgetState& state = budgets_[queue][budget];
-  const auto& period = tree_.node(queue).period;
-  if (period.has_value() && now >= state.period_start + *period) {
-    absl::Duration remainder;
-    const int64_t periods = absl::IDivDuration(now - state.period_start, *period, &remainder);
-    state.period_start += *period * periods;
+  const absl::Time start = CurrentPeriodStart(tree_.node(queue).period, state.period_start, now);
+  if (start != state.period_start) {
+    state.period_start = start;
     state.spent = 0;
     state.last = std::max(state.last, state.period_start);
   }
@@ -37,8 +35,10 @@ void QuotaTracker::EnsureBudgetStatesLocked(absl::Time now) {
   held_.resize(tree_.size());
   budgets_.resize(tree_.size());
   for (size_t q = old_size; q < tree_.size(); ++q) {
-    budgets_[q].assign(tree_.node(static_cast<int>(q)).budget.size(),
-                       BudgetState{0, 0, now, now, now});
+    const QueueNode& node = tree_.node(static_cast<int>(q));
+    // An aligned budget's first period started at the last boundary, not now.
+    const absl::Time start = AlignedPeriodStart(node.period, now);
+    budgets_[q].assign(node.budget.size(), BudgetState{0, 0, now, start, start});
   }
 }
 
@@ -90,7 +90,8 @@ void QuotaTracker::ImportLedger(const Ledger& ledger) {
       BudgetState& state = budgets_[q][b];
       SpentLocked(q, b, now);
       state.spent = entry.used_unit_seconds;
-      state.period_start = std::min(entry.period_start, now);
+      // Aligned: the boundary the written period began at, also if it was written unaligned.
+      state.period_start = AlignedPeriodStart(node.period, std::min(entry.period_start, now));
       state.last = now;
       SpentLocked(q, b, now);  // a period that ended while the ledger sat unread resets
     }

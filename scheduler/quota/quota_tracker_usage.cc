@@ -174,8 +174,12 @@ QueueUsage QuotaTracker::UsageOfLocked(int q, absl::Time now) {
     budget.limit = limit.text;
     budget.limit_hours = Hours(limit.resource, limit.unit_seconds);
     budget.used_hours = Hours(limit.resource, SpentLocked(q, b, now));
-    budget.period = node.period;
-    if (node.period.has_value()) budget.period_start = budgets_[q][b].period_start;
+    budget.period = node.period.length;
+    budget.align_to = node.period.align;
+    if (node.period.Resets()) {
+      budget.period_start = budgets_[q][b].period_start;
+      budget.next_reset = PeriodEnd(node.period, budgets_[q][b].period_start);
+    }
     usage.budgets.push_back(std::move(budget));
   }
   return usage;

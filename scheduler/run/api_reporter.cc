@@ -177,4 +177,10 @@ void ApiReporter::OnNominationCleared(const framework::PodInfo& pod) {
     if (!status.ok() && !absl::IsNotFound(status)) LogWarning(status.message());
   });
 }
+void ApiReporter::OnConfigWarning(const api::ObjectMeta& config_map, const std::string& reason,
+                                  const std::string& message) {
+  events_->RecordAbout("ConfigMap", config_map, client::EventKind::kWarning, reason, "Reload",
+                       message);
+}
+
 }  // namespace kubesched::scheduler

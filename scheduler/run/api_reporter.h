@@ -46,6 +46,9 @@ class ApiReporter : public SchedulingObserver {
   void OnEvicted(const framework::PodInfo& victim, const framework::PodInfo& preemptor,
                  const std::string& node) override;
   void OnNominationCleared(const framework::PodInfo& pod) override;
+  // A Warning Event on the ConfigMap, action "Reload".
+  void OnConfigWarning(const api::ObjectMeta& config_map, const std::string& reason,
+                       const std::string& message) override;
 
   // Writes again the reasons (PodScheduled=False) the API server refused or never answered, each
   // after a backoff (1 s doubling to 16 s): without this a pending pod whose last write failed

@@ -174,6 +174,7 @@ class Runner {
       if (stop_.stop_requested()) return Shutdown();
     }
     LogInfo("informers synced");
+    scheduler_->CheckTypedLimits();
     // After the sync, so that samples find their nodes; its own thread, never the scheduling one.
     if (metrics_poller_ != nullptr) metrics_poller_->Start();
     if (config_.leader_election.leader_elect) {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
+#include "scheduler/quota/budget_period.h"
 #include "scheduler/util/strings.h"
 #include "scheduler/util/utf8.h"
 
@@ -33,6 +34,12 @@ void OptionalString(Writer& w, const std::optional<std::string>& s) {
   }
 }
 void Key(Writer& w, std::string_view key) { String(w, key); }
+void Strings(Writer& w, std::string_view key, const std::vector<std::string>& values) {
+  Key(w, key);
+  w.StartArray();
+  for (const auto& value : values) String(w, value);
+  w.EndArray();
+}
 
 void Field(Writer& w, std::string_view key, int64_t value) {
   Key(w, key);
@@ -109,6 +116,10 @@ void Queue(Writer& w, const quota::QueueUsage& queue) {
     } else {
       w.Null();
     }
+    Key(w, "nextReset");
+    OptionalString(w, budget.next_reset.has_value()
+                          ? std::optional(quota::FormatResetTime(*budget.next_reset))
+                          : std::nullopt);
     w.EndObject();
   }
   w.EndArray();
@@ -405,6 +416,7 @@ std::string SimulationJson(const SimulationReport& report) {
   }
   w.EndArray();
   Nodes(w, report);
+  Strings(w, "typedLimitWarnings", report.typed_limit_warnings);
   Key(w, "queues");
   w.StartArray();
   for (const auto& queue : report.queues) Queue(w, queue);
@@ -470,6 +482,8 @@ std::string SimulationTable(const SimulationReport& report) {
       std::any_of(report.queues.begin(), report.queues.end(),
                   [](const auto& q) { return !q.limited.empty() || !q.budgets.empty(); });
   if (any_limits) out += "\n" + Table(queues);
+  for (const auto& warning : report.typed_limit_warnings)
+    absl::StrAppend(&out, "warning: ", warning, "\n");
   out += GroupsTable(report.groups);
   return out;
 }
@@ -533,6 +547,7 @@ std::string ExplainJson(const ExplainReport& report) {
     w.Null();
   }
   Field(w, "queue", report.queue);
+  Strings(w, "typedLimitWarnings", report.typed_limit_warnings);
   Key(w, "queuePath");
   w.StartArray();
   for (const auto& queue : report.queue_path) Queue(w, queue);
@@ -579,6 +594,8 @@ std::string ExplainTable(const ExplainReport& report) {
   }
   out += WatermarkLine(report.watermark);
   out += QueueLines(report.queue_path);
+  for (const auto& warning : report.typed_limit_warnings)
+    absl::StrAppend(&out, "warning: ", warning, "\n");
   out += GroupLines(report.group);
   return out;
 }

@@ -265,6 +265,15 @@ std::vector<GroupResult> GroupResults(const LoadedInput& loaded,
   return BuildGroupResults(std::move(members), snapshot.gangs());
 }
 
+// The typed limits of the queue tree that no node of the simulated cluster matches.
+std::vector<std::string> TypedLimitWarnings(Scheduler& scheduler) {
+  std::vector<std::string> warnings;
+  for (const auto& limit : scheduler.quota().UnmatchedTypedLimits()) {
+    warnings.push_back(limit.Message());
+  }
+  return warnings;
+}
+
 }  // namespace
 
 void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
@@ -358,6 +367,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   report.nodes = NodeResults(*sim.scheduler);
   report.watermark = FirstWatermark(*sim.scheduler, config);
   report.queues = sim.scheduler->quota().Usage();
+  report.typed_limit_warnings = TypedLimitWarnings(*sim.scheduler);
   report.groups = GroupResults(loaded, sim.cluster, *sim.scheduler, report);
   if (instrumentation.has_value()) {
     report.metrics_text = metrics::ScrapeText(instrumentation->collectables());
@@ -427,6 +437,7 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   const auto admission = sim.scheduler->quota().Admit(*info);
   if (!admission.queue.empty()) report.queue = admission.queue;
   report.queue_path = sim.scheduler->quota().PathUsage(*info);
+  report.typed_limit_warnings = TypedLimitWarnings(*sim.scheduler);
   report.group = sim.scheduler->ExplainGang(pod);
   return report;
 }

@@ -75,6 +75,8 @@ struct SimulationReport {
   std::vector<NodeResult> nodes;
   // Every queue at the end: max, used and budget spent (by the virtual clock).
   std::vector<quota::QueueUsage> queues;
+  // Typed queue limits that match no node of the cluster (UnmatchedTypedLimit::Message).
+  std::vector<std::string> typed_limit_warnings;
   // Every gang (pod group) with a pod in the simulation, and every PodGroup of the dump.
   std::vector<GroupResult> groups;
   // Input objects that were bad and skipped (the CLI's exit code reflects them).
@@ -141,6 +143,8 @@ struct ExplainReport {
   // ancestor, leaf first: the headroom the pod has.
   std::optional<std::string> queue;
   std::vector<quota::QueueUsage> queue_path;
+  // Typed queue limits that match no node of the cluster (UnmatchedTypedLimit::Message).
+  std::vector<std::string> typed_limit_warnings;
   // The pod's group when it is a gang member: its members, its need and the room for it.
   std::optional<GangExplanation> group;
   std::vector<api::DecodeProblem> problems;

@@ -116,6 +116,16 @@ TEST_CASE("bad queue trees are rejected with the path and the field", "[config][
        "queues.models.A100-80: \"NVIDIA-A100-SXM4-80GB\" overlaps \"NVIDIA-A100-*\" of model "
        "A100: a node's label value must name one model"},
       {"models: [A100]", "queues.models: must be a map of model name to node label values"},
+      {"tree: [{name: a, budget: {cpu: 10h, alignTo: day}}]",
+       "queues.tree[0] (root.a).budget.alignTo: must be week or month, got \"day\""},
+      {"tree: [{name: a, budget: {cpu: 10h, alignTo: week, period: 100h}}]",
+       "queues.tree[0] (root.a).budget.period: with alignTo: week the period must be a whole "
+       "number of weeks (168h, 336h, ...), got 100h"},
+      {"tree: [{name: a, budget: {cpu: 10h, alignTo: month, period: 720h}}]",
+       "queues.tree[0] (root.a).budget.period: with alignTo: month each calendar month is one "
+       "period; leave period out"},
+      {"tree: [{name: a, budget: {alignTo: month}}]",
+       "queues.tree[0] (root.a).budget.alignTo: an aligned period needs a budget to reset"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.yaml);
@@ -182,6 +192,24 @@ TEST_CASE("the shipped queue example loads", "[config][quota]") {
   REQUIRE(config->queues.tree.size() == 2);
   CHECK(config->queues.tree[0].queues[0].path == "root.prod.search");
   CHECK(config->queues.model_labels.size() == 2);
+}
+
+TEST_CASE("budget periods may be aligned to calendar weeks and months", "[config][quota]") {
+  auto parsed = ParseQueuesDocument(
+      "tree:\n"
+      "- {name: weekly, budget: {nvidia.com/gpu: 100h, alignTo: week}}\n"
+      "- {name: fortnightly, budget: {nvidia.com/gpu: 100h, alignTo: week, period: 336h}}\n"
+      "- {name: monthly, budget: {nvidia.com/gpu: 100h, alignTo: month}}\n"
+      "- {name: rolling, budget: {nvidia.com/gpu: 100h, period: 24h}}\n");
+  INFO(parsed.status().message());
+  REQUIRE(parsed.ok());
+  REQUIRE(parsed->tree.size() == 4);
+  CHECK(parsed->tree[0].align_to == PeriodAlignment::kWeek);
+  CHECK(parsed->tree[0].period == absl::Hours(168));  // one week unless given
+  CHECK(parsed->tree[1].period == absl::Hours(336));
+  CHECK(parsed->tree[2].align_to == PeriodAlignment::kMonth);
+  CHECK_FALSE(parsed->tree[2].period.has_value());
+  CHECK(parsed->tree[3].align_to == PeriodAlignment::kNone);
 }
 
 }  // namespace

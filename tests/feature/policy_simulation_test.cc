@@ -35,8 +35,13 @@ class Observer : public SchedulingObserver {
     bound[pod.key] = node;
     messages.erase(pod.key);
   }
+  void OnConfigWarning(const api::ObjectMeta& map, const std::string& reason,
+                       const std::string& message) override {
+    config_warnings.push_back(map.name + " " + reason + ": " + message);
+  }
   std::map<std::string, int> attempts;
   std::map<std::string, std::string> messages, bound;
+  std::vector<std::string> config_warnings;
 };
 
 // Only NodeResourcesFit scores under these policies, so the strategy alone decides.
@@ -208,6 +213,10 @@ TEST_CASE("a pod naming a missing policy waits, and schedules once the policy ap
       PolicyConfigMap({{"later", "plugins: {score: {enabled: [{name: Nope}]}}"}}));
   CHECK(world.scheduler->policy_reloads().rejected == 1);
   CHECK(absl::StrContains(world.scheduler->policy_reloads().last_error, "policy \"later\""));
+  // Users see why on the ConfigMap (run mode: a Warning Event).
+  REQUIRE(world.observer.config_warnings.size() == 1);
+  CHECK(absl::StrContains(world.observer.config_warnings[0], "PolicyConfigRejected: "));
+  CHECK(absl::StrContains(world.observer.config_warnings[0], "policy \"later\""));
   world.Run();
   CHECK_FALSE(world.observer.bound.contains("default/early"));
 

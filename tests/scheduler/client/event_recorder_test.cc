@@ -131,6 +131,28 @@ TEST_CASE("Scheduled event body follows events.k8s.io/v1", "[writer]") {
   CHECK(h.recorder.sent() == 1);
 }
 
+TEST_CASE("an event about a ConfigMap names it as the regarding object", "[writer]") {
+  Harness h;
+  api::ObjectMeta map;
+  map.namespace_name = "queue-config";
+  map.name = "kubesched-queues";
+  map.uid = "map-uid";
+  CHECK(h.recorder.RecordAbout("ConfigMap", map, EventKind::kWarning, "QueueConfigRejected",
+                               "Reload", "queues.tree[0] (root.a).max.cpu: bad"));
+  const auto requests = h.Flush();
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0].target == "/apis/events.k8s.io/v1/namespaces/queue-config/events");
+  const rapidjson::Document body = Parse(requests[0].body);
+  CHECK(IsEventName(Str(body["metadata"]["name"]), "kubesched-queues"));
+  CHECK(Str(body["type"]) == "Warning");
+  CHECK(Str(body["reason"]) == "QueueConfigRejected");
+  CHECK(Str(body["action"]) == "Reload");
+  const rapidjson::Value& regarding = body["regarding"];
+  CHECK(Str(regarding["kind"]) == "ConfigMap");
+  CHECK(Str(regarding["name"]) == "kubesched-queues");
+  CHECK(Str(regarding["uid"]) == "map-uid");
+}
+
 TEST_CASE("FailedScheduling is a Warning whose note is truncated and escaped", "[writer]") {
   Harness h;
   const std::string message = "0/2 nodes: \"quoted\"\nnext line " + std::string(2000, 'x');

@@ -1,4 +1,5 @@
-// The gauges read from the scheduler when scraped: kubesched_pod_groups by phase.
+// The gauges read from the scheduler when scraped: kubesched_pod_groups by phase, and the queue
+// state (pending pods per queue, budget resets, typed limits matching no node).
 
 #include "scheduler/instrumentation/state_collector.h"
 
@@ -34,9 +35,9 @@ struct World {
   std::shared_ptr<StateCollector> collector =
       std::make_shared<StateCollector>(std::vector<std::string>{"kubesched"}, &metrics);
 
-  World() {
+  explicit World(const config::Configuration& config = config::DefaultConfiguration()) {
     scheduler::SchedulerDeps deps{&clock, &cluster, &binds, nullptr, /*seed=*/1, /*threads=*/1};
-    auto created = scheduler::Scheduler::Create(config::DefaultConfiguration(), deps);
+    auto created = scheduler::Scheduler::Create(config, deps);
     REQUIRE(created.ok());
     scheduler = std::move(*created);
     collector->AttachScheduler(scheduler.get());
@@ -142,6 +143,51 @@ TEST_CASE("metrics: a group with minMember members placed is scheduled, and goes
     INFO(phase);
     CHECK(world.Groups(phase) == 0);
   }
+}
+
+config::Configuration QueueConfig() {
+  config::Configuration config = config::DefaultConfiguration();
+  auto queues = config::ParseQueuesDocument(
+      "models: {H100: [NVIDIA-H100-*]}\n"
+      "tree: [{name: team, max: {cpu: '2', nvidia.com/gpu.H100: '1'},\n"
+      "        budget: {cpu: 10h, alignTo: month}}]\n");
+  REQUIRE(queues.ok());
+  config.queues = *queues;
+  return config;
+}
+
+api::Pod TeamPod(const std::string& name, const std::string& cpu) {
+  return PodBuilder(name)
+      .Container({{"cpu", cpu}})
+      .Label("kubesched.io/queue", "root.team")
+      .Build();
+}
+
+TEST_CASE("metrics: pending pods per queue with the next budget reset and unmatched typed limits",
+          "[metrics][quota]") {
+  World world(QueueConfig());
+  world.Add(NodeBuilder("n1").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}}).Build());
+  world.Add(TeamPod("a", "2"));
+  world.Add(TeamPod("b", "1"));
+  world.Cycle();
+  world.Cycle();  // b waits: root.team's 2 CPUs are used
+  testing::Scrape scrape = world.Scrape();
+  CHECK(scrape.Type(kQueuePendingPods) == "gauge");
+  CHECK(scrape.Value(kQueuePendingPods, {{"queue", "root.team"}}) == 1);
+  CHECK(scrape.Has(kQueuePendingPods, {{"queue", "root"}}));
+  // The clock is at 2023-11-14: the month-aligned budget resets on 2023-12-01.
+  CHECK(scrape.Value(kQueueBudgetNextReset, {{"queue", "root.team"}, {"resource", "cpu"}}) ==
+        1'701'388'800);
+  CHECK(scrape.Value(kQueueTypedLimitsMatchingNoNode,
+                     {{"queue", "root.team"}, {"resource", "nvidia.com/gpu.H100"}}) == 1);
+  // An H100 node joins: the limit matches, and the series goes.
+  world.Add(NodeBuilder("h1")
+                .Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "10"}})
+                .Label("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3")
+                .Build());
+  world.cluster.DeliverEvents();
+  scrape = world.Scrape();
+  CHECK_FALSE(scrape.Has(kQueueTypedLimitsMatchingNoNode));
 }
 
 }  // namespace

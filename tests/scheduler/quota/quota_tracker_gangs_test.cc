@@ -280,7 +280,8 @@ tree:
   const Admission admission = tracker.AdmitGang(*member, GroupNeed(2, 1), 2);
   CHECK(admission.verdict == Verdict::kOverBudget);
   CHECK(admission.message ==
-        "queue root.research: budget for nvidia.com/gpu used up (used 1000h of 1000h per 168h)");
+        "queue root.research: budget for nvidia.com/gpu used up (used 1000h of 1000h per 168h); "
+        "budget spent, resets at 2023-11-21T22:13:20Z");
   CHECK(AdmissionWaitKeys(admission) == std::vector<std::string>{"budget:root.research"});
   CHECK(tracker.HoldGang(*member, GroupNeed(2, 1)).code() == absl::StatusCode::kResourceExhausted);
   api::ResourceList cpu_only;

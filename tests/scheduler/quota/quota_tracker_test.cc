@@ -291,7 +291,7 @@ bool FitsAfter(int gpus, int hours) {
   if (admission.verdict == Verdict::kOverBudget) {
     CHECK(admission.message ==
           "queue root.research: budget for nvidia.com/gpu used up (used "
-          "1000h of 1000h per 168h)");
+          "1000h of 1000h per 168h); budget spent, resets at 2023-11-21T22:13:20Z");
     CHECK(tracker.WaitKeys(*Pod("x", "root.research", {{"nvidia.com/gpu", "1"}})) ==
           std::vector<std::string>{"budget:root.research"});
   }

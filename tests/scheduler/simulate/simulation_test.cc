@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "scheduler/simulate/report_output.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched::scheduler {
@@ -161,6 +162,40 @@ TEST_CASE("a missing file is an error naming the file", "[simulation]") {
   REQUIRE_FALSE(report.ok());
   CHECK(std::string(report.status().message()).find("/nonexistent/cluster.yaml") !=
         std::string::npos);
+}
+
+TEST_CASE("simulate and explain list typed queue limits that match no node of the cluster",
+          "[simulation][quota]") {
+  TempFile cluster(R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: a100, labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}}
+  status: {capacity: {cpu: "8", memory: 8Gi, pods: "110", nvidia.com/gpu: "8"}}
+)");
+  TempFile pod(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec: {schedulerName: kubesched, containers: [{name: c}]}
+)");
+  config::Configuration config = config::DefaultConfiguration();
+  auto queues = config::ParseQueuesDocument(
+      "models: {A100: [NVIDIA-A100-*]}\n"
+      "tree: [{name: gpu, max: {nvidia.com/gpu.A100: '4', nvidia.com/gpu.A10O: '4'}}]\n");
+  REQUIRE(queues.ok());
+  config.queues = *queues;
+  const std::vector<std::string> expected = {
+      "queue root.gpu: the max on nvidia.com/gpu.A10O matches no node: no node's model label "
+      "names model A10O (check the queue configuration's models)"};
+  auto simulated = RunSimulation({cluster.path(), std::nullopt, 1, 1}, config);
+  REQUIRE(simulated.ok());
+  CHECK(simulated->typed_limit_warnings == expected);
+  CHECK_THAT(SimulationTable(*simulated), Catch::Contains("warning: " + expected[0]));
+  auto explained = RunExplain({cluster.path(), pod.path()}, config);
+  REQUIRE(explained.ok());
+  CHECK(explained->typed_limit_warnings == expected);
+  CHECK_THAT(ExplainJson(*explained), Catch::Contains("\"typedLimitWarnings\": [\n"));
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+// QuotaTracker: reports for users, read off the scheduling path: typed limits that match no known
+// node's model (a likely typo or a missing `models` entry), and the pending pods of each queue.
+
+#include <algorithm>
+#include <tuple>
+
+#include "absl/container/flat_hash_set.h"
+#include "scheduler/quota/quota_tracker.h"
+
+namespace kubesched::quota {
+
+std::string UnmatchedTypedLimit::Message() const {
+  return absl::StrCat("queue ", queue, ": the ", budget ? "budget" : "max", " on ", resource,
+                      " matches no node: no node's model label names model ", model,
+                      " (check the queue configuration's models)");
+}
+
+std::vector<UnmatchedTypedLimit> QuotaTracker::UnmatchedTypedLimits() {
+  absl::MutexLock lock(&mu_);
+  absl::flat_hash_set<api::ResourceId> present;
+  for (const auto& [node, models] : node_models_) {
+    for (const auto& [generic, typed] : models) present.insert(typed);
+  }
+  std::vector<UnmatchedTypedLimit> unmatched;
+  auto add = [&](const QueueNode& node, const TypedKey& key, bool budget) {
+    if (present.contains(key.typed)) return;
+    unmatched.push_back({node.path, std::string(api::ResourceName(key.typed)),
+                         std::string(api::SymbolText(key.label_value)), budget});
+  };
+  for (size_t q = 0; q < tree_.size(); ++q) {
+    const QueueNode& node = tree_.node(static_cast<int>(q));
+    for (const TypedKey& key : node.typed_limited) add(node, key, false);
+    for (const config::BudgetLimit& limit : node.budget) {
+      if (auto typed = tree_.AsTyped(limit.resource); typed.has_value()) add(node, *typed, true);
+    }
+  }
+  std::sort(unmatched.begin(), unmatched.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.queue, a.resource, a.budget) < std::tie(b.queue, b.resource, b.budget);
+  });
+  return unmatched;
+}
+
+absl::flat_hash_map<std::string, int64_t> QuotaTracker::PendingByQueue(
+    const std::vector<const framework::PodInfo*>& pending) {
+  absl::MutexLock lock(&mu_);
+  absl::flat_hash_map<std::string, int64_t> counts;
+  for (const framework::PodInfo* pod : pending) {
+    const Resolution where = ResolvePodLocked(*pod);
+    const int q = where.queue >= 0 ? where.queue : where.account;
+    if (q >= 0 && static_cast<size_t>(q) < tree_.size()) ++counts[tree_.node(q).path];
+  }
+  return counts;
+}
+
+}  // namespace kubesched::quota
