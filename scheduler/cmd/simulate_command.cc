@@ -129,8 +129,13 @@ bool DecodeOnce(const std::string& path, std::optional<std::vector<api::Object>>
 int LoadSimulateInput(const ParsedFlags& flags, SimulateSettings* settings, std::ostream& err) {
   const auto cluster = Get(flags, "cluster");
   const bool live = Get(flags, "kubeconfig").has_value();
-  if (cluster.has_value() == live) {
-    err << "error: give --cluster or --kubeconfig (see kubesched simulate --help)\n";
+  if (cluster.has_value() && live) {
+    err << "error: --cluster and --kubeconfig exclude each other\n";
+    return kExitUsage;
+  }
+  if (!cluster.has_value() && !live) {
+    err << "error: --cluster is required, or --kubeconfig for a live cluster (see kubesched "
+           "simulate --help)\n";
     return kExitUsage;
   }
   if (!live && (Get(flags, "context").has_value() || Get(flags, "config-map").has_value())) {

@@ -97,14 +97,14 @@ using ProgressCallback = std::function<void(int done, int total)>;
 struct SimulationInput {
   std::string cluster_path;
   std::optional<std::string> workload_path;
+  uint64_t seed = 1;
+  int threads = 0;               // 0 = min(hardware threads, config parallelism)
+  bool collect_metrics = false;  // record metrics and put the final scrape in metrics_text
   // Objects already decoded (a live cluster's, or a dump decoded once for --compare), used
   // instead of the files when set; their decoding problems are the caller's to report.
   std::optional<std::vector<api::Object>> cluster_objects;
   std::optional<std::vector<api::Object>> workload_objects;
   ProgressCallback progress;  // optional; called now and then on the driving thread
-  uint64_t seed = 1;
-  int threads = 0;               // 0 = min(hardware threads, config parallelism)
-  bool collect_metrics = false;  // record metrics and put the final scrape in metrics_text
 };
 
 // Fatal errors (unreadable or malformed file, a scheduler that cannot be built from `config`) are
