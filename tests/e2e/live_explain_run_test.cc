@@ -10,6 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/test_api_client.h"
@@ -49,15 +51,34 @@ void CreateCluster(testing::TestApiClient& api) {
   REQUIRE(api.Send("POST", "/testapi/stats/reset").status == 200);
 }
 
-// What the server holds, as one dump file of its lists, and one pod as a pod file.
+// What the server holds, as one dump file: a List of every item of its lists, each item given
+// the kind its list implies (list responses leave it out).
 std::string WriteDump(testing::TestApiClient& api, const TestApiProcess& server) {
-  std::string dump;
+  rapidjson::Document dump(rapidjson::kObjectType);
+  auto& alloc = dump.GetAllocator();
+  dump.AddMember("apiVersion", "v1", alloc);
+  dump.AddMember("kind", "List", alloc);
+  rapidjson::Value items(rapidjson::kArrayType);
   for (const char* list : {"/api/v1/nodes", "/api/v1/pods", "/api/v1/namespaces",
                            "/apis/scheduling.k8s.io/v1/priorityclasses"}) {
-    absl::StrAppend(&dump, api.Send("GET", list).body, "\n---\n");
+    rapidjson::Document page = api.GetOk(list);
+    std::string kind = page["kind"].GetString();
+    kind.resize(kind.size() - 4);  // "NodeList" -> "Node"
+    for (auto& item : page["items"].GetArray()) {
+      rapidjson::Value copy(item, alloc);
+      if (!copy.HasMember("kind"))
+        copy.AddMember("kind", rapidjson::Value(kind.c_str(), alloc), alloc);
+      if (!copy.HasMember("apiVersion"))
+        copy.AddMember("apiVersion", rapidjson::Value(page["apiVersion"], alloc), alloc);
+      items.PushBack(copy, alloc);
+    }
   }
-  const std::string path = server.dir() + "/dump.yaml";
-  std::ofstream(path) << dump;
+  dump.AddMember("items", items, alloc);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  dump.Accept(writer);
+  const std::string path = server.dir() + "/dump.json";
+  std::ofstream(path) << buffer.GetString();
   return path;
 }
 
