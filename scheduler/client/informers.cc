@@ -26,9 +26,7 @@ Event<T> TypedEvent(const ObjectEvent& event) {
 
 }  // namespace
 
-Informers::Informers(HttpTransport* transport, ClusterEventHandler* handler,
-                     InformerOptions options)
-    : handler_(handler), options_(std::move(options)) {
+std::vector<ResourceKind> WatchedKinds(const std::string& scheduler_namespace) {
   std::vector<ResourceKind> kinds = {NodeResourceKind(),
                                      NamespaceResourceKind(),
                                      PriorityClassResourceKind(),
@@ -39,11 +37,15 @@ Informers::Informers(HttpTransport* transport, ClusterEventHandler* handler,
                                      CsiNodeResourceKind(),
                                      VolumeAttachmentResourceKind(),
                                      PodGroupResourceKind()};
-  if (!options_.scheduler_namespace.empty()) {
-    kinds.push_back(ConfigMapResourceKind(options_.scheduler_namespace));
-  }
+  if (!scheduler_namespace.empty()) kinds.push_back(ConfigMapResourceKind(scheduler_namespace));
   kinds.push_back(PodResourceKind());
-  for (ResourceKind& kind : kinds) {
+  return kinds;
+}
+
+Informers::Informers(HttpTransport* transport, ClusterEventHandler* handler,
+                     InformerOptions options)
+    : handler_(handler), options_(std::move(options)) {
+  for (ResourceKind& kind : WatchedKinds(options_.scheduler_namespace)) {
     reflectors_.push_back(std::make_unique<Reflector>(
         std::move(kind), transport, [this](const ObjectEvent& event) { DeliverToHandler(event); },
         options_.reflector, [this] { NotifySynced(); }));

@@ -38,6 +38,10 @@ struct InformerOptions {
   absl::Duration pod_list_prerequisite_timeout = absl::Seconds(30);
 };
 
+// The kinds Informers watches, in start order (prerequisites first, Pod last); ConfigMaps only
+// when `scheduler_namespace` is not empty. A one-time read of the cluster lists the same.
+std::vector<ResourceKind> WatchedKinds(const std::string& scheduler_namespace);
+
 // Thread-safety: Start() and Stop() are called from one owning thread; HasSynced(),
 // WaitForSync() and Stats() from any thread. Handler calls are serialized across all reflectors
 // (one delivery mutex): the handler never sees two events at once, and sees each kind's events in

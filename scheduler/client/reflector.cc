@@ -257,6 +257,16 @@ void Reflector::Run(std::stop_token stop) {
 
 // --- Listing ----------------------------------------------------------------------------------
 
+absl::Status Reflector::ListOnce(std::stop_token stop) {
+  const absl::Status listed = ListAndReconcile(stop);
+  if (!listed.ok() && kind_.optional &&
+      (absl::IsNotFound(listed) || absl::IsPermissionDenied(listed))) {
+    TreatAsAbsent(listed);
+    return absl::OkStatus();
+  }
+  return listed;
+}
+
 absl::Status Reflector::ListAndReconcile(std::stop_token stop) {
   ListedObjects listed;
   KUBESCHED_RETURN_IF_ERROR(ListAll(stop, &listed));

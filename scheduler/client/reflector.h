@@ -168,6 +168,11 @@ class Reflector {
   // its own timeout bounds it).
   void Run(std::stop_token stop);
 
+  // One full list, delivered to the sink as Run's first list is, and no watch: a one-time read
+  // of the cluster (`kubesched explain --kubeconfig`). An optional kind whose CRD is absent
+  // (404, or 403) counts as empty; any other failure is returned, not retried.
+  absl::Status ListOnce(std::stop_token stop);
+
   // True once the first full list has been delivered to the sink.
   bool HasSynced() const { return synced_.load(std::memory_order_acquire); }
   ReflectorStats Stats() const;

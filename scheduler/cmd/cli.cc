@@ -15,12 +15,11 @@
 #include "config/config.h"
 #include "scheduler/cmd/flags.h"
 #include "scheduler/cmd/kube_scheduler_flags.h"
+#include "scheduler/cmd/report_commands.h"
 #include "scheduler/cmd/serving_flags.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/run/health_server.h"
 #include "scheduler/run/run.h"
-#include "scheduler/simulate/report_output.h"
-#include "scheduler/simulate/simulation.h"
 #include "scheduler/util/log.h"
 #include "scheduler/util/strings.h"
 
@@ -34,8 +33,10 @@ Usage:
   kubesched <command> [flags]
 
 Commands:
-  simulate   Schedule the pending pods of a cluster dump with the real scheduler and report
-  explain    Show, for one pod, every filter's verdict and every score on every node
+  simulate   Schedule the pending pods of a cluster dump or a live cluster with the real
+             scheduler and report (--compare: under two configurations)
+  explain    Show, for one pod of a dump or a live cluster, every filter's verdict and every
+             score on every node
   run        Run against a Kubernetes API server (the default command)
 
 Flags:
@@ -47,50 +48,6 @@ Exit codes:
   1  an input file could not be read or parsed
   2  bad flags or a bad configuration
   3  finished, but some input objects were bad and skipped (listed on stderr)
-)";
-
-constexpr std::string_view kSimulateHelp =
-    R"(Schedule every pending pod of a cluster dump and report where each one goes.
-
-Usage:
-  kubesched simulate --cluster FILE [--workload FILE] [--config FILE] [--output table|json]
-                     [--metrics FILE]
-
-Input files are what `kubectl get nodes,pods,namespaces,priorityclasses -A -o yaml` (or -o json)
-prints: a List with items, multi-document YAML, or single objects. Bound pods occupy their
-nodes; pending pods whose spec.schedulerName matches a profile are scheduled in queue order;
-workload pods are created after the cluster, in file order. Other schedulers' pods are skipped.
-Backoff uses a virtual clock, so a simulation never sleeps.
-
-Flags:
-  --cluster FILE     cluster dump (required)
-  --workload FILE    pods to create after the cluster
-  --config FILE      KubeSchedulerConfiguration (default: upstream defaults, profile "kubesched")
-  --output FORMAT    table (default) or json
-  --seed N           seed for breaking ties between equal scores (default 1)
-  --threads N        filter/score threads, at most 1024 (default: CPU count, at most the
-                     config's parallelism)
-  --metrics FILE     write the run's final metrics scrape (Prometheus text format, the families
-                     `kubesched run` serves on /metrics) to FILE; a FILE that cannot be written
-                     is an error (exit code 2) before anything is simulated
-)";
-
-constexpr std::string_view kExplainHelp = R"(Explain where one pod would go and why.
-
-Usage:
-  kubesched explain --cluster FILE --pod FILE [--config FILE] [--policy NAME] [--output table|json]
-
-Runs every filter plugin on every node (without stopping at the first failure) and, for the
-feasible nodes, every score plugin: raw score, normalized score (0..100), weight and the weighted
-total. All feasible nodes are scored (no sampling). The pod file holds exactly one Pod.
-
-Flags:
-  --cluster FILE     cluster dump (required)
-  --pod FILE         the pod to explain (required)
-  --config FILE      KubeSchedulerConfiguration (default: upstream defaults)
-  --policy NAME      explain under this per-pod policy (as if the pod carried the annotation
-                     kubesched.io/policy: NAME); the pod's own annotation works too
-  --output FORMAT    table (default) or json
 )";
 
 constexpr std::string_view kRunHelp =
@@ -177,179 +134,6 @@ kube-scheduler's flags (see README "Migrating from kube-scheduler"):
 Exit codes: 0 stopped by a signal; 1 cannot connect (no kubeconfig, TLS or credentials
 rejected) or lost the lease; 2 bad flags or configuration.
 )";
-
-std::optional<config::Configuration> LoadConfig(const ParsedFlags& flags, std::ostream& err) {
-  const auto path = Get(flags, "config");
-  if (!path.has_value()) return config::DefaultConfiguration();
-  auto loaded = config::LoadConfigurationFile(*path);
-  if (!loaded.ok()) {
-    err << "error: " << loaded.status().message() << "\n";
-    return std::nullopt;
-  }
-  if (auto status = CheckConfiguration(*loaded); !status.ok()) {
-    err << "error: " << *path << ": " << status.message() << "\n";
-    return std::nullopt;
-  }
-  return *loaded;
-}
-
-// --output: "table" or "json"; nullopt (after printing the error) for anything else.
-std::optional<bool> WantsJson(const ParsedFlags& flags, std::ostream& err) {
-  const std::string output = Get(flags, "output").value_or("table");
-  if (output == "json") return true;
-  if (output == "table") return false;
-  err << "error: --output must be table or json, got \"" << output << "\"\n";
-  return std::nullopt;
-}
-
-bool ParseUint(const ParsedFlags& flags, const std::string& name, uint64_t* value,
-               std::ostream& err) {
-  const auto text = Get(flags, name);
-  if (!text.has_value()) return true;
-  if (!absl::SimpleAtoi(*text, value)) {
-    err << "error: --" << name << " must be a non-negative integer, got \"" << *text << "\"\n";
-    return false;
-  }
-  return true;
-}
-
-// The most filter/score threads a flag may ask for: far above any machine's cores, and low enough
-// that starting them cannot fail.
-constexpr uint64_t kMaxThreads = 1024;
-
-// --threads: 0 (the flag's default) picks the CPU count.
-bool ParseThreads(const ParsedFlags& flags, int* threads, std::ostream& err) {
-  uint64_t value = 0;
-  if (!ParseUint(flags, "threads", &value, err)) return false;
-  if (value > kMaxThreads) {
-    err << "error: --threads must be in 0.." << kMaxThreads << " (0: the default), got " << value
-        << "\n";
-    return false;
-  }
-  *threads = static_cast<int>(value);
-  return true;
-}
-
-// What every command that prints a report reads from its flags: --output and --config.
-struct ReportSettings {
-  bool json = false;
-  config::Configuration config;
-};
-
-std::optional<ReportSettings> ReadReportSettings(const ParsedFlags& flags, std::ostream& err) {
-  const auto json = WantsJson(flags, err);
-  if (!json.has_value()) return std::nullopt;
-  auto config = LoadConfig(flags, err);
-  if (!config.has_value()) return std::nullopt;
-  return ReportSettings{*json, std::move(*config)};
-}
-
-int ReportProblems(const std::vector<api::DecodeProblem>& problems, std::ostream& err) {
-  for (const auto& problem : problems) err << "warning: skipped " << problem.ToString() << "\n";
-  if (problems.empty()) return kExitOk;
-  err << problems.size() << " input object(s) were skipped\n";
-  return kExitSkippedInput;
-}
-
-// Prints a command's report (or its error) and returns the exit code.
-template <typename Report>
-int PrintReport(const absl::StatusOr<Report>& report, bool json,
-                std::string (*to_json)(const Report&), std::string (*to_table)(const Report&),
-                std::ostream& out, std::ostream& err) {
-  if (!report.ok()) {
-    err << "error: " << report.status().message() << "\n";
-    return kExitFailure;
-  }
-  out << (json ? to_json(*report) : to_table(*report));
-  return ReportProblems(report->problems, err);
-}
-
-// --metrics FILE, opened (and truncated) before the simulation runs, so that a path that cannot be
-// written is reported at once; nullopt without the flag. False after printing an error.
-bool OpenMetricsFile(const ParsedFlags& flags, std::optional<std::ofstream>* file,
-                     std::ostream& err) {
-  const auto path = Get(flags, "metrics");
-  if (!path.has_value()) return true;
-  file->emplace(*path, std::ios::out | std::ios::trunc);
-  if (!(*file)->is_open()) {
-    err << "error: --metrics: cannot write \"" << *path << "\": " << std::strerror(errno) << "\n";
-    return false;
-  }
-  return true;
-}
-
-// Writes simulate's final scrape; false (after printing an error) when the write failed.
-bool WriteMetricsFile(const absl::StatusOr<SimulationReport>& report,
-                      std::optional<std::ofstream>& file, const std::string& path,
-                      std::ostream& err) {
-  if (!file.has_value() || !report.ok()) return true;
-  *file << report->metrics_text;
-  file->close();
-  if (file->fail()) {
-    err << "error: --metrics: writing \"" << path << "\" failed\n";
-    return false;
-  }
-  return true;
-}
-
-int Simulate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto flags = ParseFlags(
-      args, 1, {"cluster", "workload", "config", "output", "seed", "threads", "metrics"}, err);
-  if (!flags.has_value()) return kExitUsage;
-  if (flags->help) {
-    out << kSimulateHelp;
-    return kExitOk;
-  }
-  SimulationInput input;
-  const auto cluster = Get(*flags, "cluster");
-  if (!cluster.has_value()) {
-    err << "error: --cluster is required (see kubesched simulate --help)\n";
-    return kExitUsage;
-  }
-  input.cluster_path = *cluster;
-  input.workload_path = Get(*flags, "workload");
-  if (!ParseUint(*flags, "seed", &input.seed, err) || !ParseThreads(*flags, &input.threads, err)) {
-    return kExitUsage;
-  }
-  const auto settings = ReadReportSettings(*flags, err);
-  if (!settings.has_value()) return kExitUsage;
-  std::optional<std::ofstream> metrics_file;
-  if (!OpenMetricsFile(*flags, &metrics_file, err)) return kExitUsage;
-  input.collect_metrics = metrics_file.has_value();
-  const absl::StatusOr<SimulationReport> report = RunSimulation(input, settings->config);
-  if (!WriteMetricsFile(report, metrics_file, Get(*flags, "metrics").value_or(""), err)) {
-    return kExitFailure;
-  }
-  return PrintReport(report, settings->json, SimulationJson, SimulationTable, out, err);
-}
-
-int Explain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto flags = ParseFlags(args, 1, {"cluster", "pod", "config", "output", "seed", "policy"}, err);
-  if (!flags.has_value()) return kExitUsage;
-  if (flags->help) {
-    out << kExplainHelp;
-    return kExitOk;
-  }
-  ExplainInput input;
-  const auto cluster = Get(*flags, "cluster");
-  const auto pod = Get(*flags, "pod");
-  if (!cluster.has_value() || !pod.has_value()) {
-    err << "error: --cluster and --pod are required (see kubesched explain --help)\n";
-    return kExitUsage;
-  }
-  input.cluster_path = *cluster;
-  input.pod_path = *pod;
-  input.policy = Get(*flags, "policy");
-  if (input.policy.has_value() && input.policy->empty()) {
-    err << "error: --policy needs a policy name\n";
-    return kExitUsage;
-  }
-  if (!ParseUint(*flags, "seed", &input.seed, err)) return kExitUsage;
-  const auto settings = ReadReportSettings(*flags, err);
-  if (!settings.has_value()) return kExitUsage;
-  return PrintReport(RunExplain(input, settings->config), settings->json, ExplainJson, ExplainTable,
-                     out, err);
-}
 
 bool ParseRunNumbers(const ParsedFlags& flags, RunOptions* options, std::ostream& err) {
   uint64_t bind_workers = static_cast<uint64_t>(options->bind_workers);

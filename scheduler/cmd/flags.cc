@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
+
 namespace kubesched::scheduler {
 namespace {
 
@@ -105,6 +107,34 @@ bool ParseBool(const ParsedFlags& flags, const std::string& name, std::optional<
     err << "error: --" << name << " must be true or false, got \"" << *text << "\"\n";
     return false;
   }
+  return true;
+}
+
+bool ParseUint(const ParsedFlags& flags, const std::string& name, uint64_t* value,
+               std::ostream& err) {
+  const auto text = Get(flags, name);
+  if (!text.has_value()) return true;
+  if (!absl::SimpleAtoi(*text, value)) {
+    err << "error: --" << name << " must be a non-negative integer, got \"" << *text << "\"\n";
+    return false;
+  }
+  return true;
+}
+
+// The most filter/score threads a flag may ask for: far above any machine's cores, and low enough
+// that starting them cannot fail.
+constexpr uint64_t kMaxThreads = 1024;
+
+// --threads: 0 (the flag's default) picks the CPU count.
+bool ParseThreads(const ParsedFlags& flags, int* threads, std::ostream& err) {
+  uint64_t value = 0;
+  if (!ParseUint(flags, "threads", &value, err)) return false;
+  if (value > kMaxThreads) {
+    err << "error: --threads must be in 0.." << kMaxThreads << " (0: the default), got " << value
+        << "\n";
+    return false;
+  }
+  *threads = static_cast<int>(value);
   return true;
 }
 

@@ -5,6 +5,7 @@
 // bare boolean flag never takes the next argument as its value. "-v N", "-v=N", "-vN" and
 // "--v=N" are the verbosity. Errors name the flag.
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -42,5 +43,13 @@ std::optional<bool> ParseGoBool(std::string_view text);
 // --name BOOL; nullopt when absent; false (after printing) when malformed.
 bool ParseBool(const ParsedFlags& flags, const std::string& name, std::optional<bool>* value,
                std::ostream& err);
+
+// --name N, a non-negative integer; `value` unchanged when absent; false (after printing) when
+// malformed.
+bool ParseUint(const ParsedFlags& flags, const std::string& name, uint64_t* value,
+               std::ostream& err);
+
+// --threads N in 0..1024 (0: the CPU count).
+bool ParseThreads(const ParsedFlags& flags, int* threads, std::ostream& err);
 
 }  // namespace kubesched::scheduler

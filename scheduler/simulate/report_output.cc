@@ -8,63 +8,25 @@
 #include "rapidjson/prettywriter.h"
 #include "rapidjson/stringbuffer.h"
 #include "scheduler/quota/budget_period.h"
+#include "scheduler/simulate/json_writer.h"
 #include "scheduler/util/strings.h"
 #include "scheduler/util/utf8.h"
 
 namespace kubesched::scheduler {
 namespace {
 
-using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+using json_writer::Field;
+using json_writer::Key;
+using json_writer::OptionalString;
+using json_writer::Resources;
+using json_writer::String;
+using json_writer::Writer;
 
-// rapidjson copies invalid UTF-8 as it is; names read from a cluster file may hold any bytes, and
-// the report must stay valid JSON.
-void String(Writer& w, std::string_view s) {
-  if (!util::IsValidUtf8(s)) {
-    const std::string valid = util::ToValidUtf8(s);
-    w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
-    return;
-  }
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-void OptionalString(Writer& w, const std::optional<std::string>& s) {
-  if (s.has_value()) {
-    String(w, *s);
-  } else {
-    w.Null();
-  }
-}
-void Key(Writer& w, std::string_view key) { String(w, key); }
 void Strings(Writer& w, std::string_view key, const std::vector<std::string>& values) {
   Key(w, key);
   w.StartArray();
   for (const auto& value : values) String(w, value);
   w.EndArray();
-}
-
-void Field(Writer& w, std::string_view key, int64_t value) {
-  Key(w, key);
-  w.Int64(value);
-}
-void Field(Writer& w, std::string_view key, double value) {
-  Key(w, key);
-  w.Double(value);
-}
-void Field(Writer& w, std::string_view key, std::string_view value) {
-  Key(w, key);
-  String(w, value);
-}
-void Field(Writer& w, std::string_view key, const std::optional<std::string>& value) {
-  Key(w, key);
-  OptionalString(w, value);
-}
-
-void Resources(Writer& w, const api::ResourceList& list) {
-  w.StartObject();
-  list.ForEachNonZero([&](api::ResourceId id, int64_t amount) {
-    Key(w, api::ResourceName(id));
-    String(w, api::FormatAmount(id, amount));
-  });
-  w.EndObject();
 }
 
 // The resources in `ids` (all of them, zeros included) plus any other non-zero entry.
@@ -447,8 +409,9 @@ std::string SimulationTable(const SimulationReport& report) {
                      ResourceSummary(node.requested, node.allocatable, api::kMemory),
                      ResourceSummary(node.requested, node.allocatable, gpu)});
   }
-  std::string out = Table(pods);
-  out += "\n" + Table(nodes);
+  // --pods-output none leaves no pod to list: no header either.
+  std::string out = report.pod_results.empty() ? "" : Table(pods) + "\n";
+  out += Table(nodes);
   out += absl::StrFormat(
       "\n%d pods: %d scheduled, %d unschedulable, %d skipped, %d preempted\n"
       "%.3f s, %.0f pods/s, attempt latency p50 %.1f us, p90 %.1f us, p99 %.1f us\n",
@@ -577,7 +540,15 @@ std::string ExplainTable(const ExplainReport& report) {
     rows.push_back({chosen ? "*" : "", node.name, node.feasible ? "yes" : "no",
                     node.feasible ? absl::StrCat(node.total) : "-", util::Join(details, "; ")});
   }
-  out += Table(rows);
+  return out + Table(rows) + ExplainFooter(report);
+}
+
+std::string AlignedColumns(const std::vector<std::vector<std::string>>& rows) {
+  return Table(rows);
+}
+
+std::string ExplainFooter(const ExplainReport& report) {
+  std::string out;
   if (report.selected.has_value()) {
     out += absl::StrCat("\nselected: ", *report.selected, "\n");
   } else {

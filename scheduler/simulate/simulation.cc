@@ -65,8 +65,14 @@ void CreateAll(std::vector<api::Object> objects, const std::string& source, bool
   }
 }
 
-absl::Status LoadFile(const std::string& path, bool is_workload, cluster::EmbeddedCluster* cluster,
-                      LoadedInput* loaded) {
+// Pre-decoded `objects` when set, else the file at `path`.
+absl::Status LoadInput(const std::optional<std::vector<api::Object>>& objects,
+                       const std::string& path, bool is_workload, cluster::EmbeddedCluster* cluster,
+                       LoadedInput* loaded) {
+  if (objects.has_value()) {
+    CreateAll(*objects, is_workload ? "workload" : "cluster", is_workload, cluster, loaded);
+    return absl::OkStatus();
+  }
   auto decoded = api::DecodeFile(path);
   if (!decoded.ok()) return decoded.status();
   for (auto& problem : decoded->problems) loaded->problems.push_back(std::move(problem));
@@ -109,6 +115,12 @@ class SimulationObserver : public SchedulingObserver {
                     const std::string& message) override {
     absl::MutexLock lock(&mu_);
     outcomes_[pod.key].message = absl::StrCat("binding to ", node, " failed: ", message);
+  }
+
+  // Pods with an outcome so far: tried at least once, or bound.
+  int Decided() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(outcomes_.size());
   }
 
   const Outcome* Find(const std::string& key) const {
@@ -277,12 +289,14 @@ std::vector<std::string> TypedLimitWarnings(Scheduler& scheduler) {
 }  // namespace
 
 void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
-                       DeferredBindExecutor& binds, util::FakeClock& clock) {
+                       DeferredBindExecutor& binds, util::FakeClock& clock,
+                       const std::function<void()>& after_attempt) {
   for (;;) {
     cluster.DeliverEvents();
     scheduler.queue().FlushBackoffCompleted();
     if (scheduler.ScheduleOne()) {
       binds.RunPending();
+      if (after_attempt) after_attempt();
       continue;
     }
     if (binds.RunPending() > 0 || cluster.HasPendingEvents()) continue;
@@ -329,6 +343,21 @@ struct Simulation {
   }
 };
 
+// The pods simulate has to place: the pending ones and the workload, less those that came bound.
+int CountToPlace(const LoadedInput& loaded) {
+  return static_cast<int>(loaded.pending_pod_keys.size() - loaded.workload_bound.size());
+}
+
+// Reports progress every kProgressEvery attempts, so that the callback costs nothing per pod.
+std::function<void()> ProgressReporter(const ProgressCallback& progress,
+                                       SimulationObserver& observer, const LoadedInput& loaded) {
+  if (!progress) return nullptr;
+  constexpr int kProgressEvery = 256;
+  return [&progress, &observer, total = CountToPlace(loaded), attempts = 0]() mutable {
+    if (++attempts % kProgressEvery == 0) progress(observer.Decided(), total);
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
@@ -336,9 +365,16 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   std::optional<metrics::Instrumentation> instrumentation;  // outlives the scheduler using it
   Simulation sim;
   LoadedInput loaded;
-  if (auto s = LoadFile(input.cluster_path, false, &sim.cluster, &loaded); !s.ok()) return s;
-  if (input.workload_path.has_value()) {
-    if (auto s = LoadFile(*input.workload_path, true, &sim.cluster, &loaded); !s.ok()) return s;
+  if (auto s = LoadInput(input.cluster_objects, input.cluster_path, false, &sim.cluster, &loaded);
+      !s.ok()) {
+    return s;
+  }
+  if (input.workload_objects.has_value() || input.workload_path.has_value()) {
+    if (auto s = LoadInput(input.workload_objects, input.workload_path.value_or(""), true,
+                           &sim.cluster, &loaded);
+        !s.ok()) {
+      return s;
+    }
   }
   SimulationObserver observer;
   if (input.collect_metrics) instrumentation.emplace(&sim.clock, config);
@@ -350,7 +386,9 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   }
 
   const auto start = std::chrono::steady_clock::now();
-  DriveToQuiescence(sim.cluster, *sim.scheduler, sim.binds, sim.clock);
+  DriveToQuiescence(sim.cluster, *sim.scheduler, sim.binds, sim.clock,
+                    ProgressReporter(input.progress, observer, loaded));
+  if (input.progress) input.progress(observer.Decided(), CountToPlace(loaded));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -378,6 +416,27 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
 
 namespace {
 
+// The pod as it was before it was bound: not on a node, so that its own requests are not
+// counted on the node it is judged for.
+api::Pod AsPending(const api::Pod& pod) {
+  api::Pod pending = pod;
+  pending.spec.node_name.clear();
+  return pending;
+}
+
+// `objects` with the cluster's copy of `pending` (same namespace and name), if any, replaced by
+// it: a bound pod would otherwise count on its node while being explained.
+std::vector<api::Object> WithPodAsPending(const std::vector<api::Object>& objects,
+                                          const api::Pod& pending) {
+  std::vector<api::Object> result = objects;
+  const std::string key = pending.Key();
+  for (auto& object : result) {
+    const auto* pod = std::get_if<api::Pod>(&object);
+    if (pod != nullptr && pod->Key() == key) object = pending;
+  }
+  return result;
+}
+
 ExplainedNode ToExplainedNode(const NodeExplanation& explained) {
   ExplainedNode node;
   node.name = explained.node->name();
@@ -401,19 +460,24 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   Simulation sim;
   sim.registry = registry;
   LoadedInput loaded;
-  CreateAll(cluster_objects, "cluster", false, &sim.cluster, &loaded);
+  const api::Pod pending = AsPending(pod);
+  CreateAll(WithPodAsPending(cluster_objects, pending), "cluster", false, &sim.cluster, &loaded);
   if (auto s = sim.Start(config, nullptr, seed, 1); !s.ok()) return s;
 
-  const Explanation explanation = sim.scheduler->Explain(pod);
+  const Explanation explanation = sim.scheduler->Explain(pending);
   ExplainReport report;
-  const policy::PolicyChoice choice = sim.scheduler->ChoosePolicy(pod);
+  const policy::PolicyChoice choice = sim.scheduler->ChoosePolicy(pending);
   if (!choice.name.empty()) report.policy = choice.name;
   if (!choice.binding.empty()) report.policy_binding = choice.binding;
   report.problems = std::move(loaded.problems);
   report.pod = pod.Key();
   for (const auto& node : explanation.nodes) report.nodes.push_back(ToExplainedNode(node));
-  std::sort(report.nodes.begin(), report.nodes.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
+  // Best first: feasible nodes by total score, then the rest; ties by name.
+  std::sort(report.nodes.begin(), report.nodes.end(), [](const auto& a, const auto& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if (a.total != b.total) return a.total > b.total;
+    return a.name < b.name;
+  });
   if (!explanation.pre_filter_status.IsSuccess()) {
     // PreFilter rejected the pod for every node: show that verdict on each node.
     for (auto& node : report.nodes) {
@@ -427,18 +491,18 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   report.preemption_node = explanation.preemption_node;
   report.preemption_victims = explanation.preemption_victims;
   // The profile Explain used: the pod's, else the first.
-  const runtime::Framework* fw = sim.scheduler->FrameworkFor(pod);
+  const runtime::Framework* fw = sim.scheduler->FrameworkFor(pending);
   if (fw == nullptr && !config.profiles.empty()) {
     fw = ProfileFramework(*sim.scheduler, config.profiles.front().scheduler_name);
   }
   report.watermark = WatermarkOf(fw, *sim.scheduler);
-  const auto info = framework::MakePodInfo(std::make_shared<const api::Pod>(pod),
-                                           sim.scheduler->ResolvePriority(pod));
+  const auto info = framework::MakePodInfo(std::make_shared<const api::Pod>(pending),
+                                           sim.scheduler->ResolvePriority(pending));
   const auto admission = sim.scheduler->quota().Admit(*info);
   if (!admission.queue.empty()) report.queue = admission.queue;
   report.queue_path = sim.scheduler->quota().PathUsage(*info);
   report.typed_limit_warnings = TypedLimitWarnings(*sim.scheduler);
-  report.group = sim.scheduler->ExplainGang(pod);
+  report.group = sim.scheduler->ExplainGang(pending);
   return report;
 }
 

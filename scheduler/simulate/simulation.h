@@ -4,6 +4,7 @@
 // embedded cluster, run the real scheduler against it with a virtual clock, and report.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,8 +88,13 @@ struct SimulationReport {
 
 // Drives `scheduler` until no pod can make progress: nothing in activeQ or backoffQ, no bind in
 // flight, no event undelivered. Backoff waits advance the virtual clock instead of sleeping.
+// `after_attempt` (optional) is called after every scheduling attempt, on the driving thread.
 void DriveToQuiescence(cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
-                       DeferredBindExecutor& binds, util::FakeClock& clock);
+                       DeferredBindExecutor& binds, util::FakeClock& clock,
+                       const std::function<void()>& after_attempt = nullptr);
+
+// How simulate is getting on: pods tried at least once (or bound) of those it has to place.
+using ProgressCallback = std::function<void(int done, int total)>;
 
 struct SimulationInput {
   std::string cluster_path;
@@ -96,6 +102,11 @@ struct SimulationInput {
   uint64_t seed = 1;
   int threads = 0;               // 0 = min(hardware threads, config parallelism)
   bool collect_metrics = false;  // record metrics and put the final scrape in metrics_text
+  // Objects already decoded (a live cluster's, or a dump decoded once for --compare), used
+  // instead of the files when set; their decoding problems are the caller's to report.
+  std::optional<std::vector<api::Object>> cluster_objects;
+  std::optional<std::vector<api::Object>> workload_objects;
+  ProgressCallback progress;  // optional; called now and then on the driving thread
 };
 
 // Fatal errors (unreadable or malformed file, a scheduler that cannot be built from `config`) are
@@ -150,7 +161,9 @@ struct ExplainReport {
   std::vector<api::DecodeProblem> problems;
 };
 
-// The pod file must hold exactly one Pod.
+// The pod file must hold exactly one Pod. A pod the cluster holds (same namespace and name) is
+// explained in place of the cluster's copy, and a bound pod as if it were pending and not yet on
+// its node: the verdicts are those `run` would give it now.
 absl::StatusOr<ExplainReport> RunExplain(const ExplainInput& input,
                                          const config::Configuration& config);
 
