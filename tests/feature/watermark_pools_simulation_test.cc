@@ -3,7 +3,6 @@
 // and stack; GPU pods, tolerating the taint, see the nodes they may use; explicit pools each
 // report their own ratio.
 
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <variant>
@@ -153,14 +152,17 @@ TEST_CASE("explicit pools: GPU pods see the gpu pool, CPU pods the cpu pool",
   CHECK(cpu.watermark->pool == "cpu");
   CHECK(cpu.watermark->mode == "stack");
 
-  // Through simulate: GPU pods fill their own pool and stay spread across its nodes.
+  // Through simulate: GPU pods land in their pool; the report's pod without tolerations is in
+  // the cpu pool, still stacking.
   std::string workload;
   for (int i = 0; i < 4; ++i) workload += PodYaml(absl::StrCat("gpu-pod-", i), true);
   const auto report = Simulate(pools, workload);
-  std::vector<std::string> nodes;
-  for (int i = 0; i < 4; ++i) nodes.push_back(NodeOf(report, absl::StrCat("gpu-pod-", i)));
-  std::sort(nodes.begin(), nodes.end());
-  CHECK(nodes == std::vector<std::string>{"gpu-0", "gpu-1", "gpu-2", "gpu-3"});
+  for (int i = 0; i < 4; ++i) {
+    CHECK(NodeOf(report, absl::StrCat("gpu-pod-", i)).rfind("gpu-", 0) == 0);
+  }
+  REQUIRE(report.watermark.has_value());
+  CHECK(report.watermark->pool == "cpu");
+  CHECK(report.watermark->mode == "stack");
 }
 
 }  // namespace
