@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -38,9 +40,22 @@ enum class ScoringStrategyType {
 // Thresholds on the cluster's allocated ratio for the Watermark strategy: spread (least
 // allocated) below `high`, stack (most allocated) from `high` on until the ratio drops below
 // `low`. 0 < low <= high <= 1.
+// The name watermark reports give the nodes in no configured pool.
+inline constexpr std::string_view kDefaultWatermarkPool = "default";
+
+// `pools` (kubesched): pools of nodes named by label, each with its own ratio and hysteresis.
+struct WatermarkPool {
+  std::string name;  // name: a label value ("default" is the implicit pool's)
+  // nodeSelector: label key -> value; a node is in the pool when it has them all.
+  std::vector<std::pair<std::string, std::string>> node_selector;
+  double high = 0.85;  // high: the watermark's unless given
+  double low = 0.80;   // low: the watermark's unless given
+};
+
 struct WatermarkThresholds {
-  double high = 0.85;  // high
-  double low = 0.80;   // low
+  double high = 0.85;                // high
+  double low = 0.80;                 // low
+  std::vector<WatermarkPool> pools;  // pools
 };
 
 struct ScoringStrategy {

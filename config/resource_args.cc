@@ -110,8 +110,86 @@ void DecodeShape(Reader& r, const YAML::Node& ratio, std::string_view ratio_path
   if (r.ok()) *out = std::move(points);
 }
 
+// The high/low pair of a watermark or of one of its pools: 0 < low <= high <= 1.
+void ValidateThresholds(Reader& r, double high, double low, std::string_view path) {
+  if (!(high > 0 && high <= 1)) {
+    r.Fail(Field(path, "high"), "must be in (0, 1]");
+  } else if (!(low > 0 && low <= high)) {
+    r.Fail(Field(path, "low"), "must be in (0, high]");
+  }
+}
+
+// A pool's nodeSelector: a non-empty map of label key to value, both valid labels.
+void DecodePoolSelector(Reader& r, const YAML::Node& node, std::string_view path,
+                        WatermarkPool* out) {
+  if (!HasValue(node)) {
+    r.Fail(path, "required: the labels that put a node in the pool");
+    return;
+  }
+  if (!node.IsMap() || node.size() == 0) {
+    r.Fail(path, "must be a non-empty map of node label to value");
+    return;
+  }
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const std::string entry_path = Field(path, key);
+    std::string value;
+    r.String(entry.second, entry_path, &value);
+    if (!r.ok()) return;
+    if (!api::IsValidLabelKey(key)) {
+      r.Fail(entry_path, Quote(key) + " is not a valid label key");
+    } else if (!api::IsValidLabelValue(value)) {
+      r.Fail(entry_path, Quote(value) + " is not a valid label value");
+    }
+    out->node_selector.emplace_back(key, std::move(value));
+  }
+}
+
+void DecodePool(Reader& r, const YAML::Node& item, std::string_view path,
+                const WatermarkThresholds& parent, absl::flat_hash_set<std::string>& names,
+                WatermarkPool* out) {
+  if (!r.Map(item, path, {"name", "nodeSelector", "high", "low"})) return;
+  out->high = parent.high;
+  out->low = parent.low;
+  r.String(Get(item, "name"), Field(path, "name"), &out->name);
+  r.Double(Get(item, "high"), Field(path, "high"), &out->high);
+  r.Double(Get(item, "low"), Field(path, "low"), &out->low);
+  if (!r.ok()) return;
+  const std::string name_path = Field(path, "name");
+  if (out->name.empty()) {
+    r.Fail(name_path, "required");
+  } else if (out->name == kDefaultWatermarkPool) {
+    r.Fail(name_path, "\"default\" is the name of the nodes in no pool; choose another");
+  } else if (!api::IsValidLabelValue(out->name)) {
+    r.Fail(name_path, Quote(out->name) + " must be a valid label value");
+  } else if (!names.insert(out->name).second) {
+    r.Fail(name_path, "duplicate pool " + Quote(out->name));
+  }
+  DecodePoolSelector(r, Get(item, "nodeSelector"), Field(path, "nodeSelector"), out);
+  if (r.ok()) ValidateThresholds(r, out->high, out->low, path);
+}
+
+// The pools are numbered in one 64-bit word per pod cycle.
+constexpr size_t kMaxWatermarkPools = 32;
+
+void DecodePools(Reader& r, const YAML::Node& node, std::string_view path,
+                 WatermarkThresholds* out) {
+  if (!r.List(node, path) || !HasValue(node)) return;
+  if (node.size() > kMaxWatermarkPools) {
+    r.Fail(path, absl::StrCat("at most ", kMaxWatermarkPools, " pools, got ", node.size()));
+    return;
+  }
+  absl::flat_hash_set<std::string> names;
+  for (const YAML::Node& item : node) {
+    WatermarkPool pool;
+    DecodePool(r, item, Index(path, out->pools.size()), *out, names, &pool);
+    if (!r.ok()) return;
+    out->pools.push_back(std::move(pool));
+  }
+}
+
 // scoringStrategy.watermark: optional for type Watermark (defaults high 0.85, low 0.80), refused
-// for the other types; 0 < low <= high <= 1.
+// for the other types; 0 < low <= high <= 1; pools inherit high and low unless they set them.
 void DecodeWatermark(Reader& r, const YAML::Node& node, std::string_view path, bool wanted,
                      WatermarkThresholds* out) {
   if (!HasValue(node)) return;
@@ -119,15 +197,12 @@ void DecodeWatermark(Reader& r, const YAML::Node& node, std::string_view path, b
     r.Fail(path, "must not be set unless type is Watermark");
     return;
   }
-  if (!r.Map(node, path, {"high", "low"})) return;
+  if (!r.Map(node, path, {"high", "low", "pools"})) return;
   r.Double(Get(node, "high"), Field(path, "high"), &out->high);
   r.Double(Get(node, "low"), Field(path, "low"), &out->low);
   if (!r.ok()) return;
-  if (!(out->high > 0 && out->high <= 1)) {
-    r.Fail(Field(path, "high"), "must be in (0, 1]");
-  } else if (!(out->low > 0 && out->low <= out->high)) {
-    r.Fail(Field(path, "low"), "must be in (0, high]");
-  }
+  ValidateThresholds(r, out->high, out->low, path);
+  if (r.ok()) DecodePools(r, Get(node, "pools"), Field(path, "pools"), out);
 }
 
 void DecodeScoringStrategy(Reader& r, const YAML::Node& node, std::string_view path,

@@ -143,6 +143,11 @@ NodeResourcesFit::NodeResourcesFit(const config::NodeResourcesFitArgs& args)
   for (const config::UtilizationShapePoint& p : args.scoring_strategy.shape) {
     shape_.push_back({p.utilization, int64_t{p.score} * (framework::kMaxNodeScore / 10)});
   }
+  if (strategy_ == config::ScoringStrategyType::kWatermark) {
+    std::vector<Watermark::Weight> weights;
+    for (const ResourceWeight& r : resources_) weights.push_back({r.id, r.weight});
+    watermark_pools_ = std::make_unique<Watermark>(watermark_, weights);
+  }
 }
 
 std::string_view NodeResourcesFit::Name() const { return names::kNodeResourcesFit; }
@@ -233,7 +238,8 @@ Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& p
   auto data = std::make_unique<ScoreState>();
   BuildScoreEntries(resources_, pod, &data->entries);
   data->strategy = strategy_;
-  if (const auto watermark = ObserveWatermark(snapshot); watermark.has_value()) {
+  if (const auto watermark = ObserveWatermark(snapshot, pod.get().spec.tolerations);
+      watermark.has_value()) {
     data->strategy = StrategyOf(watermark->mode);
   }
   state.Write(ScoreKey(), std::move(data));
@@ -292,7 +298,7 @@ int64_t NodeResourcesFit::ResourceScore(config::ScoringStrategyType strategy, in
 
 config::ScoringStrategyType NodeResourcesFit::KeptStrategy() const {
   if (strategy_ != config::ScoringStrategyType::kWatermark) return strategy_;
-  return StrategyOf(watermark_mode_.load(std::memory_order_relaxed));
+  return StrategyOf(watermark_pools_->LastMode());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,9 +310,7 @@ std::string_view NodeResourcesFit::ModeName(WatermarkMode mode) {
 
 NodeResourcesFit::WatermarkMode NodeResourcesFit::NextMode(
     WatermarkMode previous, double ratio, const config::WatermarkThresholds& thresholds) {
-  if (ratio >= thresholds.high) return WatermarkMode::kStack;
-  if (ratio < thresholds.low) return WatermarkMode::kSpread;
-  return previous;  // between low and high: keep the mode (hysteresis)
+  return Watermark::NextMode(previous, ratio, thresholds.high, thresholds.low);
 }
 
 // O(|resources|): the snapshot carries the cluster sums (see the class comment for the formula).
@@ -326,33 +330,37 @@ double NodeResourcesFit::AllocatedRatio(const framework::Snapshot& snapshot) con
 }
 
 std::optional<NodeResourcesFit::WatermarkStatus> NodeResourcesFit::ObserveWatermark(
-    const framework::Snapshot& snapshot) {
-  if (strategy_ != config::ScoringStrategyType::kWatermark) return std::nullopt;
-  const double ratio = AllocatedRatio(snapshot);
-  absl::MutexLock lock(&watermark_mu_);
-  watermark_status_.mode = NextMode(watermark_status_.mode, ratio, watermark_);
-  watermark_status_.allocated_ratio = ratio;
-  watermark_mode_.store(watermark_status_.mode, std::memory_order_relaxed);
-  return watermark_status_;
+    const framework::Snapshot& snapshot, const std::vector<api::Toleration>& tolerations) {
+  if (watermark_pools_ == nullptr) return std::nullopt;
+  return watermark_pools_->Observe(snapshot, tolerations);
 }
 
-std::optional<NodeResourcesFit::WatermarkStatus> NodeResourcesFit::LastWatermark() const {
-  if (strategy_ != config::ScoringStrategyType::kWatermark) return std::nullopt;
-  absl::MutexLock lock(&watermark_mu_);
-  return watermark_status_;
+std::vector<NodeResourcesFit::WatermarkStatus> NodeResourcesFit::LastWatermarks() const {
+  if (watermark_pools_ == nullptr) return {};
+  return watermark_pools_->Last();
+}
+
+std::optional<std::vector<std::string>> NodeResourcesFit::NodeGroupLabelKeys() const {
+  if (watermark_pools_ == nullptr) return std::nullopt;
+  return watermark_pools_->LabelKeys();
 }
 
 std::optional<framework::WatermarkState> NodeResourcesFit::ObserveWatermarkState(
-    const framework::Snapshot& snapshot) {
-  const auto status = ObserveWatermark(snapshot);
+    const framework::Snapshot& snapshot, const framework::PodInfo* pod) {
+  static const std::vector<api::Toleration> kNone;
+  const auto status =
+      ObserveWatermark(snapshot, pod != nullptr ? pod->get().spec.tolerations : kNone);
   if (!status.has_value()) return std::nullopt;
-  return framework::WatermarkState{ModeName(status->mode), status->allocated_ratio};
+  return framework::WatermarkState{ModeName(status->mode), status->allocated_ratio,
+                                   std::string(status->pool)};
 }
 
-std::optional<framework::WatermarkState> NodeResourcesFit::LastWatermarkState() const {
-  const auto status = LastWatermark();
-  if (!status.has_value()) return std::nullopt;
-  return framework::WatermarkState{ModeName(status->mode), status->allocated_ratio};
+std::vector<framework::WatermarkState> NodeResourcesFit::LastWatermarkStates() const {
+  std::vector<framework::WatermarkState> states;
+  for (const WatermarkStatus& status : LastWatermarks()) {
+    states.push_back({ModeName(status.mode), status.allocated_ratio, std::string(status.pool)});
+  }
+  return states;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,6 +416,22 @@ absl::Status ValidateWatermark(const config::WatermarkThresholds& watermark) {
   }
   if (!(watermark.low > 0 && watermark.low <= watermark.high)) {
     return helper::ArgsError(kPlugin, "scoringStrategy.watermark.low", "must be in (0, high]");
+  }
+  absl::flat_hash_set<std::string_view> names;
+  for (size_t i = 0; i < watermark.pools.size(); ++i) {
+    const config::WatermarkPool& pool = watermark.pools[i];
+    const std::string at = absl::StrCat("scoringStrategy.watermark.pools[", i, "]");
+    if (pool.name.empty() || pool.name == config::kDefaultWatermarkPool ||
+        !names.insert(pool.name).second) {
+      return helper::ArgsError(kPlugin, absl::StrCat(at, ".name"),
+                               "must be set, unique and not \"default\"");
+    }
+    if (pool.node_selector.empty()) {
+      return helper::ArgsError(kPlugin, absl::StrCat(at, ".nodeSelector"), "must not be empty");
+    }
+    if (!(pool.high > 0 && pool.high <= 1 && pool.low > 0 && pool.low <= pool.high)) {
+      return helper::ArgsError(kPlugin, at, "needs 0 < low <= high <= 1");
+    }
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,8 +9,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "config/plugin_args.h"
+#include "plugins/node_resources_fit/watermark.h"
 #include "plugins/plugin_handle.h"
 #include "scheduler/api/resource.h"
 #include "scheduler/framework/plugin.h"
@@ -38,21 +37,24 @@ namespace kubesched::plugins {
 // (same key space, its own key).
 //
 // Watermark (kubesched extension; the seed article's "water-level aware stack and spread"):
-// LeastAllocated scoring (spread) while the cluster's allocated ratio is below watermark.high,
+// LeastAllocated scoring (spread) while the allocated ratio is below watermark.high,
 // MostAllocated (stack) from high on until the ratio drops below watermark.low (hysteresis), so
-// that a nearly full cluster packs the leftovers together and large pods still find room.
+// that a nearly full pool packs the leftovers together and large pods still find room.
 // The allocated ratio, over the strategy's resources R (without `pods`, and without resources of
-// which the cluster has no allocatable):
+// which the nodes counted have no allocatable):
 //
 //   ratio = Σ_{r∈R} w_r · (Σ_nodes requested_r / Σ_nodes allocatable_r) / Σ_{r∈R} w_r
 //
-// where requested are the real requests (no non-zero defaults) of bound and assumed pods, summed
-// over nodes with a Node object; 0 when R is empty. The sums come from the snapshot, which the
-// cache keeps incrementally, so a cycle costs O(|R|), never a node scan.
-// The mode is state across cycles: PreScore (once per pod, on the scheduling thread) computes the
-// ratio, moves the mode under watermark_mu_ and copies it into CycleState; Score reads it from
-// there. Cycles that do not score (no or one feasible node) do not move the mode; the sequence of
-// modes is a function of the sequence of scored snapshots, hence deterministic.
+// where requested are the real requests (no non-zero defaults) of bound and assumed pods, and
+// the nodes are those of the pod's pool it could use (see Watermark: taints it does not tolerate
+// and cordons leave nodes out; watermark.pools names pools by node labels); 0 when R is empty.
+// The sums come per group of alike nodes from the snapshot, which the cache keeps incrementally,
+// so a cycle costs O(groups · |R|), never a node scan.
+// The modes are state across cycles, one per pool: PreScore (once per pod, on the scheduling
+// thread) computes the ratio, moves its pool's mode and copies it into CycleState; Score reads it
+// from there. Cycles that do not score (no or one feasible node) do not move the mode; the
+// sequence of modes is a function of the sequence of scored snapshots and pods, hence
+// deterministic.
 //
 // Filter and Score only read CycleState and are safe to call concurrently.
 class NodeResourcesFit final : public framework::PreFilterPlugin,
@@ -100,29 +102,30 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
     int64_t score;
   };
 
-  enum class WatermarkMode { kSpread, kStack };
-  struct WatermarkStatus {
-    WatermarkMode mode = WatermarkMode::kSpread;
-    double allocated_ratio = 0;
-  };
+  using WatermarkMode = Watermark::Mode;
+  using WatermarkStatus = Watermark::Status;
   // "spread" / "stack", as explain and simulate print them.
   static std::string_view ModeName(WatermarkMode mode);
   // The hysteresis: stack at ratio >= high, spread at ratio < low, else `previous`.
   static WatermarkMode NextMode(WatermarkMode previous, double ratio,
                                 const config::WatermarkThresholds& thresholds);
 
-  // The cluster's allocated ratio over this plugin's scoring resources (formula above).
+  // The cluster's allocated ratio over this plugin's scoring resources (formula above), over
+  // every node.
   double AllocatedRatio(const framework::Snapshot& snapshot) const;
-  // Moves the kept mode by `snapshot`'s ratio and returns it; nullopt unless the strategy is
-  // Watermark. Called by PreScore, and by explain/simulate to report the current state.
-  std::optional<WatermarkStatus> ObserveWatermark(const framework::Snapshot& snapshot);
-  // The kept mode and the ratio that last moved it, without moving it (metrics read it when
-  // scraped); nullopt unless the strategy is Watermark.
-  std::optional<WatermarkStatus> LastWatermark() const;
-  // The two above as the scheduler reports them.
+  // Moves the mode of the pool of a pod with `tolerations` by `snapshot`'s ratio over that pool
+  // and returns it; nullopt unless the strategy is Watermark. Called by PreScore, and by
+  // explain/simulate to report the state.
+  std::optional<WatermarkStatus> ObserveWatermark(
+      const framework::Snapshot& snapshot, const std::vector<api::Toleration>& tolerations = {});
+  // Every observed pool's mode and the ratio that last moved it, without moving them (metrics
+  // read them when scraped); empty unless the strategy is Watermark.
+  std::vector<WatermarkStatus> LastWatermarks() const;
+  // The three above as the scheduler reports them.
+  std::optional<std::vector<std::string>> NodeGroupLabelKeys() const override;
   std::optional<framework::WatermarkState> ObserveWatermarkState(
-      const framework::Snapshot& snapshot) override;
-  std::optional<framework::WatermarkState> LastWatermarkState() const override;
+      const framework::Snapshot& snapshot, const framework::PodInfo* pod) override;
+  std::vector<framework::WatermarkState> LastWatermarkStates() const override;
 
  private:
   // Whether the filter ignores this resource (string look-ups: PreFilter only).
@@ -140,12 +143,8 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   std::vector<ResourceWeight> resources_;
   std::vector<ShapePoint> shape_;
   config::WatermarkThresholds watermark_{};
-  // The Watermark mode kept across cycles. The mutex orders read-modify-write of the hysteresis
-  // (scheduling thread, explain, reports); the atomic mirror lets a Score call without PreScore
-  // read it lock-free.
-  mutable absl::Mutex watermark_mu_;
-  WatermarkStatus watermark_status_ ABSL_GUARDED_BY(watermark_mu_);
-  std::atomic<WatermarkMode> watermark_mode_{WatermarkMode::kSpread};
+  // The Watermark modes kept across cycles, per pool; null unless the strategy is Watermark.
+  std::unique_ptr<Watermark> watermark_pools_;
 };
 
 // Validates args as upstream: ignoredResources are qualified names; ignoredResourceGroups are

@@ -382,6 +382,7 @@ Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
   }
   if (stats.lists_rebuilt) builder.RebuildLists();
   builder.SetClusterTotals(impl_->totals.allocatable, impl_->totals.requested);
+  builder.SetNodeGroups(impl_->grouping.Published());
   builder.set_generation(impl_->generation);
   builder.set_time(impl_->clock->Now());
   impl_->last_update = stats;
@@ -396,6 +397,23 @@ Cache::SnapshotUpdateStats Cache::LastSnapshotUpdate() const {
 Cache::ClusterTotals Cache::Totals() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->totals;
+}
+
+void Cache::EnableNodeGroups(const std::vector<std::string>& label_keys) {
+  std::vector<api::Symbol> keys;
+  keys.reserve(label_keys.size());
+  for (const std::string& key : label_keys) keys.push_back(api::Intern(key));
+  absl::MutexLock lock(&impl_->mu);
+  impl_->grouping.Enable(std::move(keys));
+  for (auto& [name, item] : impl_->nodes) {
+    impl_->RegroupNode(item.get());
+    impl_->grouping.Count(item->group, item->info, +1);
+  }
+}
+
+std::shared_ptr<const framework::NodeGroups> Cache::NodeGroups() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->grouping.Published();
 }
 
 size_t Cache::NodeCount() const {

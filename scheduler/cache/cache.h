@@ -38,7 +38,8 @@ namespace kubesched::cache {
 // Cluster sums: Σ allocatable and Σ requested (real requests of bound and assumed pods) over the
 // nodes that have a node object, updated on every node and pod change (O(resources) each) and
 // copied into every snapshot (Snapshot::cluster_allocatable / cluster_requested). The Watermark
-// scoring strategy reads its cluster allocated ratio from them, never by scanning nodes.
+// scoring strategy reads its allocated ratios from them, never by scanning nodes: per group of
+// alike nodes (same hard taints, cordon and pool labels; EnableNodeGroups) when enabled.
 //
 // Load (MostAvailable): each node's latest metrics.k8s.io NodeMetrics sample, and on each NodeInfo
 // the sum of the VirtualRequests (framework/virtual_request.h) of its pods placed at or after the
@@ -181,6 +182,14 @@ class Cache : public framework::VolumeAssumeCache {
   };
   // The incrementally kept cluster sums (for tests and metrics).
   ClusterTotals Totals() const;
+
+  // Starts keeping the cluster sums per group of alike nodes (framework::NodeGroup), told apart
+  // by NoSchedule/NoExecute taints, cordon and the values of `label_keys` (the keys watermark
+  // pools select on), and handing them to every snapshot. Called once at start when a profile
+  // uses the Watermark strategy; O(nodes) once, then O(resources) per node or pod change.
+  void EnableNodeGroups(const std::vector<std::string>& label_keys);
+  // The groups as the next snapshot gets them (for tests).
+  std::shared_ptr<const framework::NodeGroups> NodeGroups() const;
 
   size_t NodeCount() const;
   size_t PodCount() const;

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "scheduler/api/storage.h"
 #include "scheduler/cache/cache.h"
+#include "scheduler/cache/node_grouping.h"
 #include "scheduler/framework/gang_state.h"
 #include "scheduler/framework/storage_state.h"
 #include "scheduler/util/strings.h"
@@ -33,6 +34,9 @@ struct NodeItem {
   NodeInfo info;
   NodeItem* prev = nullptr;  // more recently changed
   NodeItem* next = nullptr;  // less recently changed
+  // The node's group (NodeGrouping) and the Node object it was worked out for.
+  int32_t group = NodeGrouping::kNoGroup;
+  const api::Node* grouped_node = nullptr;
 };
 
 struct PodState {
@@ -184,6 +188,8 @@ struct Cache::Impl {
   SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
   // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
   ClusterTotals totals ABSL_GUARDED_BY(mu);
+  // The same sums per group of alike nodes, for the Watermark strategy; off unless enabled.
+  NodeGrouping grouping ABSL_GUARDED_BY(mu);
   // The latest metrics sample per node name, with or without a NodeInfo.
   absl::flat_hash_map<std::string, framework::MetricsSample> metrics ABSL_GUARDED_BY(mu);
 
@@ -221,12 +227,21 @@ struct Cache::Impl {
       totals.allocatable.Subtract(item->info.allocatable());
       totals.requested.Subtract(item->info.requested());
     }
+    grouping.Count(item->group, item->info, -1);
     change(item->info);
+    // A node's group changes only with its Node object: pod changes keep it.
+    if (item->info.node() != item->grouped_node) RegroupNode(item);
+    grouping.Count(item->group, item->info, +1);
     if (item->info.node() != nullptr) {
       totals.allocatable.Add(item->info.allocatable());
       totals.requested.Add(item->info.requested());
     }
     MoveToHead(item);
+  }
+
+  void RegroupNode(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    item->group = grouping.GroupOf(item->info.node());
+    item->grouped_node = item->info.node();
   }
 
   NodeItem* GetOrCreateNode(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {

@@ -76,6 +76,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
     s->frameworks_.push_back(std::move(*fw));
   }
   if (s->frameworks_.empty()) return absl::InvalidArgumentError("no profiles configured");
+  s->EnableWatermarkGroups();
   if (auto status = runtime::CheckQueueSortsAgree(s->frameworks_); !status.ok()) return status;
   auto file_policies = policy::ParseFilePolicies(config.policies);
   if (!file_policies.ok()) return file_policies.status();
@@ -101,6 +102,20 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
 }
 
 Scheduler::~Scheduler() = default;
+
+// The cache keeps per-group sums only when a profile switches by a watermark: other setups pay
+// nothing for them.
+void Scheduler::EnableWatermarkGroups() {
+  std::optional<std::vector<std::string>> keys;
+  for (const auto& fw : frameworks_) {
+    if (fw->watermark_reporter() == nullptr) continue;
+    auto profile_keys = fw->watermark_reporter()->NodeGroupLabelKeys();
+    if (!profile_keys.has_value()) continue;
+    if (!keys.has_value()) keys.emplace();
+    keys->insert(keys->end(), profile_keys->begin(), profile_keys->end());
+  }
+  if (keys.has_value()) cache_->EnableNodeGroups(*keys);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Who schedules what

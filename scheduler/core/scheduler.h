@@ -169,6 +169,8 @@ class Scheduler : public client::ClusterEventHandler {
 
  private:
   explicit Scheduler(SchedulerDeps deps) : deps_(deps) {}
+  // Has the cache group nodes for the Watermark strategy when a profile uses it.
+  void EnableWatermarkGroups();
   void OnPodAdded(const std::shared_ptr<const api::Pod>& pod);
   void OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
                     const std::shared_ptr<const api::Pod>& pod);

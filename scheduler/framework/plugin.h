@@ -236,16 +236,23 @@ class PreScorePlugin : public virtual Plugin {
 struct WatermarkState {
   std::string_view mode;  // "spread" or "stack": how the next pod is scored
   double allocated_ratio = 0;
+  std::string pool = "default";  // the pool the ratio is over ("default": nodes in no pool)
 };
 
 class WatermarkReporter {
  public:
   virtual ~WatermarkReporter() = default;
-  // The state the next pod would be scored in, judged on `snapshot`; moves the kept mode exactly
-  // as that pod's PreScore would. nullopt when the plugin is not configured to switch.
-  virtual std::optional<WatermarkState> ObserveWatermarkState(const Snapshot& snapshot) = 0;
-  // The state at the last scored cycle, without judging anything; safe from any thread (a scrape).
-  virtual std::optional<WatermarkState> LastWatermarkState() const = 0;
+  // The label keys the plugin's pools select on, for the cache to group nodes by
+  // (Cache::EnableNodeGroups); nullopt when the plugin is not configured to switch.
+  virtual std::optional<std::vector<std::string>> NodeGroupLabelKeys() const = 0;
+  // The state `pod` (null: a pod without tolerations) would be scored in, judged on `snapshot`:
+  // its pool, that pool's ratio and mode; moves the pool's kept mode exactly as that pod's
+  // PreScore would. nullopt when the plugin is not configured to switch.
+  virtual std::optional<WatermarkState> ObserveWatermarkState(const Snapshot& snapshot,
+                                                              const PodInfo* pod) = 0;
+  // Every pool's state at its last scored cycle, without judging anything; safe from any thread
+  // (a scrape). Empty when the plugin is not configured to switch.
+  virtual std::vector<WatermarkState> LastWatermarkStates() const = 0;
 };
 
 // A score plugin that reads measured node usage (MostAvailable): `run` polls node metrics

@@ -5,12 +5,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/framework/gang_state.h"
+#include "scheduler/framework/node_groups.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/storage_state.h"
 
@@ -55,6 +57,9 @@ class Snapshot {
   // on every update (O(resources)), so cluster-wide ratios cost nothing per pod or per node.
   const api::ResourceList& cluster_allocatable() const { return cluster_allocatable_; }
   const api::ResourceList& cluster_requested() const { return cluster_requested_; }
+  // The same sums per group of alike nodes (see NodeGroup), kept by the cache as incrementally;
+  // empty unless a profile uses the Watermark strategy.
+  const NodeGroups& node_groups() const { return *node_groups_; }
 
   // The cache's clock when the snapshot was last refreshed: the "now" against which a cycle
   // judges time-dependent state (the age of a node's metrics sample), so that every node of one
@@ -78,6 +83,7 @@ class Snapshot {
       std::make_shared<const absl::flat_hash_map<api::Symbol, int32_t>>();
   api::ResourceList cluster_allocatable_;
   api::ResourceList cluster_requested_;
+  std::shared_ptr<const NodeGroups> node_groups_ = std::make_shared<const NodeGroups>();
   absl::Time time_ = absl::UnixEpoch();
   int64_t generation_ = 0;
 };
@@ -116,6 +122,9 @@ class SnapshotBuilder {
   void set_time(absl::Time time) { snapshot_->time_ = time; }
   // The cache's incrementally kept cluster sums (see Snapshot::cluster_allocatable).
   void SetClusterTotals(const api::ResourceList& allocatable, const api::ResourceList& requested);
+  void SetNodeGroups(std::shared_ptr<const NodeGroups> groups) {
+    snapshot_->node_groups_ = std::move(groups);
+  }
   // Recomputes the cluster sums from the stored nodes: O(nodes). For builders that fill a
   // snapshot without the cache (tests); the cache never calls it.
   void RecomputeClusterTotals();

@@ -330,23 +330,25 @@ void StateCollector::CollectWatermark(const scheduler::Scheduler& scheduler,
                                       std::vector<MetricFamily>* out) const {
   MetricFamily mode =
       NewFamily(kWatermarkMode,
-                "1 for the mode of the Watermark scoring strategy a profile is in: 'spread' "
+                "1 for the mode of the Watermark scoring strategy a profile's pool is in: 'spread' "
                 "(LeastAllocated) or 'stack' (MostAllocated).",
                 MetricType::Gauge);
   MetricFamily ratio = NewFamily(
       kWatermarkAllocatedRatio,
-      "The weighted cluster allocated ratio over the Watermark strategy's resources at the last "
-      "scored cycle.",
+      "The weighted allocated ratio over the Watermark strategy's resources and the nodes of a "
+      "pool ('default': nodes in no configured pool that pods without tolerations can use, or "
+      "the class of pods scored last) at its last scored cycle.",
       MetricType::Gauge);
   for (const std::string& profile : profiles_) {
     const framework::WatermarkReporter* reporter = WatermarkReporterOf(scheduler, profile);
     if (reporter == nullptr) continue;
-    const auto status = reporter->LastWatermarkState();
-    if (!status.has_value()) continue;
-    const bool stacking = status->mode == "stack";
-    Add(mode, {{"profile", profile}, {"mode", "spread"}}, stacking ? 0 : 1);
-    Add(mode, {{"profile", profile}, {"mode", "stack"}}, stacking ? 1 : 0);
-    Add(ratio, {{"profile", profile}}, status->allocated_ratio);
+    // One series per pool: the configured pools and "default", so the label set stays bounded.
+    for (const framework::WatermarkState& state : reporter->LastWatermarkStates()) {
+      const bool stacking = state.mode == "stack";
+      Add(mode, {{"profile", profile}, {"pool", state.pool}, {"mode", "spread"}}, stacking ? 0 : 1);
+      Add(mode, {{"profile", profile}, {"pool", state.pool}, {"mode", "stack"}}, stacking ? 1 : 0);
+      Add(ratio, {{"profile", profile}, {"pool", state.pool}}, state.allocated_ratio);
+    }
   }
   out->push_back(std::move(mode));
   out->push_back(std::move(ratio));

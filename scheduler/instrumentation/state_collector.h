@@ -14,8 +14,8 @@
 //   kubesched_queue_budget_limit_resource_seconds / _used_resource_seconds{queue,resource}
 //                                              resource-seconds (a GPU-hour is 3600)
 //   kubesched_cluster_allocated_ratio{resource}  Σ requested / Σ allocatable over all nodes
-//   kubesched_watermark_mode{profile,mode}     1 for the mode a Watermark profile is in
-//   kubesched_watermark_allocated_ratio{profile}  the ratio that last moved it
+//   kubesched_watermark_mode{profile,pool,mode}     1 for the mode a Watermark pool is in
+//   kubesched_watermark_allocated_ratio{profile,pool}  the ratio that last moved it
 //   kubesched_queue_config_reloads_total{result}
 //   kubesched_queue_pending_pods{queue}        pending pods by the quota queue they belong to
 //   kubesched_queue_budget_next_reset_timestamp_seconds{queue,resource}   Unix seconds

@@ -215,7 +215,8 @@ std::string GroupLines(const std::optional<GangExplanation>& group) {
   return out;
 }
 
-// "watermark": {"mode", "allocatedRatio"}, or null when no profile uses the Watermark strategy.
+// "watermark": {"mode", "allocatedRatio", "pool"}, or null when no profile uses the Watermark
+// strategy.
 void Watermark(Writer& w, const std::optional<WatermarkReport>& watermark) {
   Key(w, "watermark");
   if (!watermark.has_value()) {
@@ -225,14 +226,15 @@ void Watermark(Writer& w, const std::optional<WatermarkReport>& watermark) {
   w.StartObject();
   Field(w, "mode", std::string_view(watermark->mode));
   Field(w, "allocatedRatio", watermark->allocated_ratio);
+  Field(w, "pool", std::string_view(watermark->pool));
   w.EndObject();
 }
 
 // The table's one-line form; empty without a Watermark strategy.
 std::string WatermarkLine(const std::optional<WatermarkReport>& watermark) {
   if (!watermark.has_value()) return "";
-  return absl::StrFormat("watermark: %s (cluster allocated ratio %.4f)\n", watermark->mode,
-                         watermark->allocated_ratio);
+  return absl::StrFormat("watermark: %s (pool %s, allocated ratio %.4f)\n", watermark->mode,
+                         watermark->pool, watermark->allocated_ratio);
 }
 
 void Summary(Writer& w, const SimulationReport& r) {

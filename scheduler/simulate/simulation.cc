@@ -174,13 +174,15 @@ std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
 // The watermark of `fw`'s score plugin that reports one, observed on the cache's current state
 // (what the next pod would be scored on; observing moves the kept mode exactly as that pod's
 // PreScore would). nullopt when `fw` is null or no plugin of it switches by a watermark.
-std::optional<WatermarkReport> WatermarkOf(const runtime::Framework* fw, Scheduler& scheduler) {
+// `pod` (null: a pod without tolerations) chooses the pool.
+std::optional<WatermarkReport> WatermarkOf(const runtime::Framework* fw, Scheduler& scheduler,
+                                           const framework::PodInfo* pod = nullptr) {
   if (fw == nullptr || fw->watermark_reporter() == nullptr) return std::nullopt;
   framework::Snapshot snapshot;
   scheduler.cache().UpdateSnapshot(&snapshot);
-  const auto state = fw->watermark_reporter()->ObserveWatermarkState(snapshot);
+  const auto state = fw->watermark_reporter()->ObserveWatermarkState(snapshot, pod);
   if (!state.has_value()) return std::nullopt;
-  return WatermarkReport{std::string(state->mode), state->allocated_ratio};
+  return WatermarkReport{std::string(state->mode), state->allocated_ratio, state->pool};
 }
 
 // The framework serving `scheduler_name`, found the way a pod of that name would find it.
@@ -495,9 +497,9 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   if (fw == nullptr && !config.profiles.empty()) {
     fw = ProfileFramework(*sim.scheduler, config.profiles.front().scheduler_name);
   }
-  report.watermark = WatermarkOf(fw, *sim.scheduler);
   const auto info = framework::MakePodInfo(std::make_shared<const api::Pod>(pending),
                                            sim.scheduler->ResolvePriority(pending));
+  report.watermark = WatermarkOf(fw, *sim.scheduler, info.get());
   const auto admission = sim.scheduler->quota().Admit(*info);
   if (!admission.queue.empty()) report.queue = admission.queue;
   report.queue_path = sim.scheduler->quota().PathUsage(*info);

@@ -47,10 +47,12 @@ struct PreemptionResult {
 };
 
 // The NodeResourcesFit Watermark strategy's state on the final (simulate) or current (explain)
-// cluster: the mode the next pod would be scored in, and the cluster's allocated ratio.
+// cluster: the pool of the pod explained (simulate: of a pod without tolerations), that pool's
+// allocated ratio, and the mode the pod would be scored in.
 struct WatermarkReport {
   std::string mode;            // "spread" or "stack"
   double allocated_ratio = 0;  // see NodeResourcesFit's class comment for the formula
+  std::string pool = "default";
 };
 
 struct LatencySummary {

@@ -67,9 +67,9 @@ TEST_CASE("the resource screen applies only while the resource filter runs", "[r
 
 TEST_CASE("only a profile scoring with the Watermark strategy reports a watermark", "[runtime]") {
   const auto plain = Build(DefaultProfile());
-  REQUIRE(plain->watermark_reporter() != nullptr);  // NodeResourcesFit scores...
-  CHECK_FALSE(
-      plain->watermark_reporter()->LastWatermarkState().has_value());  // ...by LeastAllocated
+  REQUIRE(plain->watermark_reporter() != nullptr);                    // NodeResourcesFit scores...
+  CHECK(plain->watermark_reporter()->LastWatermarkStates().empty());  // ...by LeastAllocated
+  CHECK_FALSE(plain->watermark_reporter()->NodeGroupLabelKeys().has_value());
 
   auto profile = DefaultProfile();
   config::NodeResourcesFitArgs args;
@@ -78,10 +78,14 @@ TEST_CASE("only a profile scoring with the Watermark strategy reports a watermar
   const auto watermark = Build(profile);
   REQUIRE(watermark->watermark_reporter() != nullptr);
   framework::Snapshot empty;
-  const auto state = watermark->watermark_reporter()->ObserveWatermarkState(empty);
+  const auto state = watermark->watermark_reporter()->ObserveWatermarkState(empty, nullptr);
   REQUIRE(state.has_value());
   CHECK(state->mode == "spread");
-  CHECK(watermark->watermark_reporter()->LastWatermarkState()->mode == "spread");
+  CHECK(state->pool == "default");
+  const auto last = watermark->watermark_reporter()->LastWatermarkStates();
+  REQUIRE(last.size() == 1);
+  CHECK(last[0].mode == "spread");
+  CHECK(watermark->watermark_reporter()->NodeGroupLabelKeys().has_value());
 }
 
 TEST_CASE("node metrics are wanted only by a profile that scores with MostAvailable", "[runtime]") {
