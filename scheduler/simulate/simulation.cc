@@ -420,9 +420,18 @@ namespace {
 
 // The pod as it was before it was bound: not on a node, so that its own requests are not
 // counted on the node it is judged for.
-api::Pod AsPending(const api::Pod& pod) {
+// `pod` as if not yet bound, when the cluster holds it bound (explaining a running pod asks where
+// it would go now). A pod the cluster does not hold keeps its spec.nodeName: NodeName judges it.
+api::Pod AsPending(const api::Pod& pod, const std::vector<api::Object>& objects) {
   api::Pod pending = pod;
-  pending.spec.node_name.clear();
+  const std::string key = pod.Key();
+  for (const auto& object : objects) {
+    const auto* held = std::get_if<api::Pod>(&object);
+    if (held != nullptr && !held->spec.node_name.empty() && held->Key() == key) {
+      pending.spec.node_name.clear();
+      break;
+    }
+  }
   return pending;
 }
 
@@ -462,7 +471,7 @@ absl::StatusOr<ExplainReport> ExplainObjects(const std::vector<api::Object>& clu
   Simulation sim;
   sim.registry = registry;
   LoadedInput loaded;
-  const api::Pod pending = AsPending(pod);
+  const api::Pod pending = AsPending(pod, cluster_objects);
   CreateAll(WithPodAsPending(cluster_objects, pending), "cluster", false, &sim.cluster, &loaded);
   if (auto s = sim.Start(config, nullptr, seed, 1); !s.ok()) return s;
 

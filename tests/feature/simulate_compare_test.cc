@@ -97,7 +97,7 @@ profiles:
   CHECK_THAT(ComparisonTable(backward), Catch::Contains("Pods that become unschedulable (1)"));
 }
 
-TEST_CASE("--pods-output none prints no pod lines but keeps the summary", "[simulate]") {
+TEST_CASE("pods output none prints no pod lines but keeps the summary", "[simulate]") {
   auto report = RunSimulation(Input(), config::DefaultConfiguration());
   REQUIRE(report.ok());
   const std::string summary = SimulationSummaryTable(*report);

@@ -133,7 +133,7 @@ TEST_CASE("a cordoned node counts as tainted node.kubernetes.io/unschedulable",
   CHECK(GroupWith(*f.Groups(), "").nodes == 2);
 }
 
-TEST_CASE("pool label values split groups; other labels do not", "[cache][watermark]") {
+TEST_CASE("pool label values split groups, other labels do not", "[cache][watermark]") {
   Fixture f;
   f.cache.AddNode(Node("cpu-3").Label("pool", "batch").Label("zone", "a").Ptr());
   f.cache.AddNode(Node("cpu-4").Label("pool", "cpu").Label("zone", "b").Ptr());

@@ -47,7 +47,7 @@ TEST_CASE("queue counts split scheduled and pending pods", "[simulate]") {
              Catch::Contains("root.ml  1     1          0"));
 }
 
-TEST_CASE("--pods-output accepts all, pending and none only", "[simulate]") {
+TEST_CASE("the pods output accepts all, pending and none only", "[simulate]") {
   CHECK(ParsePodsOutput("all") == PodsOutput::kAll);
   CHECK(ParsePodsOutput("pending") == PodsOutput::kPending);
   CHECK(ParsePodsOutput("none") == PodsOutput::kNone);
