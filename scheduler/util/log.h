@@ -19,7 +19,10 @@
 #include <functional>
 #include <initializer_list>
 #include <ostream>
+#include <version>
+#if defined(__cpp_lib_source_location)
 #include <source_location>
+#endif
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -57,7 +60,27 @@ inline LogField KObj(std::string_view key, std::string_view namespace_name, std:
 // The same from a "namespace/name" key (a pod's PodInfo::key).
 LogField KObjFromKey(std::string_view key, std::string_view namespaced_name);
 
+#if defined(__cpp_lib_source_location)
 using SourceLocation = std::source_location;
+#else
+// clang 14 with libstdc++ 12 (the fuzz build) has no std::source_location; the builtins it does
+// have give the same file and line where the default argument is evaluated: at the caller.
+struct SourceLocation {
+  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
+                                          uint_least32_t line = __builtin_LINE()) {
+    SourceLocation where;
+    where.file_ = file;
+    where.line_ = line;
+    return where;
+  }
+  constexpr const char* file_name() const { return file_; }
+  constexpr uint_least32_t line() const { return line_; }
+
+ private:
+  const char* file_ = "";
+  uint_least32_t line_ = 0;
+};
+#endif
 
 void LogWarning(std::string_view message, LogFields fields = {},
                 SourceLocation where = SourceLocation::current());
