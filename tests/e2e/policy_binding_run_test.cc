@@ -37,18 +37,7 @@ std::string NodeName(Api& api, const std::string& pod_name) {
 
 // Sets data key `key` of the policy ConfigMap, as `kubectl patch --type merge` does.
 void SetPolicyData(Api& api, const std::string& key, const std::string& value) {
-  rapidjson::Document patch(rapidjson::kObjectType);
-  rapidjson::Value data(rapidjson::kObjectType);
-  data.AddMember(rapidjson::Value(key.c_str(), patch.GetAllocator()),
-                 rapidjson::Value(value.c_str(), patch.GetAllocator()), patch.GetAllocator());
-  patch.AddMember("data", data, patch.GetAllocator());
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  patch.Accept(writer);
-  client::HttpResponse response =
-      api.Send("PATCH", kPolicyConfigMap, buffer.GetString(), "application/merge-patch+json");
-  INFO(response.body);
-  REQUIRE(response.status == 200);
+  api.SetConfigMapData(kPolicyConfigMap, key, value);
 }
 
 // The profile adds a required pool B, which no node has: a pod under it never fits. A policy is a

@@ -146,18 +146,7 @@ std::string WriteConfig(const TestApiProcess& server, const std::string& name,
 constexpr char kQueuesConfigMap[] = "/api/v1/namespaces/queue-config/configmaps/kubesched-queues";
 
 void SetQueuesYaml(Api& api, const std::string& yaml) {
-  rapidjson::Document patch(rapidjson::kObjectType);
-  rapidjson::Value data(rapidjson::kObjectType);
-  data.AddMember("queues.yaml", rapidjson::Value(yaml.c_str(), patch.GetAllocator()),
-                 patch.GetAllocator());
-  patch.AddMember("data", data, patch.GetAllocator());
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  patch.Accept(writer);
-  client::HttpResponse response =
-      api.Send("PATCH", kQueuesConfigMap, buffer.GetString(), "application/merge-patch+json");
-  INFO(response.body);
-  REQUIRE(response.status == 200);
+  api.SetConfigMapData(kQueuesConfigMap, "queues.yaml", yaml);
 }
 
 TEST_CASE("run: a quota ConfigMap update applies without a restart, a bad one leaves the old",

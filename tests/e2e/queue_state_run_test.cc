@@ -50,18 +50,7 @@ void CreateQueuePod(Api& api, const std::string& name, const std::string& cpu) {
 }
 
 void SetQueuesYaml(Api& api, const std::string& yaml) {
-  rapidjson::Document patch(rapidjson::kObjectType);
-  rapidjson::Value data(rapidjson::kObjectType);
-  data.AddMember("queues.yaml", rapidjson::Value(yaml.c_str(), patch.GetAllocator()),
-                 patch.GetAllocator());
-  patch.AddMember("data", data, patch.GetAllocator());
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  patch.Accept(writer);
-  client::HttpResponse response =
-      api.Send("PATCH", kQueuesConfigMap, buffer.GetString(), "application/merge-patch+json");
-  INFO(response.body);
-  REQUIRE(response.status == 200);
+  api.SetConfigMapData(kQueuesConfigMap, "queues.yaml", yaml);
 }
 
 // The notes of the Events about the queue ConfigMap with `reason`.

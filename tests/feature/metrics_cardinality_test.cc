@@ -18,6 +18,7 @@
 #include "scheduler/instrumentation/instrumentation.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/simulate/simulation.h"
+#include "tests/feature/instrumented_world.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/metrics_series.h"
 #include "tests/testing/scrape.h"
@@ -53,34 +54,8 @@ config::Configuration Config() {
   return *std::move(parsed);
 }
 
-struct World {
-  config::Configuration config = Config();
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  scheduler::DeferredBindExecutor binds;
-  Instrumentation instrumentation{&clock, config};
-  std::unique_ptr<scheduler::Scheduler> scheduler;
-
-  World() {
-    scheduler::SchedulerDeps deps{&clock, &cluster, &binds, nullptr, /*seed=*/1, /*threads=*/2};
-    deps.deleter = &cluster;
-    instrumentation.Instrument(deps);
-    auto created = scheduler::Scheduler::Create(config, deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    instrumentation.state().AttachScheduler(scheduler.get());
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
-  }
-  ~World() { instrumentation.state().AttachScheduler(nullptr); }
-
-  void Add(const api::Object& object) { REQUIRE(cluster.Create(object).ok()); }
-  void Run() { scheduler::DriveToQuiescence(cluster, *scheduler, binds, clock); }
-  Scrape Metrics() const {
-    auto scrape = Scrape::Parse(ScrapeText(instrumentation.collectables()));
-    REQUIRE(scrape.ok());
-    return *scrape;
-  }
+struct World : InstrumentedWorld {
+  World() : InstrumentedWorld(Config()) {}
 };
 
 std::vector<std::string> WithMarker(const std::set<std::string>& series) {

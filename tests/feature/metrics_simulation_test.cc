@@ -17,6 +17,7 @@
 #include "scheduler/instrumentation/instrumentation.h"
 #include "scheduler/metrics/metrics_server.h"
 #include "scheduler/simulate/simulation.h"
+#include "tests/feature/instrumented_world.h"
 #include "tests/testing/builders.h"
 #include "tests/testing/scrape.h"
 #include "tests/testing/temp_file.h"
@@ -51,35 +52,14 @@ class CountingObserver : public scheduler::SchedulingObserver {
   std::vector<std::string> bound_keys;
 };
 
-// The embedded cluster with the real scheduler, instrumented as `simulate --metrics` is.
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  scheduler::DeferredBindExecutor binds;
+struct Counted {
   CountingObserver observer;
-  Instrumentation instrumentation{&clock, config::DefaultConfiguration()};
-  std::unique_ptr<scheduler::Scheduler> scheduler;
+};
 
-  World() {
-    scheduler::SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/2};
-    deps.deleter = &cluster;
-    instrumentation.Instrument(deps);
-    auto created = scheduler::Scheduler::Create(config::DefaultConfiguration(), deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    instrumentation.state().AttachScheduler(scheduler.get());
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
-  }
-  ~World() { instrumentation.state().AttachScheduler(nullptr); }
-
-  void Add(const api::Object& object) { REQUIRE(cluster.Create(object).ok()); }
-  void Run() { scheduler::DriveToQuiescence(cluster, *scheduler, binds, clock); }
-  Scrape Metrics() const {
-    auto scrape = Scrape::Parse(ScrapeText(instrumentation.collectables()));
-    REQUIRE(scrape.ok());
-    return *scrape;
-  }
+// The instrumented scheduler under upstream's defaults, its outcomes also counted (the observer
+// first: built before the scheduler, gone after it).
+struct World : Counted, InstrumentedWorld {
+  World() : InstrumentedWorld(config::DefaultConfiguration(), &observer) {}
 };
 
 api::Node CpuNode(const std::string& name, const std::string& cpu) {

@@ -18,11 +18,15 @@
 #include "scheduler/simulate/report_output.h"
 #include "scheduler/simulate/simulation.h"
 #include "scheduler/util/clock.h"
+#include "tests/feature/policy_inputs.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched::scheduler {
 namespace {
 
+using policy_inputs::Config;
+using policy_inputs::kSpreadAndStack;
+using policy_inputs::PolicyConfigMap;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 
@@ -33,46 +37,6 @@ class Observer : public SchedulingObserver {
   }
   std::map<std::string, std::string> bound;
 };
-
-// Only NodeResourcesFit scores under these policies, so the strategy alone decides.
-constexpr char kSpreadAndStack[] = R"(
-policies:
-  - name: spread
-    plugins:
-      score:
-        disabled: [{name: "*"}]
-        enabled: [{name: NodeResourcesFit, weight: 1}]
-    pluginConfig:
-      - name: NodeResourcesFit
-        args: {scoringStrategy: {type: LeastAllocated}}
-  - name: stack
-    plugins:
-      score:
-        disabled: [{name: "*"}]
-        enabled: [{name: NodeResourcesFit, weight: 1}]
-    pluginConfig:
-      - name: NodeResourcesFit
-        args: {scoringStrategy: {type: MostAllocated}}
-policyConfigMap: {namespace: kube-system, name: kubesched-policies}
-)";
-
-config::Configuration Config(const std::string& yaml) {
-  auto parsed = config::ParseConfiguration(absl::StrCat(
-      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n", yaml));
-  INFO(parsed.status().message());
-  REQUIRE(parsed.ok());
-  return *parsed;
-}
-
-client::Event<api::ConfigMap> PolicyConfigMap(
-    std::map<std::string, std::string> data,
-    client::EventType type = client::EventType::kModified) {
-  auto map = std::make_shared<api::ConfigMap>();
-  map->meta.namespace_name = "kube-system";
-  map->meta.name = "kubesched-policies";
-  map->data.insert(data.begin(), data.end());
-  return client::Event<api::ConfigMap>{type, nullptr, map};
-}
 
 api::Namespace Namespace(const std::string& name, const std::string& team) {
   api::Namespace ns;

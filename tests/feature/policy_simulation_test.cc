@@ -17,11 +17,15 @@
 #include "scheduler/core/scheduler.h"
 #include "scheduler/simulate/simulation.h"
 #include "scheduler/util/clock.h"
+#include "tests/feature/policy_inputs.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched::scheduler {
 namespace {
 
+using policy_inputs::Config;
+using policy_inputs::kSpreadAndStack;
+using policy_inputs::PolicyConfigMap;
 using testing::NodeBuilder;
 using testing::PodBuilder;
 
@@ -44,28 +48,6 @@ class Observer : public SchedulingObserver {
   std::vector<std::string> config_warnings;
 };
 
-// Only NodeResourcesFit scores under these policies, so the strategy alone decides.
-constexpr char kSpreadAndStack[] = R"(
-policies:
-  - name: spread
-    plugins:
-      score:
-        disabled: [{name: "*"}]
-        enabled: [{name: NodeResourcesFit, weight: 1}]
-    pluginConfig:
-      - name: NodeResourcesFit
-        args: {scoringStrategy: {type: LeastAllocated}}
-  - name: stack
-    plugins:
-      score:
-        disabled: [{name: "*"}]
-        enabled: [{name: NodeResourcesFit, weight: 1}]
-    pluginConfig:
-      - name: NodeResourcesFit
-        args: {scoringStrategy: {type: MostAllocated}}
-policyConfigMap: {namespace: kube-system, name: kubesched-policies}
-)";
-
 // The source's resource-pool example: pool A preferred, pool B as the fallback, nothing else.
 constexpr char kPoolPolicy[] = R"(
 plugins:
@@ -85,24 +67,6 @@ nodeAffinity:
       preference:
         matchExpressions: [{key: pool, operator: In, values: ["{{.DefaultPool}}"]}]
 )";
-
-config::Configuration Config(const std::string& yaml) {
-  auto parsed = config::ParseConfiguration(absl::StrCat(
-      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n", yaml));
-  INFO(parsed.status().message());
-  REQUIRE(parsed.ok());
-  return *parsed;
-}
-
-client::Event<api::ConfigMap> PolicyConfigMap(
-    std::map<std::string, std::string> data,
-    client::EventType type = client::EventType::kModified) {
-  auto map = std::make_shared<api::ConfigMap>();
-  map->meta.namespace_name = "kube-system";
-  map->meta.name = "kubesched-policies";
-  map->data.insert(data.begin(), data.end());
-  return client::Event<api::ConfigMap>{type, nullptr, map};
-}
 
 struct World {
   cluster::EmbeddedCluster cluster;

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "rapidjson/document.h"
+#include "rapidjson/stringbuffer.h"
+#include "rapidjson/writer.h"
 #include "scheduler/client/kubeconfig.h"
 #include "scheduler/client/rest_client.h"
 #include "tests/testapi/testapi_process.h"
@@ -46,6 +48,23 @@ class TestApiClient {
     client::HttpResponse response = Send("POST", collection, json);
     INFO(response.body);
     REQUIRE(response.status == 201);
+  }
+
+  // Sets data key `key` of the ConfigMap at `path` to `value`, as `kubectl patch --type merge`
+  // does; the update must be taken (200).
+  void SetConfigMapData(const std::string& path, const std::string& key, const std::string& value) {
+    rapidjson::Document patch(rapidjson::kObjectType);
+    rapidjson::Value data(rapidjson::kObjectType);
+    data.AddMember(rapidjson::Value(key.c_str(), patch.GetAllocator()),
+                   rapidjson::Value(value.c_str(), patch.GetAllocator()), patch.GetAllocator());
+    patch.AddMember("data", data, patch.GetAllocator());
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+    patch.Accept(writer);
+    client::HttpResponse response =
+        Send("PATCH", path, buffer.GetString(), "application/merge-patch+json");
+    INFO(response.body);
+    REQUIRE(response.status == 200);
   }
 
   // GET of a JSON object, whatever the status (returned through `status`).
