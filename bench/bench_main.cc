@@ -2,6 +2,7 @@
 //
 //   kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]
 //   kubesched_bench --compare-affinity
+//   kubesched_bench --scrape-cost PENDING_PODS [--runs N]
 //
 // Each workload is generated into a temporary directory (or DIR), then simulated N times; the
 // table shows the median run by pods/s. Each workload runs in a process of its own, as
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "bench/affinity_comparison.h"
+#include "bench/scrape_cost.h"
 #include "bench/workloads.h"
 #include "config/config.h"
 #include "scheduler/api/decode.h"
@@ -35,6 +37,7 @@ struct Options {
   int threads = 0;
   std::string keep_dir;
   bool compare_affinity = false;
+  int scrape_cost_pending = 0;  // > 0: time a metrics scrape with this many pods pending
 };
 
 bool ParseArgs(int argc, char** argv, Options* options) {
@@ -49,12 +52,15 @@ bool ParseArgs(int argc, char** argv, Options* options) {
       options->threads = std::atoi(value().c_str());
     } else if (arg == "--keep") {
       options->keep_dir = value();
+    } else if (arg == "--scrape-cost") {
+      options->scrape_cost_pending = std::max(1, std::atoi(value().c_str()));
     } else if (arg == "--compare-affinity") {
       options->compare_affinity = true;
     } else {
       std::cerr
           << "usage: kubesched_bench [--workload NAME] [--runs N] [--threads N] [--keep DIR]\n"
           << "       kubesched_bench --compare-affinity\n"
+          << "       kubesched_bench --scrape-cost PENDING_PODS [--runs N]\n"
           << "workloads:";
       for (const auto& w : kubesched::bench::Workloads()) std::cerr << " " << w.name;
       std::cerr << "\n";
@@ -127,6 +133,9 @@ int main(int argc, char** argv) {
   Options options;
   if (!ParseArgs(argc, argv, &options)) return 2;
   if (options.compare_affinity) return kubesched::bench::RunAffinityComparison();
+  if (options.scrape_cost_pending > 0) {
+    return kubesched::bench::RunScrapeCost(options.scrape_cost_pending, std::max(options.runs, 5));
+  }
   namespace fs = std::filesystem;
   const fs::path dir =
       options.keep_dir.empty()

@@ -22,6 +22,9 @@ inline constexpr char kPolicyConfigRejectedReason[] = "PolicyConfigRejected";
 class SchedulingObserver {
  public:
   virtual ~SchedulingObserver() = default;
+  // A policy binding chose `policy` for the pod (which names no policy itself) this cycle, before
+  // the algorithm runs; the attempt then counts under that policy's profile.
+  virtual void OnPolicyChosenByBinding(const framework::PodInfo& pod, const std::string& policy) {}
   // One scheduling attempt finished; `seconds` is its wall time.
   virtual void OnAttempt(const framework::PodInfo& pod, double seconds) {}
   // The algorithm chose `node`, `seconds` after the cycle began (before assume and Reserve).

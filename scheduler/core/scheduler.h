@@ -244,6 +244,8 @@ class Scheduler : public client::ClusterEventHandler {
   void Requeue(queue::QueuedPodInfo queued, bool unschedulable);
   // A pod whose policy annotation cannot be served this cycle: pending, waiting for the policy
   // set to change.
+  // Records on the pod (and tells the observer) the policy a binding chose for this cycle.
+  void NoteBoundPolicy(const policy::PolicyChoice& choice, queue::QueuedPodInfo& queued);
   void HandlePolicyFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,
                            const policy::PolicyChoice& choice);
   // When one plugin with wait keys (queue quota), or the policy choice, alone rejected the pod, it

@@ -69,6 +69,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     return true;
   }
   if (choice.framework != nullptr) fw = choice.framework;
+  NoteBoundPolicy(choice, *popped);
   std::unique_ptr<framework::CycleState> state = policy::NewCycleState(choice);
   auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
                                       queue_->NominatedNodeOf(pod_info->key));
@@ -92,6 +93,17 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   SettleWaitingPods();
   if (deps_.observer != nullptr) deps_.observer->OnAttempt(*pod_info, SecondsSince(start));
   return true;
+}
+
+void Scheduler::NoteBoundPolicy(const policy::PolicyChoice& choice, queue::QueuedPodInfo& queued) {
+  if (choice.binding.empty()) {
+    if (!queued.bound_policy.empty()) queued.bound_policy.clear();
+    return;
+  }
+  queued.bound_policy = choice.name;
+  if (deps_.observer != nullptr) {
+    deps_.observer->OnPolicyChosenByBinding(*queued.pod_info, choice.name);
+  }
 }
 
 void Scheduler::HandlePolicyFailure(const runtime::Framework& fw, queue::QueuedPodInfo queued,

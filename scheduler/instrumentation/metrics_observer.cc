@@ -14,6 +14,13 @@ ProfileMetrics* ProfileOf(const framework::PodInfo& pod, SchedulerMetrics& metri
   return metrics.FindProfile(pod.get().spec.scheduler_name);
 }
 
+ProfileMetrics* ProfileOf(const queue::QueuedPodInfo& queued, SchedulerMetrics& metrics) {
+  if (!queued.bound_policy.empty()) {
+    if (ProfileMetrics* found = metrics.FindProfile(queued.bound_policy)) return found;
+  }
+  return ProfileOf(*queued.pod_info, metrics);
+}
+
 namespace {
 
 double SecondsBetween(std::chrono::steady_clock::time_point start,
@@ -26,12 +33,23 @@ double SecondsBetween(std::chrono::steady_clock::time_point start,
 MetricsObserver::MetricsObserver(SchedulerMetrics* metrics, const util::Clock* clock)
     : metrics_(metrics), clock_(clock) {}
 
+void MetricsObserver::OnPolicyChosenByBinding(const framework::PodInfo& pod,
+                                              const std::string& policy) {
+  bound_key_ = pod.key;
+  bound_profile_ = metrics_->FindProfile(policy);
+}
+
+ProfileMetrics* MetricsObserver::AttemptProfile(const framework::PodInfo& pod) const {
+  if (bound_profile_ != nullptr && bound_key_ == pod.key) return bound_profile_;
+  return ProfileOf(pod, *metrics_);
+}
+
 void MetricsObserver::OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
                                      double seconds) {
   metrics_->ObserveAlgorithm(seconds);
   const auto cycle_start = SteadyClock::now() - std::chrono::duration_cast<SteadyClock::duration>(
                                                     std::chrono::duration<double>(seconds));
-  ProfileMetrics* profile = ProfileOf(*queued.pod_info, *metrics_);
+  ProfileMetrics* profile = AttemptProfile(*queued.pod_info);
   const framework::GangMembership& gang = queued.pod_info->gang;
   std::lock_guard<std::mutex> lock(mu_);
   binding_[queued.pod_info->key] = Binding{profile, cycle_start, queued.initial_attempt_timestamp};
@@ -60,12 +78,13 @@ void MetricsObserver::OnError(const framework::PodInfo& pod, const std::string&,
 }
 
 void MetricsObserver::OnAttempt(const framework::PodInfo& pod, double seconds) {
+  ProfileMetrics* profile = AttemptProfile(pod);
+  bound_key_.clear();
+  bound_profile_ = nullptr;
   // Not failed: a node was selected and the binding cycle counts the attempt when it ends.
   if (failed_key_ != pod.key) return;
   failed_key_.clear();
-  if (ProfileMetrics* profile = ProfileOf(pod, *metrics_)) {
-    profile->ObserveAttempt(failed_result_, seconds);
-  }
+  if (profile != nullptr) profile->ObserveAttempt(failed_result_, seconds);
 }
 
 bool MetricsObserver::EndBinding(const framework::PodInfo& pod, Binding* binding) {
@@ -147,6 +166,10 @@ ObserverFanout::ObserverFanout(std::vector<scheduler::SchedulingObserver*> obser
 void ObserverFanout::OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
                                     double seconds) {
   for (auto* o : observers_) o->OnNodeSelected(queued, node, seconds);
+}
+void ObserverFanout::OnPolicyChosenByBinding(const framework::PodInfo& pod,
+                                             const std::string& policy) {
+  for (auto* o : observers_) o->OnPolicyChosenByBinding(pod, policy);
 }
 void ObserverFanout::OnAttempt(const framework::PodInfo& pod, double seconds) {
   for (auto* o : observers_) o->OnAttempt(pod, seconds);

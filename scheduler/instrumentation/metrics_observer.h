@@ -22,6 +22,9 @@ namespace kubesched::metrics {
 // framework was built) are returned, so a pod's free text never creates a series; null when
 // neither exists (a pod no profile schedules).
 ProfileMetrics* ProfileOf(const framework::PodInfo& pod, SchedulerMetrics& metrics);
+// The same for a queued pod: the policy a policy binding chose for it in its latest cycle comes
+// first.
+ProfileMetrics* ProfileOf(const queue::QueuedPodInfo& queued, SchedulerMetrics& metrics);
 
 // Results are counted as upstream counts them: an attempt that picked a node is "scheduled" only
 // when its binding succeeds ("error" when it fails), and its duration runs from the start of the
@@ -47,6 +50,7 @@ class MetricsObserver : public scheduler::SchedulingObserver {
 
   void OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
                       double seconds) override;
+  void OnPolicyChosenByBinding(const framework::PodInfo& pod, const std::string& policy) override;
   void OnAttempt(const framework::PodInfo& pod, double seconds) override;
   void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
                        int attempts) override;
@@ -72,6 +76,8 @@ class MetricsObserver : public scheduler::SchedulingObserver {
   };
   // The attempt failed before its binding cycle: counted when OnAttempt ends it.
   void Failed(const framework::PodInfo& pod, AttemptResult result);
+  // The series the current attempt of `pod` counts under.
+  ProfileMetrics* AttemptProfile(const framework::PodInfo& pod) const;
   // Ends the binding of `pod`; false if it was not being tracked.
   bool EndBinding(const framework::PodInfo& pod, Binding* binding);
 
@@ -90,6 +96,10 @@ class MetricsObserver : public scheduler::SchedulingObserver {
   // The pod whose current attempt failed, and how (scheduling thread only).
   std::string failed_key_;
   AttemptResult failed_result_ = AttemptResult::kError;
+  // The pod whose current attempt runs under the policy a binding chose, and that policy's series
+  // (scheduling thread only).
+  std::string bound_key_;
+  ProfileMetrics* bound_profile_ = nullptr;
 };
 
 // Hands every event to each observer in turn (null entries are skipped), so that metrics and a
@@ -100,6 +110,7 @@ class ObserverFanout : public scheduler::SchedulingObserver {
 
   void OnNodeSelected(const queue::QueuedPodInfo& queued, const std::string& node,
                       double seconds) override;
+  void OnPolicyChosenByBinding(const framework::PodInfo& pod, const std::string& policy) override;
   void OnAttempt(const framework::PodInfo& pod, double seconds) override;
   void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
                        int attempts) override;

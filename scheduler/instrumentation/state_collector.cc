@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "scheduler/api/resource.h"
 #include "scheduler/framework/gang_state.h"
 #include "scheduler/instrumentation/metrics_observer.h"
@@ -115,13 +116,19 @@ void StateCollector::CollectQueue(scheduler::Scheduler& scheduler,
 
   // A pod counts once for every plugin that rejected it, as upstream's gauge does (a gated pod:
   // for the PreEnqueue plugin that holds it).
-  std::map<std::pair<std::string, std::string>, int64_t> by_plugin;
-  queue.ForEachUnschedulable([this, &by_plugin](const queue::QueuedPodInfo& pod) {
-    const ProfileMetrics* found = ProfileOf(*pod.pod_info, *metrics_);
+  // Counted by profile, then plugin, under the queue's lock: a plugin's name is copied once per
+  // scrape, not once per pod.
+  absl::flat_hash_map<const ProfileMetrics*, absl::flat_hash_map<std::string, int64_t>> rejected;
+  queue.ForEachUnschedulable([this, &rejected](const queue::QueuedPodInfo& pod) {
+    const ProfileMetrics* found = ProfileOf(pod, *metrics_);
     if (found == nullptr) return;
-    const std::string& profile = found->label();
-    for (const std::string& plugin : pod.unschedulable_plugins) ++by_plugin[{plugin, profile}];
+    absl::flat_hash_map<std::string, int64_t>& of_profile = rejected[found];
+    for (const std::string& plugin : pod.unschedulable_plugins) ++of_profile[plugin];
   });
+  std::map<std::pair<std::string, std::string>, int64_t> by_plugin;  // sorted for the output
+  for (const auto& [profile, of_profile] : rejected) {
+    for (const auto& [plugin, count] : of_profile) by_plugin[{plugin, profile->label()}] = count;
+  }
   MetricFamily unschedulable = NewFamily(
       kUnschedulablePods,
       "The number of unschedulable pods broken down by plugin name. A pod will increment the "
@@ -273,10 +280,10 @@ void StateCollector::CollectQueueState(scheduler::Scheduler& scheduler,
       "Typed limits (a max or budget on <resource>.<model>) of a queue that no known node's model "
       "matches: they limit nothing. Series only while some do.",
       MetricType::Gauge);
-  const std::vector<queue::QueuedPodInfo> waiting = scheduler.queue().PendingPods();
+  const std::vector<framework::PodInfoPtr> waiting = scheduler.queue().PendingPodInfos();
   std::vector<const framework::PodInfo*> pods;
   pods.reserve(waiting.size());
-  for (const queue::QueuedPodInfo& pod : waiting) pods.push_back(pod.pod_info.get());
+  for (const framework::PodInfoPtr& pod : waiting) pods.push_back(pod.get());
   const absl::flat_hash_map<std::string, int64_t> by_queue = scheduler.quota().PendingByQueue(pods);
   for (const quota::QueueUsage& queue : queues) {
     auto count = by_queue.find(queue.path);

@@ -95,4 +95,12 @@ std::vector<QueuedPodInfo> SchedulingQueue::PendingPods() const {
   return pods;
 }
 
+std::vector<framework::PodInfoPtr> SchedulingQueue::PendingPodInfos() const {
+  absl::MutexLock lock(&impl_->mu);
+  std::vector<framework::PodInfoPtr> pods;
+  pods.reserve(impl_->items.size());
+  for (const auto& [key, item] : impl_->items) pods.push_back(item->info.pod_info);
+  return pods;
+}
+
 }  // namespace kubesched::queue

@@ -43,6 +43,10 @@ struct QueuedPodInfo {
   // is unschedulable_plugins' one entry.
   bool gated = false;
   std::string gated_message;
+  // The policy a policy binding chose for the pod in its latest cycle, so that reports (the
+  // unschedulable gauge) count it under that policy's profile; empty when the pod names its own
+  // policy or no binding chose one.
+  std::string bound_policy;
 };
 
 // Why a pod entered activeQ, backoffQ or the unschedulable set, as upstream's
@@ -177,6 +181,9 @@ class SchedulingQueue {
   size_t GatedCount() const;
   // Every pod known to the queue (any sub-queue), for reporting.
   std::vector<QueuedPodInfo> PendingPods() const;
+  // The same pods' PodInfos only: pointers copied under the queue's lock, so that a metrics scrape
+  // holds the lock for as short a time as it can.
+  std::vector<framework::PodInfoPtr> PendingPodInfos() const;
   // How many pods entered each sub-queue, by event, since the queue was made (for metrics).
   IncomingCounts Incoming() const;
   // Calls `visit` for each pod in the unschedulable set, quota waiters and gated pods included,

@@ -42,12 +42,24 @@ std::vector<UnmatchedTypedLimit> QuotaTracker::UnmatchedTypedLimits() {
 
 absl::flat_hash_map<std::string, int64_t> QuotaTracker::PendingByQueue(
     const std::vector<const framework::PodInfo*>& pending) {
-  absl::MutexLock lock(&mu_);
+  // In slices, each under the lock once: a scrape with many pods pending never holds the
+  // scheduling cycle's quota checks up for more than a slice. Each slice is counted by queue index
+  // (no path hashed per pod) and turned into paths before the lock goes, as a reload may renumber.
+  constexpr size_t kSlice = 4096;
   absl::flat_hash_map<std::string, int64_t> counts;
-  for (const framework::PodInfo* pod : pending) {
-    const Resolution where = ResolvePodLocked(*pod);
-    const int q = where.queue >= 0 ? where.queue : where.account;
-    if (q >= 0 && static_cast<size_t>(q) < tree_.size()) ++counts[tree_.node(q).path];
+  std::vector<int64_t> by_index;
+  for (size_t begin = 0; begin < pending.size(); begin += kSlice) {
+    const size_t end = std::min(pending.size(), begin + kSlice);
+    absl::MutexLock lock(&mu_);
+    by_index.assign(tree_.size(), 0);
+    for (size_t i = begin; i < end; ++i) {
+      const Resolution where = ResolvePodLocked(*pending[i]);
+      const int q = where.queue >= 0 ? where.queue : where.account;
+      if (q >= 0 && static_cast<size_t>(q) < by_index.size()) ++by_index[q];
+    }
+    for (size_t q = 0; q < by_index.size(); ++q) {
+      if (by_index[q] > 0) counts[tree_.node(static_cast<int>(q)).path] += by_index[q];
+    }
   }
   return counts;
 }

@@ -4,16 +4,21 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "rapidjson/document.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
 #include "tests/testapi/testapi_process.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/kubesched_process.h"
 #include "tests/testing/test_api_client.h"
 
 namespace kubesched {
@@ -163,6 +168,110 @@ TEST_CASE("simulate --kubeconfig schedules the pending pods and writes nothing",
   RequireOnlyReads(api);
   rapidjson::Document web = api.GetOk("/api/v1/namespaces/default/pods/web");
   CHECK_FALSE(web["spec"].HasMember("nodeName"));
+}
+
+// The configuration read from a ConfigMap of the cluster: MostAllocated stacks "web" beside "big"
+// on node-0, where upstream's defaults (LeastAllocated) spread it to an empty node.
+TEST_CASE("explain --config-map judges with the configuration a ConfigMap of the cluster holds",
+          "[explain][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  testing::TestApiClient api(**server);
+  CreateCluster(api);
+  api.Create("/api/v1/namespaces/default/configmaps",
+             R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"sched",)"
+             R"("namespace":"default"},"data":{"config.yaml":)"
+             R"("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n)"
+             R"(profiles:\n- schedulerName: kubesched\n  pluginConfig:\n)"
+             R"(  - {name: NodeResourcesFit, args: {scoringStrategy: {type: MostAllocated}}}\n",)"
+             R"("broken.yaml":"apiVersion: kubescheduler.config.k8s.io/v1\nprofiles: 7\n"}})");
+  REQUIRE(api.Send("POST", "/testapi/stats/reset").status == 200);
+  const std::string kubeconfig = (*server)->kubeconfig();
+  const auto explain = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"explain", "--kubeconfig", kubeconfig, "web"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Kubesched(std::move(args));
+  };
+
+  const testing::CommandResult defaults = explain({});
+  INFO(defaults.stdout_text << defaults.stderr_text);
+  REQUIRE(defaults.exit_code == 0);
+  CHECK_THAT(defaults.stdout_text, !Catch::Contains("selected: node-0"));
+  const testing::CommandResult stacked = explain({"--config-map", "default/sched"});
+  INFO(stacked.stdout_text << stacked.stderr_text);
+  REQUIRE(stacked.exit_code == 0);
+  CHECK_THAT(stacked.stdout_text, Catch::Contains("selected: node-0"));
+  CHECK(explain({"--config-map", "default/sched:config.yaml"}).stdout_text == stacked.stdout_text);
+
+  // Each mistake is named, and nothing is explained under a configuration not asked for.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> mistakes = {
+      {{"--config-map", "default/missing"}, "reading ConfigMap default/missing: HTTP 404"},
+      {{"--config-map", "sched"}, "--config-map must be NAMESPACE/NAME or NAMESPACE/NAME:KEY"},
+      {{"--config-map", "default/sched:nokey"}, "has no key nokey"},
+      {{"--config-map", "default/sched:broken.yaml"}, "ConfigMap default/sched:broken.yaml: "},
+      {{"--config-map", "default/sched", "--config", "x.yaml"}, "exclude each other"},
+  };
+  for (const auto& [extra, message] : mistakes) {
+    const testing::CommandResult refused = explain(extra);
+    INFO(absl::StrJoin(extra, " ") << "\n" << refused.stdout_text << refused.stderr_text);
+    CHECK(refused.exit_code != 0);
+    CHECK_THAT(refused.stderr_text, Catch::Contains(message));
+    CHECK_THAT(refused.stdout_text, !Catch::Contains("selected:"));
+  }
+  RequireOnlyReads(api);
+}
+
+// A kubeconfig whose current context names a server nothing listens on, beside the test server's
+// context "test".
+std::string KubeconfigWithDeadCurrentContext(const TestApiProcess& server) {
+  std::ifstream in(server.kubeconfig());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = absl::StrReplaceAll(
+      text, {{"current-context: test", "current-context: dead"},
+             {"contexts:\n", "contexts:\n- name: dead\n  context: {cluster: dead, user: test}\n"},
+             {"clusters:\n",
+              absl::StrCat("clusters:\n- name: dead\n  cluster: {server: 'https://127.0.0.1:",
+                           testing::FreeLocalPort(), "'}\n")}});
+  const std::string path = server.dir() + "/two-contexts.kubeconfig";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST_CASE("explain and simulate --context pick the kubeconfig context to read",
+          "[explain][simulate][e2e]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  testing::TestApiClient api(**server);
+  CreateCluster(api);
+  const std::string kubeconfig = KubeconfigWithDeadCurrentContext(**server);
+
+  const testing::CommandResult chosen =
+      Kubesched({"explain", "--kubeconfig", kubeconfig, "--context", "test", "web"});
+  INFO(chosen.stdout_text << chosen.stderr_text);
+  CHECK(chosen.exit_code == 0);
+  CHECK_THAT(chosen.stdout_text, Catch::Contains("selected: node-"));
+  const testing::CommandResult simulated = Kubesched(
+      {"simulate", "--kubeconfig", kubeconfig, "--context", "test", "--pods-output", "none"});
+  INFO(simulated.stdout_text << simulated.stderr_text);
+  CHECK(simulated.exit_code == 0);
+  CHECK_THAT(simulated.stdout_text, Catch::Contains("1 pods: 1 scheduled, 0 unschedulable"));
+
+  // Without --context the current one is read: its server does not answer, and that is said.
+  const testing::CommandResult current = Kubesched({"explain", "--kubeconfig", kubeconfig, "web"});
+  INFO(current.stdout_text << current.stderr_text);
+  CHECK(current.exit_code != 0);
+  CHECK_THAT(current.stderr_text, Catch::Contains("error: "));
+  CHECK_THAT(current.stdout_text, !Catch::Contains("selected:"));
+  const testing::CommandResult unknown =
+      Kubesched({"explain", "--kubeconfig", kubeconfig, "--context", "nosuch", "web"});
+  CHECK(unknown.exit_code != 0);
+  CHECK_THAT(unknown.stderr_text, Catch::Contains("nosuch"));
+  const testing::CommandResult dump_only =
+      Kubesched({"simulate", "--cluster", "x.yaml", "--context", "test"});
+  CHECK(dump_only.exit_code != 0);
+  CHECK_THAT(dump_only.stderr_text,
+             Catch::Contains("--context and --config-map need --kubeconfig"));
+  RequireOnlyReads(api);
 }
 
 }  // namespace

@@ -40,6 +40,24 @@ void SetPolicyData(Api& api, const std::string& key, const std::string& value) {
   api.SetConfigMapData(kPolicyConfigMap, key, value);
 }
 
+// Whether a Warning Event with `reason` about the policy ConfigMap has a note containing `text`.
+bool PolicyConfigMapWarningNoteContains(Api& api, const std::string& reason,
+                                        const std::string& text) {
+  const rapidjson::Document events =
+      api.Get("/apis/events.k8s.io/v1/namespaces/kube-system/events");
+  if (!events.IsObject() || !events.HasMember("items")) return false;
+  for (const rapidjson::Value& event : events["items"].GetArray()) {
+    if (!event.HasMember("regarding") || !event.HasMember("note")) continue;
+    const rapidjson::Value& regarding = event["regarding"];
+    if (Str(regarding["kind"]) == "ConfigMap" && Str(regarding["name"]) == "kubesched-policies" &&
+        Str(event["reason"]) == reason && Str(event["type"]) == "Warning" &&
+        absl::StrContains(Str(event["note"]), text)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // The profile adds a required pool B, which no node has: a pod under it never fits. A policy is a
 // profile of its own, so the pool policy's template decides instead.
 constexpr char kConfig[] = R"(apiVersion: kubescheduler.config.k8s.io/v1
@@ -97,6 +115,13 @@ TEST_CASE("run: a binding added to the policy ConfigMap places a pending pod by 
                           "ConfigMap key \"policyBindings.yaml\": policyBindings[0].args.Pol: "
                           "policy \"pool\" has no hole Pol (holes: Pool)"));
   CHECK(NodeName(api, "job").empty());
+  // Users who read the ConfigMap with kubectl see why, as a Warning Event about it.
+  testing::RequireEventually("a PolicyConfigRejected Event names the refused binding", scheduler,
+                             [&] {
+                               return PolicyConfigMapWarningNoteContains(
+                                   api, "PolicyConfigRejected",
+                                   "policyBindings[0].args.Pol: policy \"pool\" has no hole Pol");
+                             });
 
   SetPolicyData(api, "policyBindings.yaml",
                 "- name: batch-namespaces\n"

@@ -35,7 +35,8 @@ using testing::Series;
 // Every random value carries this, so a series that took one is easy to find.
 constexpr char kMarker[] = "junk";
 
-// One policy, so that a configured policy name is a label and an unknown one is not.
+// One policy, so that a configured policy name is a label and an unknown one is not; a binding
+// gives it to pods labelled placement=stack, which count under it as if they named it.
 constexpr char kConfig[] = R"(
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -46,6 +47,10 @@ policies:
     pluginConfig:
       - name: NodeResourcesFit
         args: {scoringStrategy: {type: MostAllocated}}
+policyBindings:
+  - name: stack-by-label
+    selector: {matchLabels: {placement: stack}}
+    policy: stack
 )";
 
 config::Configuration Config() {
@@ -129,11 +134,26 @@ TEST_CASE("metrics: pods with random annotations, queues and resources add no se
                 .Container({{"cpu", "1"}})
                 .Annotation("kubesched.io/policy", "stack")
                 .Build());
+  world.Add(PodBuilder("too-big-by-binding")
+                .Container({{"cpu", "1000"}})
+                .Label("placement", "stack")
+                .Build());
+  world.Add(PodBuilder("stacked-by-binding")
+                .Container({{"cpu", "1"}})
+                .Label("placement", "stack")
+                .Build());
   world.Run();
   const Scrape before_scrape = world.Metrics();
   const std::set<std::string> before = Series(before_scrape);
   CHECK(before_scrape.Value(kScheduleAttemptsTotal,
-                            {{"profile", "stack"}, {"result", "scheduled"}}) == 1);
+                            {{"profile", "stack"}, {"result", "scheduled"}}) == 2);
+  CHECK(before_scrape.Value(kScheduleAttemptsTotal,
+                            {{"profile", "kubesched"}, {"result", "scheduled"}}) == 1);
+  // Waiting, the pod a binding placed under "stack" is counted there too.
+  CHECK(before_scrape.Value(kUnschedulablePods,
+                            {{"plugin", "NodeResourcesFit"}, {"profile", "stack"}}) == 1);
+  CHECK(before_scrape.Value(kUnschedulablePods,
+                            {{"plugin", "NodeResourcesFit"}, {"profile", "kubesched"}}) == 1);
 
   std::vector<std::string> pods = Flood(world, random, 40, "a");
   const Scrape flooded_scrape = world.Metrics();
@@ -160,7 +180,7 @@ TEST_CASE("metrics: pods with random annotations, queues and resources add no se
   CHECK(WithMarker(after).empty());
   CHECK(Minus(after, flooded).empty());
   CHECK(LabelValues(after_scrape) == LabelValues(flooded_scrape));
-  CHECK(after_scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) == 1);  // too-big
+  CHECK(after_scrape.Value(kPendingPods, {{"queue", "unschedulable"}}) == 2);  // the too-big
   CHECK_FALSE(after_scrape.Has(kUnschedulablePods, {{"plugin", "PolicySelection"}}));
 }
 
