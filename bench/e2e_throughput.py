@@ -7,6 +7,7 @@ against it, and measures how long it takes until the API server has seen every p
   * pods/s from the moment kubesched starts (connect + list + schedule + bind), and
   * pods/s from "informers synced" (read from kubesched's log) to the last bind,
   * time to sync, peak RSS (VmHWM) of kubesched and of the testapi,
+  * kubesched's CPU seconds until the last bind, and per bound pod (CPU ms/pod),
   * invariants: every pod bound exactly once (podsBoundMoreThanOnce == 0), every pod listed
     with a nodeName, no node over-committed (cpu, memory, pods).
 
@@ -406,6 +407,10 @@ def one_run(args, objects_path, run_index, workdir):
             # CPU used until every pod was bound (kubesched: since it started; testapi: since
             # kubesched started, so without loading the objects).
             "kubeschedCpuSeconds": kubesched_cpu,
+            # What one bound pod costs kubesched in CPU, start-up and list included.
+            "kubeschedCpuMsPerPod":
+                (kubesched_cpu * 1e3 / stats["podsBound"])
+                if kubesched_cpu is not None and stats.get("podsBound") else None,
             "testapiCpuSeconds":
                 (testapi_cpu - testapi_cpu_before)
                 if testapi_cpu is not None and testapi_cpu_before is not None else None,
@@ -503,6 +508,7 @@ COLUMNS = (
     ("kubesched RSS MiB", "kubeschedPeakRssMiB", ".1f", 17),
     ("testapi RSS MiB", "testapiPeakRssMiB", ".1f", 15),
     ("kubesched CPU s", "kubeschedCpuSeconds", ".2f", 15),
+    ("CPU ms/pod", "kubeschedCpuMsPerPod", ".3f", 10),
     ("testapi CPU s", "testapiCpuSeconds", ".2f", 13),
     ("bound twice", "podsBoundMoreThanOnce", "d", 11),
     ("binds", "binds", "d", 6),
@@ -625,7 +631,8 @@ def main():
                       f"{result['kubeschedPeakRssMiB']:.1f} MiB ({status})", flush=True)
         keys = ("podsPerSecond", "seconds", "syncSeconds", "afterSyncSeconds",
                 "podsPerSecondAfterSync", "firstBindSeconds", "kubeschedPeakRssMiB",
-                "testapiPeakRssMiB", "testapiLoadSeconds", "kubeschedCpuSeconds", "testapiCpuSeconds", "podsBoundMoreThanOnce", "binds")
+                "testapiPeakRssMiB", "testapiLoadSeconds", "kubeschedCpuSeconds", "kubeschedCpuMsPerPod", "testapiCpuSeconds",
+                "podsBoundMoreThanOnce", "binds")
         summary = {
             "nodes": args.nodes,
             "pods": args.pods,
@@ -644,7 +651,8 @@ def main():
                   f"({fmt(median['podsPerSecondAfterSync'], ',.0f')} pods/s after informers "
                   f"synced in {fmt(median['syncSeconds'], '.3f')} s); kubesched peak RSS "
                   f"{fmt(median['kubeschedPeakRssMiB'], '.1f')} MiB, testapi "
-                  f"{fmt(median['testapiPeakRssMiB'], '.1f')} MiB")
+                  f"{fmt(median['testapiPeakRssMiB'], '.1f')} MiB; kubesched CPU "
+                  f"{fmt(median['kubeschedCpuMsPerPod'], '.3f')} ms per bound pod")
             if keep:
                 print(f"perf data kept in {workdir}")
         return 0 if summary["ok"] else 1
