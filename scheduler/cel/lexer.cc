@@ -39,6 +39,34 @@ void AppendUtf8(std::string& out, uint32_t code) {
   }
 }
 
+// The escapes that stand for one character, or '\0' for the others.
+char SimpleEscape(char kind) {
+  switch (kind) {
+    case 'a':
+      return '\a';
+    case 'b':
+      return '\b';
+    case 'f':
+      return '\f';
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'v':
+      return '\v';
+    case '\\':
+    case '"':
+    case '\'':
+    case '`':
+    case '?':
+      return kind;
+    default:
+      return '\0';
+  }
+}
+
 }  // namespace
 
 std::string Cat(std::initializer_list<std::string_view> pieces) {
@@ -205,37 +233,9 @@ absl::Status Lexer::Escape(Token& token) {
     return ErrorAt(source_, position, "Syntax error: unterminated escape");
   const char kind = source_[at_ + 1];
   at_ += 2;
-  switch (kind) {
-    case 'a':
-      token.string += '\a';
-      return absl::OkStatus();
-    case 'b':
-      token.string += '\b';
-      return absl::OkStatus();
-    case 'f':
-      token.string += '\f';
-      return absl::OkStatus();
-    case 'n':
-      token.string += '\n';
-      return absl::OkStatus();
-    case 'r':
-      token.string += '\r';
-      return absl::OkStatus();
-    case 't':
-      token.string += '\t';
-      return absl::OkStatus();
-    case 'v':
-      token.string += '\v';
-      return absl::OkStatus();
-    case '\\':
-    case '"':
-    case '\'':
-    case '`':
-    case '?':
-      token.string += kind;
-      return absl::OkStatus();
-    default:
-      break;
+  if (const char simple = SimpleEscape(kind); simple != '\0') {
+    token.string += simple;
+    return absl::OkStatus();
   }
   size_t digits = 0;
   int base = 16;
@@ -271,11 +271,7 @@ absl::Status Lexer::Escape(Token& token) {
   if (code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
     return ErrorAt(source_, position, "Syntax error: escape is not a valid code point");
   }
-  if (kind == 'x' || kind == 'X' || base == 8) {
-    token.string += static_cast<char>(code);  // a byte, as CEL's \x and octal escapes are
-  } else {
-    AppendUtf8(token.string, code);
-  }
+  AppendUtf8(token.string, code);  // in a string, every numeric escape is a code point
   return absl::OkStatus();
 }
 

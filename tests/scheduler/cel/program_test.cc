@@ -153,6 +153,7 @@ TEST_CASE("string literals resolve escapes and raw strings keep backslashes", "[
   CHECK(Matches(R"(r"\d" == "\\d")"));
   CHECK(Matches(R"("é".size() == 1 && "\u00e9" == "é")"));
   CHECK(Matches(R"("a\nb".contains("\n"))"));
+  CHECK(Matches(R"("\xe9" == "é" && "\351" == "é" && "\U0001F600".size() == 1)"));
 }
 
 TEST_CASE("versions compare by semver precedence, pre-releases below their release", "[cel]") {
