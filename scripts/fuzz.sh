@@ -20,6 +20,7 @@ declare -A seeds=(
   [yaml_objects_fuzzer]="examples config/examples"
   [config_fuzzer]="config/examples"
   [kubeconfig_fuzzer]="fuzz/seeds/kubeconfig"
+  [cel_selector_fuzzer]="fuzz/seeds/cel_selector"
 )
 # Tokens of each target's input language, so that mutations reach past the syntax.
 declare -A dicts=(
@@ -28,6 +29,7 @@ declare -A dicts=(
   [yaml_objects_fuzzer]=fuzz/dicts/yaml.dict
   [config_fuzzer]=fuzz/dicts/yaml.dict
   [kubeconfig_fuzzer]=fuzz/dicts/yaml.dict
+  [cel_selector_fuzzer]=fuzz/dicts/cel.dict
 )
 read -r -a targets <<<"${KUBESCHED_FUZZ_TARGETS:-${!seeds[*]}}"
 

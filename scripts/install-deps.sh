@@ -9,7 +9,7 @@
 #           (unless the machine already has one, as container images do).
 set -euo pipefail
 packages=(build-essential cmake libboost-dev libssl-dev rapidjson-dev libabsl-dev
-          prometheus-cpp-dev catch2 libyaml-cpp-dev)
+          prometheus-cpp-dev catch2 libyaml-cpp-dev libre2-dev)
 if [ "${1:-}" = "--test" ]; then
   # clang and its runtime (libFuzzer, the sanitizers) for scripts/fuzz.sh.
   packages+=(python3 python3-kubernetes procps clang libclang-rt-14-dev prometheus)
