@@ -299,12 +299,18 @@ TEST_CASE("the pod field selector is URL-encoded in list and watch requests", "[
 
 TEST_CASE("a server without resource.k8s.io/v1 syncs, warning once for each DRA kind",
           "[reflector]") {
-  std::mutex mu;
-  std::vector<std::string> warnings;
-  util::SetLogSinkForTesting([&](std::string_view level, std::string_view message) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (level == "W") warnings.emplace_back(message);
-  });
+  // Collects warnings while it lives (also when a REQUIRE ends the test early).
+  struct Warnings {
+    Warnings() {
+      util::SetLogSinkForTesting([this](std::string_view level, std::string_view message) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (level == "W") lines.emplace_back(message);
+      });
+    }
+    ~Warnings() { util::SetLogSinkForTesting(nullptr); }
+    std::mutex mu;
+    std::vector<std::string> lines;
+  } collected;
   ScriptedApiServer server;
   const HttpResponse not_found{
       404, test::StatusJson(404, "NotFound", "the server could not find the requested resource")};
@@ -322,7 +328,7 @@ TEST_CASE("a server without resource.k8s.io/v1 syncs, warning once for each DRA 
   CHECK(handler.Count("Node") == 1);
   CHECK(handler.Count("ResourceClaim") == 0);
   informers.Stop();
-  util::SetLogSinkForTesting(nullptr);
+  const std::vector<std::string> warnings = collected.lines;
   int dra_warnings = 0;
   for (const std::string& warning : warnings) {
     if (warning.find("resource.k8s.io/v1 is not served (Kubernetes before 1.34") !=
