@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "bench/scale_shape.h"
 
 namespace kubesched::bench {
 namespace {
@@ -193,6 +194,15 @@ WorkloadSpec Gangs(const char* name, int size, int measured, const char* config 
   return spec;
 }
 
+// SchedulingBasic's pods on a cluster of the scale shape: 4 initial pods per node, one measured
+// pod per node.
+WorkloadSpec Shaped(const char* name, int nodes, bool opt_in) {
+  WorkloadSpec spec{.name = name, .nodes = nodes, .init_pods = 4 * nodes, .measured_pods = nodes};
+  spec.scale_shape = true;
+  spec.opt_in = opt_in;
+  return spec;
+}
+
 }  // namespace
 
 const std::vector<WorkloadSpec>& Workloads() {
@@ -274,6 +284,16 @@ const std::vector<WorkloadSpec>& Workloads() {
       // 156 whole groups: a partial 157th would wait for the members it lacks.
       Gangs("GangScheduling64", 64, 9984),
       Gangs("GangScheduling8Quota", 8, 10000, kGangQuotaConfig, 6000),
+      // The scale steps (bench/scale_shape.h): how the cost per pod grows with the cluster.
+      // 5000 nodes / 20,000 initial / 10,000 measured pods, then 20k and 50k nodes with 4 initial
+      // and 1 measured pod per node. The two large ones run only when named.
+      [] {
+        WorkloadSpec spec = Shaped("SchedulingBasicShaped5k", 5000, false);
+        spec.measured_pods = 10000;
+        return spec;
+      }(),
+      Shaped("SchedulingBasic20k", 20000, true),
+      Shaped("SchedulingBasic50k", 50000, true),
   };
   return *workloads;
 }
@@ -281,7 +301,7 @@ const std::vector<WorkloadSpec>& Workloads() {
 GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) {
   std::vector<std::string> cluster = {Namespace(kSetupNamespace), Namespace(kTestNamespace)};
   for (int i = 0; i < spec.nodes; ++i) {
-    cluster.push_back(Node(i, spec.zones, spec.node_cpu));
+    cluster.push_back(spec.scale_shape ? ShapedNode(i) : Node(i, spec.zones, spec.node_cpu));
     if (spec.volume == PodVolume::kCsi) cluster.push_back(CsiNode(i));
   }
   // Claims and volumes of every pod are in the cluster from the start, as upstream creates them
@@ -295,8 +315,11 @@ GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) 
   for (int i = 0; i < spec.init_pods; ++i) {
     const std::string name = absl::StrCat("init-pod-", i);
     add_volume(name, kSetupNamespace);
-    cluster.push_back(Pod(name, kSetupNamespace, spec.init_shape,
-                          absl::StrCat("node-", i % spec.nodes), spec.volume));
+    const std::string node = absl::StrCat("node-", i % spec.nodes);
+    cluster.push_back(
+        spec.scale_shape
+            ? ShapedPod(name, kSetupNamespace, i, node, IsShapedGpuNode(i % spec.nodes))
+            : Pod(name, kSetupNamespace, spec.init_shape, node, spec.volume));
   }
   std::vector<std::string> workload;
   workload.reserve(spec.measured_pods);
@@ -308,7 +331,9 @@ GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) 
       gang = absl::StrCat(R"({"kubesched.io/pod-group":"gang-)", i / spec.gang_size,
                           R"(","kubesched.io/pod-group-min-member":")", spec.gang_size, "\"}");
     }
-    workload.push_back(Pod(name, kTestNamespace, spec.measured_shape, "", spec.volume, gang));
+    workload.push_back(spec.scale_shape
+                           ? ShapedPod(name, kTestNamespace, i, "", false)
+                           : Pod(name, kTestNamespace, spec.measured_shape, "", spec.volume, gang));
   }
   GeneratedFiles files{absl::StrCat(directory, "/", spec.name, "-cluster.json"),
                        absl::StrCat(directory, "/", spec.name, "-workload.json")};

@@ -68,6 +68,11 @@ struct WorkloadSpec {
   int gang_size = 0;
   // How many measured pods must end up scheduled; -1: all of them.
   int expect_scheduled = -1;
+  // The scale shape (bench/scale_shape.h) instead of upstream's node and pod templates; the
+  // shapes and zones above are then unused.
+  bool scale_shape = false;
+  // Left out of a run of every workload (they take minutes); run by name with --workload.
+  bool opt_in = false;
 };
 
 // The workloads `kubesched_bench` knows, with upstream's sizes (the 5000-node performance cases).

@@ -51,9 +51,9 @@ bool BuildEntries(const std::vector<NodeResourcesBalancedAllocation::ResourceWei
 
 // f = min(1, requested / allocatable); false when the node has none of the resource.
 bool Fraction(const Entry& e, const framework::NodeInfo& node, double* fraction) {
-  const int64_t allocatable = node.allocatable().Get(e.id);
+  const int64_t allocatable = node.allocatable_amount(e.id);
   if (allocatable == 0) return false;
-  const int64_t requested = node.requested().Get(e.id) + e.pod_request;
+  const int64_t requested = node.requested_amount(e.id) + e.pod_request;
   *fraction = std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable));
   return true;
 }

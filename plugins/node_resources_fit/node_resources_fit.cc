@@ -180,33 +180,23 @@ framework::PreFilterOutcome NodeResourcesFit::PreFilter(CycleState& state,
   return {};
 }
 
-Status NodeResourcesFit::Filter(const CycleState& state, const framework::PodInfo& pod,
-                                const framework::NodeInfo& node) const {
-  return FilterRequests(state, pod, node, node.requested(),
-                        static_cast<int64_t>(node.pods().size()));
-}
+namespace {
 
-Status NodeResourcesFit::FilterRequests(const CycleState& state, const framework::PodInfo& /*pod*/,
-                                        const framework::NodeInfo& node,
-                                        const api::ResourceList& requested,
-                                        int64_t num_pods) const {
-  const auto* data = state.Read<FitState>(FitKey());
-  if (data == nullptr) {
-    return Status(framework::Code::kError, "NodeResourcesFit: PreFilter state missing");
-  }
-  const api::ResourceList& allocatable = node.allocatable();
+// The verdict of the fit check, given the node's allowed and present pod counts and
+// amounts(id) = {allocatable, requested} of each requested resource.
+template <typename Amounts>
+Status FitVerdict(const FitState& data, int64_t allowed_pods, int64_t num_pods, Amounts&& amounts) {
   absl::InlinedVector<std::string_view, 4> reasons;
   bool unresolvable = false;
-  const int64_t allowed_pods = allocatable.Get(api::kPods);
   if (num_pods + 1 > allowed_pods) {
-    reasons.push_back(kTooManyPods);
+    reasons.push_back(NodeResourcesFit::kTooManyPods);
     unresolvable = allowed_pods < 1;
   }
-  for (const FitRequest& r : data->requests) {
-    const int64_t free = allocatable.Get(r.id) - requested.Get(r.id);
-    if (r.amount <= free) continue;
+  for (const FitRequest& r : data.requests) {
+    const auto [allocatable, requested] = amounts(r.id);
+    if (r.amount <= allocatable - requested) continue;
     reasons.push_back(r.reason);
-    if (r.amount > allocatable.Get(r.id)) unresolvable = true;
+    if (r.amount > allocatable) unresolvable = true;
   }
   if (reasons.empty()) return Status::Success();
   // One prvalue: a named Status returned beside other returns would be copied (this runs for
@@ -214,6 +204,35 @@ Status NodeResourcesFit::FilterRequests(const CycleState& state, const framework
   return Status(unresolvable ? framework::Code::kUnschedulableAndUnresolvable
                              : framework::Code::kUnschedulable,
                 absl::MakeConstSpan(reasons));
+}
+
+Status MissingPreFilterState() {
+  return Status(framework::Code::kError, "NodeResourcesFit: PreFilter state missing");
+}
+
+}  // namespace
+
+// The node's row (one cache line) answers for pods, cpu and memory.
+Status NodeResourcesFit::Filter(const CycleState& state, const framework::PodInfo& /*pod*/,
+                                const framework::NodeInfo& node) const {
+  const auto* data = state.Read<FitState>(FitKey());
+  if (data == nullptr) return MissingPreFilterState();
+  const framework::NodeRow& row = node.row();
+  return FitVerdict(*data, row.allocatable_pods, row.pod_count, [&node](api::ResourceId id) {
+    return std::pair{node.allocatable_amount(id), node.requested_amount(id)};
+  });
+}
+
+Status NodeResourcesFit::FilterRequests(const CycleState& state, const framework::PodInfo& /*pod*/,
+                                        const framework::NodeInfo& node,
+                                        const api::ResourceList& requested,
+                                        int64_t num_pods) const {
+  const auto* data = state.Read<FitState>(FitKey());
+  if (data == nullptr) return MissingPreFilterState();
+  const api::ResourceList& allocatable = node.allocatable();
+  return FitVerdict(*data, allocatable.Get(api::kPods), num_pods, [&](api::ResourceId id) {
+    return std::pair{allocatable.Get(id), requested.Get(id)};
+  });
 }
 
 namespace {
@@ -262,10 +281,9 @@ int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInf
   int64_t node_score = 0;
   int64_t weight_sum = 0;
   for (const ScoreEntry& e : *entries) {
-    const int64_t capacity = node.allocatable().Get(e.id);
+    const int64_t capacity = node.allocatable_amount(e.id);
     if (capacity == 0) continue;
-    const int64_t requested =
-        helper::NonZeroAmount(e.id, node.requested(), node.non_zero_requested()) + e.pod_request;
+    const int64_t requested = node.scoring_requested_amount(e.id) + e.pod_request;
     const int64_t resource_score = ResourceScore(strategy, requested, capacity);
     // RequestedToCapacityRatio counts only resources with a positive score in the weighted mean.
     if (strategy == config::ScoringStrategyType::kRequestedToCapacityRatio && resource_score <= 0) {

@@ -10,8 +10,9 @@ std::string_view NodeUnschedulable::Name() const { return names::kNodeUnschedula
 framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/,
                                             const framework::PodInfo& pod,
                                             const framework::NodeInfo& node) const {
-  if (!node.unschedulable()) {
-    if (node.node() == nullptr) return framework::Status(framework::Code::kError, "node not found");
+  const framework::NodeRow& row = node.row();
+  if (!row.unschedulable) {
+    if (!row.has_node) return framework::Status(framework::Code::kError, "node not found");
     return framework::Status::Success();
   }
   if (api::ToleratesCordon(pod.get().spec.tolerations)) return framework::Status::Success();

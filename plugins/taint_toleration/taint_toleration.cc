@@ -1,10 +1,12 @@
 #include "plugins/taint_toleration/taint_toleration.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "plugins/helper/args.h"
 #include "plugins/helper/normalize_score.h"
 #include "plugins/names.h"
+#include "scheduler/framework/node_table.h"
 
 namespace kubesched::plugins {
 namespace {
@@ -17,6 +19,28 @@ struct PreferState final : framework::StateData {
     return std::make_unique<PreferState>(*this);
   }
 };
+
+// The pod's verdict on every taint set of the process (see framework::TaintSets), by id: whether
+// it tolerates the set's NoSchedule and NoExecute taints (PreFilter), and how many of its
+// PreferNoSchedule taints it does not tolerate (PreScore). Filter and Score then read one entry
+// per node. Empty when there are too many taint sets to judge once per pod.
+struct TaintSetVerdicts final : framework::StateData {
+  std::vector<uint8_t> tolerated;
+  std::vector<int32_t> intolerable_prefer;
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<TaintSetVerdicts>(*this);
+  }
+};
+
+// Beyond this many taint sets (a cluster that taints nodes one by one), each node's taints are
+// judged when it is filtered or scored instead.
+constexpr size_t kMaxJudgedTaintSets = 4096;
+
+framework::CycleState::Key FilterKey() {
+  static const framework::CycleState::Key key =
+      framework::CycleState::AllocateKey("TaintToleration/filter");
+  return key;
+}
 
 framework::CycleState::Key StateKey() {
   static const framework::CycleState::Key key =
@@ -57,21 +81,59 @@ bool ToleratedForScore(const PreferState* data, const std::vector<api::Toleratio
 
 std::string_view TaintToleration::Name() const { return names::kTaintToleration; }
 
-framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/,
-                                          const framework::PodInfo& pod,
-                                          const framework::NodeInfo& node) const {
-  const api::Node* n = node.node();
-  if (n == nullptr) return framework::Status(framework::Code::kError, "node not found");
-  if (!node.hard_taints()) return framework::Status::Success();
-  const auto& tolerations = pod.get().spec.tolerations;
-  for (const api::Taint& taint : n->spec.taints) {
+// Whether `tolerations` tolerate every NoSchedule and NoExecute taint of `taints`.
+bool ToleratesHardTaints(const std::vector<api::Toleration>& tolerations,
+                         const std::vector<api::Taint>& taints) {
+  for (const api::Taint& taint : taints) {
     if (taint.effect != api::TaintEffect::kNoSchedule &&
         taint.effect != api::TaintEffect::kNoExecute) {
       continue;
     }
-    if (!Tolerated(tolerations, taint)) return framework::Status::Unresolvable(kReason);
+    if (!Tolerated(tolerations, taint)) return false;
   }
-  return framework::Status::Success();
+  return true;
+}
+
+// The PreferNoSchedule taints of `taints` that neither PreScore's tolerations (`data`) nor, without
+// them, the pod's tolerations that count for scoring tolerate.
+int64_t IntolerablePreferTaints(const PreferState* data,
+                                const std::vector<api::Toleration>& tolerations,
+                                const std::vector<api::Taint>& taints) {
+  int64_t intolerable = 0;
+  for (const api::Taint& taint : taints) {
+    if (taint.effect != api::TaintEffect::kPreferNoSchedule) continue;
+    if (!ToleratedForScore(data, tolerations, taint)) ++intolerable;
+  }
+  return intolerable;
+}
+
+framework::PreFilterOutcome TaintToleration::PreFilter(framework::CycleState& state,
+                                                       const framework::PodInfo& pod,
+                                                       const framework::Snapshot& /*snapshot*/) {
+  auto data = std::make_unique<TaintSetVerdicts>();
+  if (framework::TaintSets::Count() <= kMaxJudgedTaintSets) {
+    const auto& tolerations = pod.get().spec.tolerations;
+    framework::TaintSets::ForEach(
+        [&](framework::TaintSetId /*id*/, const std::vector<api::Taint>& taints) {
+          data->tolerated.push_back(ToleratesHardTaints(tolerations, taints) ? 1 : 0);
+        });
+  }
+  state.Write(FilterKey(), std::move(data));
+  return {};
+}
+
+framework::Status TaintToleration::Filter(const framework::CycleState& state,
+                                          const framework::PodInfo& pod,
+                                          const framework::NodeInfo& node) const {
+  const framework::NodeRow& row = node.row();
+  if (!row.has_node) return framework::Status(framework::Code::kError, "node not found");
+  if (!row.hard_taints) return framework::Status::Success();
+  const auto* verdicts = state.Read<TaintSetVerdicts>(FilterKey());
+  const bool tolerated =
+      verdicts != nullptr && row.taints < verdicts->tolerated.size()
+          ? verdicts->tolerated[row.taints] != 0
+          : ToleratesHardTaints(pod.get().spec.tolerations, node.node()->spec.taints);
+  return tolerated ? framework::Status::Success() : framework::Status::Unresolvable(kReason);
 }
 
 framework::Status TaintToleration::PreScore(
@@ -82,21 +144,29 @@ framework::Status TaintToleration::PreScore(
   for (const api::Toleration& t : pod.get().spec.tolerations) {
     if (CountsForScore(t)) data->tolerations.push_back(&t);
   }
+  auto* verdicts = state.ReadMutable<TaintSetVerdicts>(FilterKey());
+  if (verdicts != nullptr && !verdicts->tolerated.empty()) {
+    verdicts->intolerable_prefer.clear();
+    framework::TaintSets::ForEach(
+        [&](framework::TaintSetId /*id*/, const std::vector<api::Taint>& taints) {
+          verdicts->intolerable_prefer.push_back(static_cast<int32_t>(
+              IntolerablePreferTaints(data.get(), pod.get().spec.tolerations, taints)));
+        });
+  }
   state.Write(StateKey(), std::move(data));
   return framework::Status::Success();
 }
 
 int64_t TaintToleration::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo& node) const {
-  const api::Node* n = node.node();
-  if (n == nullptr) return 0;
-  const auto* data = state.Read<PreferState>(StateKey());
-  int64_t intolerable = 0;
-  for (const api::Taint& taint : n->spec.taints) {
-    if (taint.effect != api::TaintEffect::kPreferNoSchedule) continue;
-    if (!ToleratedForScore(data, pod.get().spec.tolerations, taint)) ++intolerable;
+  const framework::NodeRow& row = node.row();
+  if (!row.has_node || !row.prefer_taints) return 0;
+  const auto* verdicts = state.Read<TaintSetVerdicts>(FilterKey());
+  if (verdicts != nullptr && row.taints < verdicts->intolerable_prefer.size()) {
+    return verdicts->intolerable_prefer[row.taints];
   }
-  return intolerable;
+  return IntolerablePreferTaints(state.Read<PreferState>(StateKey()), pod.get().spec.tolerations,
+                                 node.node()->spec.taints);
 }
 
 void TaintToleration::NormalizeScore(const framework::CycleState& /*state*/,

@@ -16,7 +16,12 @@ namespace kubesched::plugins {
 // effect is empty or PreferNoSchedule; normalized reversed (fewer such taints, higher score).
 // PreScore stores those tolerations in CycleState (key "TaintToleration"); Filter and Score only
 // read and are safe to call concurrently. Default weight 3.
-class TaintToleration final : public framework::FilterPlugin,
+// Nodes name their taints by an interned taint-set id (framework::TaintSets): PreFilter judges
+// the pod's tolerations against every taint set once, PreScore counts each set's intolerable
+// PreferNoSchedule taints, and Filter and Score per node read one entry by the node's id. Without
+// PreFilter or PreScore (a profile may enable Filter or Score alone) they judge the node's taints.
+class TaintToleration final : public framework::PreFilterPlugin,
+                              public framework::FilterPlugin,
                               public framework::PreScorePlugin,
                               public framework::ScorePlugin,
                               public framework::ScoreNormalizer {
@@ -25,6 +30,9 @@ class TaintToleration final : public framework::FilterPlugin,
   static constexpr std::string_view kReason = "node(s) had untolerated taint(s)";
 
   std::string_view Name() const override;
+  // Never skips: the verdicts per taint set (key "TaintToleration/filter").
+  framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                        const framework::Snapshot& snapshot) override;
   // UnschedulableAndUnresolvable kReason on the first untolerated NoSchedule/NoExecute taint.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;

@@ -323,6 +323,7 @@ void Cache::Impl::CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t 
       stats.lists_rebuilt = true;
     }
     *copy = fresh;
+    builder.RefreshRow(copy);
     ++stats.nodes_copied;
     if (refreshed != nullptr) refreshed->push_back(copy);
   }

@@ -1,6 +1,7 @@
 #include "scheduler/framework/node_info.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -121,12 +122,26 @@ std::shared_ptr<const std::vector<NodeImage>> ImagesOf(const api::Node& node) {
 void NodeInfo::SetNode(std::shared_ptr<const api::Node> node, int64_t generation) {
   name_ = node->meta.name;
   allocatable_ = node->status.allocatable;
-  unschedulable_ = node->spec.unschedulable;
-  hard_taints_ =
-      std::any_of(node->spec.taints.begin(), node->spec.taints.end(), [](const api::Taint& taint) {
-        return taint.effect == api::TaintEffect::kNoSchedule ||
-               taint.effect == api::TaintEffect::kNoExecute;
-      });
+  table_row_.set(nullptr);
+  own_row_.has_node = true;
+  own_row_.allocatable_cpu = allocatable_.Get(api::kCpu);
+  own_row_.allocatable_memory = allocatable_.Get(api::kMemory);
+  // Saturated: no node holds 2^31 pods, so the fit verdicts are those of the full amount.
+  own_row_.allocatable_pods = static_cast<int32_t>(
+      std::clamp<int64_t>(allocatable_.Get(api::kPods), std::numeric_limits<int32_t>::min(),
+                          std::numeric_limits<int32_t>::max()));
+  own_row_.unschedulable = node->spec.unschedulable;
+  own_row_.taints = TaintSets::Intern(node->spec.taints);
+  own_row_.hard_taints = false;
+  own_row_.prefer_taints = false;
+  for (const api::Taint& taint : node->spec.taints) {
+    if (taint.effect == api::TaintEffect::kNoSchedule ||
+        taint.effect == api::TaintEffect::kNoExecute) {
+      own_row_.hard_taints = true;
+    } else if (taint.effect == api::TaintEffect::kPreferNoSchedule) {
+      own_row_.prefer_taints = true;
+    }
+  }
   images_ = ImagesOf(*node);
   node_ = std::move(node);
   generation_ = generation;
@@ -141,8 +156,15 @@ void NodeInfo::ClearNode(int64_t generation) {
   // The name stays: the pods still on this node keep naming it.
   node_.reset();
   images_.reset();
-  unschedulable_ = false;
-  hard_taints_ = false;
+  table_row_.set(nullptr);
+  own_row_.has_node = false;
+  own_row_.allocatable_cpu = 0;
+  own_row_.allocatable_memory = 0;
+  own_row_.allocatable_pods = 0;
+  own_row_.unschedulable = false;
+  own_row_.taints = kNoTaints;
+  own_row_.hard_taints = false;
+  own_row_.prefer_taints = false;
   // Copy-assigned from a named empty list: move-assigning a temporary InlinedVector trips a
   // false -Wuninitialized in GCC 12.
   static const api::ResourceList kNone;
@@ -155,6 +177,8 @@ void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
   if (name_.empty()) name_ = object.spec.node_name;
   requested_.Add(pod->requests);
   non_zero_requested_.Add(pod->non_zero_requests);
+  table_row_.set(nullptr);
+  CountInRow(*pod, +1);
   if (pod->uses_host_ports) {
     ForEachHostPort(object, [this](const api::ContainerPort& port) {
       used_ports_.Add(port.host_ip, port.protocol, port.host_port);
@@ -166,6 +190,14 @@ void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
   if (!pod->volume_refs.empty()) AddVolumeRefs(*pod);
   pods_.push_back(std::move(pod));
   generation_ = generation;
+}
+
+void NodeInfo::CountInRow(const PodInfo& pod, int sign) {
+  own_row_.requested_cpu += sign * pod.requests.Get(api::kCpu);
+  own_row_.requested_memory += sign * pod.requests.Get(api::kMemory);
+  own_row_.non_zero_requested_cpu += sign * pod.non_zero_requests.Get(api::kCpu);
+  own_row_.non_zero_requested_memory += sign * pod.non_zero_requests.Get(api::kMemory);
+  own_row_.pod_count += sign;
 }
 
 void NodeInfo::AddToGroups(const PodInfo& pod) {
@@ -286,6 +318,8 @@ void NodeInfo::RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation
   if (!pod->volume_refs.empty()) RemoveVolumeRefs(*pod);
   requested_.Subtract(pod->requests);
   non_zero_requested_.Subtract(pod->non_zero_requests);
+  table_row_.set(nullptr);
+  CountInRow(*pod, -1);
   if (pod->uses_host_ports) {
     ForEachHostPort(pod->get(), [this](const api::ContainerPort& port) {
       used_ports_.Remove(port.host_ip, port.protocol, port.host_port);

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/framework/node_table.h"
 #include "scheduler/framework/pod_info.h"
 
 namespace kubesched::framework {
@@ -87,6 +88,24 @@ class SnapshotPosition {
   uint32_t value_ = kNone;
 };
 
+// Where a snapshot's NodeInfo finds its row in the snapshot's flat table, written by the snapshot
+// alone after it wrote the row. A copy, or a NodeInfo assigned to, has none until the snapshot
+// writes the row again, so a row is never read stale: NodeInfo's own row stands in meanwhile.
+class TableRowRef {
+ public:
+  TableRowRef() = default;
+  TableRowRef(const TableRowRef& /*other*/) {}
+  TableRowRef& operator=(const TableRowRef& /*other*/) {
+    row_ = nullptr;
+    return *this;
+  }
+  const NodeRow* get() const { return row_; }
+  void set(const NodeRow* row) { row_ = row; }
+
+ private:
+  const NodeRow* row_ = nullptr;
+};
+
 // The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
 // the sums derived from them. Owned by the cache; snapshots hold copies that are updated in place
 // when the generation moves on.
@@ -106,10 +125,40 @@ class NodeInfo {
   const std::string& name() const { return name_; }
   // The node's spec.unschedulable, kept beside the sums so that the Filter phase's first check
   // does not reach into the node object.
-  bool unschedulable() const { return unschedulable_; }
+  bool unschedulable() const { return row().unschedulable; }
   // Whether the node has a NoSchedule or NoExecute taint (TaintToleration's Filter reads the
   // taints only then).
-  bool hard_taints() const { return hard_taints_; }
+  bool hard_taints() const { return row().hard_taints; }
+  // What the default plugins' Filter and Score read, in one cache line: for a node of a snapshot,
+  // its row in the snapshot's flat table (contiguous with the other nodes' rows), else this
+  // NodeInfo's own copy. Both hold the same values.
+  const NodeRow& row() const {
+    const NodeRow* table_row = table_row_.get();
+    return table_row != nullptr ? *table_row : own_row_;
+  }
+  // Amounts of one resource as Filter and Score read them: cpu and memory from row(), the others
+  // from the lists above. The same values as allocatable().Get(id), requested().Get(id) and
+  // non_zero_requested().Get(id) for cpu and memory, requested().Get(id) for the others.
+  int64_t allocatable_amount(api::ResourceId id) const {
+    if (id == api::kCpu) return row().allocatable_cpu;
+    if (id == api::kMemory) return row().allocatable_memory;
+    return allocatable_.Get(id);
+  }
+  int64_t requested_amount(api::ResourceId id) const {
+    if (id == api::kCpu) return row().requested_cpu;
+    if (id == api::kMemory) return row().requested_memory;
+    return requested_.Get(id);
+  }
+  // The non-zero sum for cpu and memory, the real one for the others (upstream's scoring).
+  int64_t scoring_requested_amount(api::ResourceId id) const {
+    if (id == api::kCpu) return row().non_zero_requested_cpu;
+    if (id == api::kMemory) return row().non_zero_requested_memory;
+    return requested_.Get(id);
+  }
+  // This NodeInfo's own row, which the snapshot copies into its table.
+  const NodeRow& own_row() const { return own_row_; }
+  // Points row() at the snapshot's copy of own_row(); the snapshot alone calls it.
+  void set_table_row(const NodeRow* row) { table_row_.set(row); }
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
@@ -165,6 +214,8 @@ class NodeInfo {
 
  private:
   void RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation);
+  // Adds (sign +1) or subtracts (-1) the pod's requests and count in own_row_.
+  void CountInRow(const PodInfo& pod, int sign);
   void AddToGroups(const PodInfo& pod);
   void RemoveFromGroups(const PodInfo& pod);
   void AddVolumeRefs(const PodInfo& pod);
@@ -172,14 +223,16 @@ class NodeInfo {
 
   // What every Filter call reads comes first, in as few cache lines as possible (the Filter
   // phase touches every node): the node, the flags, the pods and the two resource sums.
+  // row() reads table_row_ first: it shares a cache line with node_; own_row_ (read for copies
+  // outside a snapshot) comes after the lists.
+  TableRowRef table_row_;
   std::shared_ptr<const api::Node> node_;
   SnapshotPosition position_;
-  bool unschedulable_ = false;
-  bool hard_taints_ = false;
   int64_t generation_ = 0;
   std::vector<PodInfoPtr> pods_;
   api::ResourceList allocatable_;
   api::ResourceList requested_;
+  NodeRow own_row_;
   std::string name_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;

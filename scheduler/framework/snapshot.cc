@@ -90,12 +90,21 @@ void SnapshotBuilder::RecomputeClusterTotals() {
   SetClusterTotals(allocatable, requested);
 }
 
+void SnapshotBuilder::RefreshRow(NodeInfo* info) {
+  const uint32_t position = info->snapshot_position();
+  if (position >= snapshot_->rows_.size() || snapshot_->nodes_[position] != info) return;
+  NodeRow& row = snapshot_->rows_[position];
+  row = info->own_row();
+  info->set_table_row(&row);
+}
+
 void SnapshotBuilder::RebuildLists() {
   snapshot_->nodes_.clear();
   snapshot_->nodes_with_affinity_pods_.clear();
   snapshot_->nodes_with_required_anti_affinity_pods_.clear();
   for (const auto& info : snapshot_->storage_) {
     info->set_snapshot_position(SnapshotPosition::kNone);
+    info->set_table_row(nullptr);
     if (info->node() == nullptr) continue;
     info->set_snapshot_position(static_cast<uint32_t>(snapshot_->nodes_.size()));
     snapshot_->nodes_.push_back(info.get());
@@ -105,6 +114,15 @@ void SnapshotBuilder::RebuildLists() {
     if (!info->pods_with_required_anti_affinity().empty()) {
       snapshot_->nodes_with_required_anti_affinity_pods_.push_back(info.get());
     }
+  }
+  // Rows are written once the table has its final size, so that no pointer outlives a move.
+  auto& rows = snapshot_->rows_;
+  rows.resize(snapshot_->nodes_.size());
+  for (const auto& info : snapshot_->storage_) {
+    const uint32_t position = info->snapshot_position();
+    if (position == SnapshotPosition::kNone) continue;
+    rows[position] = info->own_row();
+    info->set_table_row(&rows[position]);
   }
 }
 

@@ -33,6 +33,9 @@ class Snapshot {
   const std::vector<const NodeInfo*>& nodes_with_required_anti_affinity_pods() const {
     return nodes_with_required_anti_affinity_pods_;
   }
+  // The hot data of nodes()[i] at rows()[i] (see NodeRow); plugins read it through
+  // NodeInfo::row().
+  const std::vector<NodeRow>& rows() const { return rows_; }
   // null if there is no such node (or only pods naming it are known: no node object).
   const NodeInfo* Get(std::string_view node_name) const;
   // Labels of a namespace; null if the namespace is unknown.
@@ -76,6 +79,7 @@ class Snapshot {
   std::vector<std::unique_ptr<NodeInfo>> storage_;
   absl::flat_hash_map<std::string, size_t> index_by_name_;
   std::vector<const NodeInfo*> nodes_;
+  std::vector<NodeRow> rows_;
   std::vector<const NodeInfo*> nodes_with_affinity_pods_;
   std::vector<const NodeInfo*> nodes_with_required_anti_affinity_pods_;
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespace_labels_;
@@ -133,9 +137,12 @@ class SnapshotBuilder {
   // Recomputes the cluster sums from the stored nodes: O(nodes). For builders that fill a
   // snapshot without the cache (tests); the cache never calls it.
   void RecomputeClusterTotals();
-  // Recomputes nodes() and the affinity lists from storage; call after a batch of changes.
-  // Cost: O(nodes) pointer writes, only when the set of nodes or affinity membership changed.
+  // Recomputes nodes(), rows() and the affinity lists from storage; call after a batch of
+  // changes. Cost: O(nodes) writes, only when the set of nodes or affinity membership changed.
   void RebuildLists();
+  // Rewrites the row of `info` (a NodeInfo of this snapshot just changed in place) from its own
+  // row, unless the lists are to be rebuilt anyway (a node that has no position yet). O(1).
+  void RefreshRow(NodeInfo* info);
 
  private:
   Snapshot* snapshot_;

@@ -364,6 +364,7 @@ std::function<void()> ProgressReporter(const ProgressCallback& progress,
 
 absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
                                                const config::Configuration& config) {
+  const auto load_start = std::chrono::steady_clock::now();
   std::optional<metrics::Instrumentation> instrumentation;  // outlives the scheduler using it
   Simulation sim;
   LoadedInput loaded;
@@ -388,6 +389,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   }
 
   const auto start = std::chrono::steady_clock::now();
+  const double load_seconds = std::chrono::duration<double>(start - load_start).count();
   DriveToQuiescence(sim.cluster, *sim.scheduler, sim.binds, sim.clock,
                     ProgressReporter(input.progress, observer, loaded));
   if (input.progress) input.progress(observer.Decided(), CountToPlace(loaded));
@@ -398,6 +400,7 @@ absl::StatusOr<SimulationReport> RunSimulation(const SimulationInput& input,
   report.problems = std::move(loaded.problems);
   FillPodResults(loaded, sim.cluster, *sim.scheduler, observer, &report);
   report.seconds = seconds;
+  report.load_seconds = load_seconds;
   report.pods_per_second = seconds > 0 ? report.scheduled / seconds : 0;
   report.attempt_latency = observer.Latency();
   report.preemptions = observer.preemptions();

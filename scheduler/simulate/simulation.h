@@ -68,6 +68,9 @@ struct SimulationReport {
   int skipped = 0;
   int preempted = 0;
   double seconds = 0;
+  // Wall time from reading the cluster file to the first scheduling attempt: decoding, the
+  // embedded cluster, the scheduler and its cache filled with the initial objects.
+  double load_seconds = 0;
   double pods_per_second = 0;
   LatencySummary attempt_latency;
   // Set when the first profile (in configuration order) that configures NodeResourcesFit with

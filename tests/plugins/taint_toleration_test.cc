@@ -72,10 +72,17 @@ TEST_CASE("taint toleration filter rejects untolerated NoSchedule and NoExecute 
     SECTION(c.name) {
       Cluster cluster;
       const auto& snapshot = cluster.Node(c.node).Build();
-      CycleState state;
-      const auto status = MakeTaints()->Filter(state, *Info(c.pod), *snapshot.Get("n"));
-      CHECK(Verdict(status) == std::vector<std::string>{c.verdict});
-      if (!status.IsSuccess()) CHECK(status.code() == Code::kUnschedulableAndUnresolvable);
+      const auto plugin = MakeTaints();
+      const auto pod = Info(c.pod);
+      // Without PreFilter the node's taints are judged; with it, the pod's verdict per taint set.
+      CycleState direct;
+      CycleState judged;
+      REQUIRE(plugin->PreFilter(judged, *pod, snapshot).status.IsSuccess());
+      for (const CycleState* state : {&direct, &judged}) {
+        const auto status = plugin->Filter(*state, *pod, *snapshot.Get("n"));
+        CHECK(Verdict(status) == std::vector<std::string>{c.verdict});
+        if (!status.IsSuccess()) CHECK(status.code() == Code::kUnschedulableAndUnresolvable);
+      }
     }
   }
 }
@@ -126,6 +133,34 @@ TEST_CASE("taint toleration score without PreScore counts the same taints",
   CycleState state;
   const auto pod = Info(PodBuilder("p").Toleration("a", "1", TaintEffect::kPreferNoSchedule));
   CHECK(MakeTaints()->Score(state, *pod, *snapshot.Get("n")) == 1);
+}
+
+TEST_CASE("taint toleration judged per taint set scores as the node's taints do",
+          "[plugins][tainttoleration]") {
+  Cluster cluster;
+  cluster.Node(NodeBuilder("plain"))
+      .Node(NodeBuilder("spot").Taint("spot", "yes", TaintEffect::kPreferNoSchedule))
+      .Node(NodeBuilder("spot-gpu")
+                .Taint("spot", "yes", TaintEffect::kPreferNoSchedule)
+                .Taint("gpu", "", TaintEffect::kNoSchedule)
+                .Taint("arm", "", TaintEffect::kPreferNoSchedule))
+      .Node(NodeBuilder("spot-2").Taint("spot", "yes", TaintEffect::kPreferNoSchedule));
+  const auto& snapshot = cluster.Build();
+  const auto plugin = MakeTaints();
+  const auto pod = Info(PodBuilder("p").Toleration("spot", "yes", TaintEffect::kNone));
+  CycleState direct;
+  REQUIRE(plugin->PreScore(direct, *pod, snapshot, snapshot.nodes()).IsSuccess());
+  CycleState judged;
+  REQUIRE(plugin->PreFilter(judged, *pod, snapshot).status.IsSuccess());
+  REQUIRE(plugin->PreScore(judged, *pod, snapshot, snapshot.nodes()).IsSuccess());
+  std::vector<int64_t> expected = {0, 0, 1, 0};
+  for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+    INFO(snapshot.nodes()[i]->name());
+    CHECK(plugin->Score(direct, *pod, *snapshot.nodes()[i]) == expected[i]);
+    CHECK(plugin->Score(judged, *pod, *snapshot.nodes()[i]) == expected[i]);
+  }
+  CHECK_FALSE(plugin->Filter(judged, *pod, *snapshot.Get("spot-gpu")).IsSuccess());
+  CHECK(plugin->Filter(judged, *pod, *snapshot.Get("spot-2")).IsSuccess());
 }
 
 TEST_CASE("taint toleration takes no args", "[plugins][tainttoleration]") {

@@ -84,6 +84,41 @@ TEST_CASE("removing every added pod restores an empty node", "[core]") {
   CHECK(info.allocatable().Get(api::kCpu) == 4000);
 }
 
+TEST_CASE("the node's row holds the same amounts and flags as its lists", "[core]") {
+  NodeInfo info;
+  info.SetNode(NodeBuilder("n")
+                   .Capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "30"}})
+                   .Taint("gpu", "", api::TaintEffect::kNoSchedule)
+                   .Taint("spot", "", api::TaintEffect::kPreferNoSchedule)
+                   .Unschedulable()
+                   .Ptr(),
+               1);
+  info.AddPod(Info(PodBuilder("a").NodeName("n").Container({{"cpu", "1"}})), 2);
+  info.AddPod(Info(PodBuilder("b").NodeName("n").Container({{"memory", "1Mi"}})), 3);
+  REQUIRE(info.RemovePod("default/a", 4).ok());
+  info.AddPod(Info(PodBuilder("c").NodeName("n").Container({{"cpu", "250m"}})), 5);
+  const framework::NodeRow& row = info.row();
+  CHECK(&row == &info.own_row());  // outside a snapshot
+  CHECK(row.has_node);
+  CHECK(row.unschedulable);
+  CHECK(row.hard_taints);
+  CHECK(row.prefer_taints);
+  CHECK(row.taints == framework::TaintSets::Intern(info.node()->spec.taints));
+  CHECK(row.allocatable_cpu == info.allocatable().Get(api::kCpu));
+  CHECK(row.allocatable_memory == info.allocatable().Get(api::kMemory));
+  CHECK(row.allocatable_pods == 30);
+  CHECK(row.pod_count == 2);
+  CHECK(row.requested_cpu == info.requested().Get(api::kCpu));
+  CHECK(row.requested_memory == info.requested().Get(api::kMemory));
+  CHECK(row.non_zero_requested_cpu == info.non_zero_requested().Get(api::kCpu));
+  CHECK(row.non_zero_requested_memory == info.non_zero_requested().Get(api::kMemory));
+  info.ClearNode(6);
+  CHECK_FALSE(info.row().has_node);
+  CHECK_FALSE(info.row().hard_taints);
+  CHECK(info.row().taints == framework::kNoTaints);
+  CHECK(info.row().pod_count == 2);  // the pods stay with the name
+}
+
 TEST_CASE("removing a pod that is not on the node is NotFound", "[core]") {
   NodeInfo info;
   info.AddPod(Info(PodBuilder("a").NodeName("n")), 1);

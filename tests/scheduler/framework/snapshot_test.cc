@@ -148,5 +148,39 @@ TEST_CASE("namespace labels are found by namespace symbol until removed", "[core
   CHECK(snapshot.NamespaceLabels(ns) == nullptr);
 }
 
+TEST_CASE("the snapshot's rows are the nodes' rows in node order, and row() reads them", "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  AddNode(builder, "a");
+  builder.Upsert("ghost")->AddPod(MakePodInfo(PodBuilder("p").NodeName("ghost").Ptr(), 0), 1);
+  AddNode(builder, "b");
+  builder.RebuildLists();
+  REQUIRE(snapshot.rows().size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(&snapshot.nodes()[i]->row() == &snapshot.rows()[i]);
+    CHECK(snapshot.rows()[i].has_node);
+  }
+  CHECK(&builder.Find("ghost")->row() == &builder.Find("ghost")->own_row());
+}
+
+TEST_CASE("a snapshot node changed in place reads its own row until the snapshot rewrites it",
+          "[core]") {
+  Snapshot snapshot;
+  SnapshotBuilder builder(&snapshot);
+  AddNode(builder, "a");
+  builder.RebuildLists();
+  NodeInfo* node = builder.Find("a");
+  node->AddPod(MakePodInfo(PodBuilder("p").NodeName("a").Container({{"cpu", "1"}}).Ptr(), 0), 2);
+  CHECK(node->row().pod_count == 1);  // not the table's stale row
+  CHECK(snapshot.rows()[0].pod_count == 0);
+  builder.RefreshRow(node);
+  CHECK(&node->row() == &snapshot.rows()[0]);
+  CHECK(snapshot.rows()[0].pod_count == 1);
+  CHECK(snapshot.rows()[0].requested_cpu == 1000);
+  NodeInfo copy = *node;  // a what-if copy has no table row
+  CHECK(&copy.row() == &copy.own_row());
+  CHECK(copy.row().pod_count == 1);
+}
+
 }  // namespace
 }  // namespace kubesched
