@@ -55,6 +55,11 @@ constexpr KindDecoder kDecoders[] = {
     {"CSINode", false, &DecodeAs<CsiNode, internal::DecodeCsiNode>},
     {"VolumeAttachment", false, &DecodeAs<VolumeAttachment, internal::DecodeVolumeAttachment>},
     {"PodGroup", true, &DecodeAs<PodGroup, internal::DecodePodGroup>},
+    {"DeviceClass", false, &DecodeAs<DeviceClass, internal::DecodeDeviceClass>},
+    {"ResourceSlice", false, &DecodeAs<ResourceSlice, internal::DecodeResourceSlice>},
+    {"ResourceClaim", true, &DecodeAs<ResourceClaim, internal::DecodeResourceClaim>},
+    {"ResourceClaimTemplate", true,
+     &DecodeAs<ResourceClaimTemplate, internal::DecodeResourceClaimTemplate>},
 };
 
 const KindDecoder* FindDecoder(std::string_view kind) {

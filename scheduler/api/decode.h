@@ -14,15 +14,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "scheduler/api/dra.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/api/pod_group.h"
 #include "scheduler/api/storage.h"
 
 namespace kubesched::api {
 
-using Object = std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget,
-                            NodeMetrics, PersistentVolumeClaim, PersistentVolume, StorageClass,
-                            CsiNode, VolumeAttachment, PodGroup>;
+using Object =
+    std::variant<Pod, Node, Namespace, PriorityClass, ConfigMap, PodDisruptionBudget, NodeMetrics,
+                 PersistentVolumeClaim, PersistentVolume, StorageClass, CsiNode, VolumeAttachment,
+                 PodGroup, DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate>;
 
 // "Pod ns/name", "Node name", or "item 3" when the object has no usable name.
 std::string DescribeObject(const Object& object);

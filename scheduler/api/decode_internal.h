@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "rapidjson/document.h"
+#include "scheduler/api/dra.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/api/pod_group.h"
 #include "scheduler/api/storage.h"
@@ -102,6 +103,8 @@ absl::Status ReadOptionalEnum(const Json& object, std::string_view name, const P
                               std::initializer_list<std::pair<std::string_view, E>> table,
                               std::optional<E>* out);
 absl::Status UnknownValue(const Path& path, std::string_view text);
+// A quantity written as a string or a number (null reads as zero).
+absl::StatusOr<Quantity> DecodeQuantityValue(const Json& value, const Path& path);
 
 // Calls fn(element, element_path) -> absl::Status for every element of the array member `name`.
 template <typename Fn>
@@ -188,5 +191,24 @@ absl::StatusOr<VolumeAttachment> DecodeVolumeAttachment(const Json& object);
 // A PodGroup whose spec cannot be used (minMember missing or below 1, a bad minResources quantity)
 // decodes with PodGroup::error set; only bad metadata or status fail.
 absl::StatusOr<PodGroup> DecodePodGroup(const Json& object);
+
+// --- Dynamic Resource Allocation (decode_dra.cc) -------------------------------------------
+
+// Shared by the DRA decoders: a nested object member (nullptr when absent or null), a string that
+// must be given, a list of strings, selectors[].cel.expression, and a config entry's `opaque`
+// (empty when the entry has none).
+absl::StatusOr<const Json*> FindMember(const Json& object, std::string_view name, const Path& path);
+absl::Status ReadRequiredString(const Json& object, std::string_view name, const Path& path,
+                                std::string* out);
+absl::Status ReadStringList(const Json& object, std::string_view name, const Path& path,
+                            std::vector<std::string>* out);
+absl::Status DecodeDeviceSelectors(const Json& object, const Path& path,
+                                   std::vector<DeviceSelector>* out);
+absl::StatusOr<OpaqueDeviceConfiguration> DecodeOpaqueConfig(const Json& config, const Path& path);
+
+absl::StatusOr<DeviceClass> DecodeDeviceClass(const Json& object);
+absl::StatusOr<ResourceSlice> DecodeResourceSlice(const Json& object);
+absl::StatusOr<ResourceClaim> DecodeResourceClaim(const Json& object);
+absl::StatusOr<ResourceClaimTemplate> DecodeResourceClaimTemplate(const Json& object);
 
 }  // namespace kubesched::api::internal

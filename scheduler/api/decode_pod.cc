@@ -211,6 +211,16 @@ absl::StatusOr<PodCondition> DecodePodCondition(const Json& value, const Path& p
   return condition;
 }
 
+absl::StatusOr<PodResourceClaimStatus> DecodeClaimStatus(const Json& value, const Path& path) {
+  KUBESCHED_RETURN_IF_ERROR(ExpectObject(value, path));
+  PodResourceClaimStatus status;
+  KUBESCHED_RETURN_IF_ERROR(ReadString(value, "name", path, &status.name));
+  if (status.name.empty()) return path.Field("name").Error("missing or empty");
+  KUBESCHED_RETURN_IF_ERROR(
+      ReadString(value, "resourceClaimName", path, &status.resource_claim_name));
+  return status;
+}
+
 absl::Status DecodePodStatus(const Json& pod, PodStatus* out) {
   const Path path("status");
   const Json* status = Find(pod, "status");
@@ -227,6 +237,8 @@ absl::Status DecodePodStatus(const Json& pod, PodStatus* out) {
       ReadArray(*status, "conditions", path, DecodePodCondition, &out->conditions));
   KUBESCHED_RETURN_IF_ERROR(
       ReadString(*status, "nominatedNodeName", path, &out->nominated_node_name));
+  KUBESCHED_RETURN_IF_ERROR(ReadArray(*status, "resourceClaimStatuses", path, DecodeClaimStatus,
+                                      &out->resource_claim_statuses));
   return ReadTime(*status, "startTime", path, &out->start_time);
 }
 

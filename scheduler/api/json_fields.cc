@@ -249,6 +249,10 @@ absl::Status ReadSymbols(const Json& object, std::string_view name, const Path& 
   });
 }
 
+absl::StatusOr<Quantity> DecodeQuantityValue(const Json& value, const Path& path) {
+  return ReadQuantity(value, path);
+}
+
 absl::Status ReadResources(const Json& object, std::string_view name, const Path& path,
                            ResourceList* out) {
   absl::StatusOr<const Json*> map = FindObject(object, name, path);

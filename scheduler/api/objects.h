@@ -168,6 +168,13 @@ struct PodResourceClaim {
   std::string resource_claim_template_name;
 };
 
+// status.resourceClaimStatuses[]: the claim generated for a pod's template claim (by
+// spec.resourceClaims[].name); an empty resource_claim_name means none is needed.
+struct PodResourceClaimStatus {
+  std::string name;
+  std::string resource_claim_name;
+};
+
 enum class PreemptionPolicy : uint8_t { kPreemptLowerPriority, kNever };
 enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
@@ -203,6 +210,7 @@ struct PodStatus {
   std::vector<PodCondition> conditions;
   std::string nominated_node_name;
   std::optional<absl::Time> start_time;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
 };
 
 struct Pod {

@@ -377,6 +377,9 @@ Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
   if (impl_->storage_generation > since) {
     builder.SetStorage(std::make_shared<const framework::StorageState>(impl_->storage));
   }
+  if (impl_->dra_generation > since) {
+    builder.SetDra(std::make_shared<const framework::DraState>(impl_->dra));
+  }
   if (impl_->gangs_generation > since) {
     builder.SetGangs(std::make_shared<const framework::GangState>(impl_->gangs));
   }

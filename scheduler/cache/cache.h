@@ -120,6 +120,13 @@ class Cache : public framework::VolumeAssumeCache {
   void SetStorageObject(std::shared_ptr<const T> object);
   template <typename T>
   void RemoveStorageObject(const T& object);
+  // The Dynamic Resource Allocation objects, handed to snapshots when they change
+  // (framework::DraState): claims and templates by "namespace/name", classes and slices by name.
+  // T is one of api::DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate.
+  template <typename T>
+  void SetDraObject(std::shared_ptr<const T> object);
+  template <typename T>
+  void RemoveDraObject(const T& object);
   // PodGroups by "namespace/name", handed to snapshots when they change (framework::GangState);
   // a snapshot copies only the shards changed since the last one.
   void SetPodGroup(std::shared_ptr<const api::PodGroup> group);

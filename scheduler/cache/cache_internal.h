@@ -18,6 +18,7 @@
 #include "scheduler/api/storage.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/cache/node_grouping.h"
+#include "scheduler/framework/dra_state.h"
 #include "scheduler/framework/gang_state.h"
 #include "scheduler/framework/storage_state.h"
 #include "scheduler/util/strings.h"
@@ -130,6 +131,10 @@ struct Cache::Impl {
   framework::StorageState storage ABSL_GUARDED_BY(mu);
   int64_t storage_generation ABSL_GUARDED_BY(mu) = 0;
   VolumeAssumptions assumed_volumes ABSL_GUARDED_BY(mu);
+  // The writer side of the snapshots' DraState (cache_dra.cc): the informers' DRA objects;
+  // published when dra_generation moved.
+  framework::DraState dra ABSL_GUARDED_BY(mu);
+  int64_t dra_generation ABSL_GUARDED_BY(mu) = 0;
   // The writer side of the snapshots' GangState: the informers' PodGroups; published when
   // gangs_generation moved.
   framework::GangState gangs ABSL_GUARDED_BY(mu);

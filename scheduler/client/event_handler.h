@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "scheduler/api/dra.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/api/pod_group.h"
 #include "scheduler/api/storage.h"
@@ -41,6 +42,12 @@ class ClusterEventHandler {
   virtual void OnVolumeAttachment(const Event<api::VolumeAttachment>& /*event*/) {}
   // scheduler-plugins' PodGroups (the gang plugin). A cluster without the CRD delivers none.
   virtual void OnPodGroup(const Event<api::PodGroup>& /*event*/) {}
+  // The Dynamic Resource Allocation objects (resource.k8s.io/v1). A cluster that does not serve
+  // the group delivers none.
+  virtual void OnDeviceClass(const Event<api::DeviceClass>& /*event*/) {}
+  virtual void OnResourceSlice(const Event<api::ResourceSlice>& /*event*/) {}
+  virtual void OnResourceClaim(const Event<api::ResourceClaim>& /*event*/) {}
+  virtual void OnResourceClaimTemplate(const Event<api::ResourceClaimTemplate>& /*event*/) {}
 };
 
 }  // namespace kubesched::client

@@ -36,7 +36,11 @@ std::vector<ResourceKind> WatchedKinds(const std::string& scheduler_namespace) {
                                      PersistentVolumeClaimResourceKind(),
                                      CsiNodeResourceKind(),
                                      VolumeAttachmentResourceKind(),
-                                     PodGroupResourceKind()};
+                                     PodGroupResourceKind(),
+                                     DeviceClassResourceKind(),
+                                     ResourceSliceResourceKind(),
+                                     ResourceClaimResourceKind(),
+                                     ResourceClaimTemplateResourceKind()};
   if (!scheduler_namespace.empty()) kinds.push_back(ConfigMapResourceKind(scheduler_namespace));
   kinds.push_back(PodResourceKind());
   return kinds;
@@ -155,6 +159,14 @@ void Informers::DeliverToHandler(const ObjectEvent& event) {
           handler_->OnVolumeAttachment(typed);
         } else if constexpr (std::is_same_v<T, api::PodGroup>) {
           handler_->OnPodGroup(typed);
+        } else if constexpr (std::is_same_v<T, api::DeviceClass>) {
+          handler_->OnDeviceClass(typed);
+        } else if constexpr (std::is_same_v<T, api::ResourceSlice>) {
+          handler_->OnResourceSlice(typed);
+        } else if constexpr (std::is_same_v<T, api::ResourceClaim>) {
+          handler_->OnResourceClaim(typed);
+        } else if constexpr (std::is_same_v<T, api::ResourceClaimTemplate>) {
+          handler_->OnResourceClaimTemplate(typed);
         }
       },
       *event.object);

@@ -5,8 +5,17 @@
 //
 // Kinds: Node, Namespace, PriorityClass, PodDisruptionBudget, the volume kinds (StorageClass,
 // PersistentVolume, PersistentVolumeClaim, CSINode, VolumeAttachment), PodGroup (scheduler-plugins'
-// CRD; a cluster without it counts as having none, see ResourceKind::optional), Pod (non-terminal
-// phases only), and ConfigMap in the scheduler's own namespace when one is given.
+// CRD; a cluster without it counts as having none, see ResourceKind::optional), the Dynamic
+// Resource Allocation kinds (DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate;
+// optional too), Pod (non-terminal phases only), and ConfigMap in the scheduler's own namespace
+// when one is given.
+//
+// The DRA kinds are watched whatever the profiles hold, as upstream watches them whenever its
+// DynamicResources feature is on: the claims a pod names are then known before a profile that
+// allocates them is configured, and `explain --kubeconfig` sees what `run` sees. On a cluster
+// without DRA objects the four watches are idle; an API server without resource.k8s.io/v1
+// (before Kubernetes 1.34) answers 404, which is logged once per kind and treated as no objects,
+// and so is a 403 from RBAC rules that do not grant them.
 //
 // Start order: the Pod reflector lists only after Node, Namespace and PriorityClass have delivered
 // their first list (or `pod_list_prerequisite_timeout` passed, so that e.g. a missing RBAC rule

@@ -297,8 +297,10 @@ void Reflector::TreatAsAbsent(const absl::Status& listed) {
     absence_logged_ = true;
     const std::string why =
         absl::IsNotFound(listed)
-            ? absl::StrCat("the API server does not serve ", kind_.list_path, " (HTTP 404): the ",
-                           kind_.crd, " CRD is not installed")
+            ? absl::StrCat("the API server does not serve ", kind_.list_path, " (HTTP 404): ",
+                           kind_.absent_reason.empty()
+                               ? absl::StrCat("the ", kind_.crd, " CRD is not installed")
+                               : kind_.absent_reason)
             : absl::StrCat("the scheduler may not list ", kind_.list_path,
                            " (HTTP 403): its RBAC rules lack get/list/watch on ", kind_.crd);
     util::LogWarning(absl::StrCat(kind_.kind, " reflector: ", why,

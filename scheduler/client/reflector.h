@@ -65,6 +65,8 @@ struct ResourceKind {
   // same, so that a missing rule costs the feature, not all scheduling.
   bool optional = false;
   std::string crd;  // "podgroups.scheduling.x-k8s.io"
+  // Why a 404 means the kind is absent, for the warning; empty: "the <crd> CRD is not installed".
+  std::string absent_reason;
 };
 
 // The kinds the scheduler watches. Pods exclude terminal phases: the scheduler has nothing to do
@@ -79,6 +81,11 @@ ResourceKind StorageClassResourceKind();
 ResourceKind CsiNodeResourceKind();
 ResourceKind VolumeAttachmentResourceKind();
 ResourceKind PodGroupResourceKind();  // optional: scheduler-plugins' CRD
+// Optional: resource.k8s.io/v1, which API servers before Kubernetes 1.34 do not serve.
+ResourceKind DeviceClassResourceKind();
+ResourceKind ResourceSliceResourceKind();
+ResourceKind ResourceClaimResourceKind();
+ResourceKind ResourceClaimTemplateResourceKind();
 ResourceKind PriorityClassResourceKind();
 ResourceKind PodDisruptionBudgetResourceKind();
 ResourceKind ConfigMapResourceKind(std::string_view namespace_name);

@@ -17,6 +17,16 @@ ResourceKind Kind(std::string kind, std::string list_path, std::string field_sel
   return resource;
 }
 
+// resource.k8s.io/v1 is served from Kubernetes 1.34 on; older servers answer 404.
+ResourceKind DraKind(std::string kind, const std::string& plural) {
+  ResourceKind resource = Kind(std::move(kind), absl::StrCat("/apis/resource.k8s.io/v1/", plural));
+  resource.optional = true;
+  resource.crd = absl::StrCat(plural, ".resource.k8s.io");
+  resource.absent_reason =
+      "resource.k8s.io/v1 is not served (Kubernetes before 1.34, or the API group is disabled)";
+  return resource;
+}
+
 }  // namespace
 
 ResourceKind PodResourceKind() {
@@ -42,6 +52,12 @@ ResourceKind PodGroupResourceKind() {
   kind.optional = true;
   kind.crd = "podgroups.scheduling.x-k8s.io";
   return kind;
+}
+ResourceKind DeviceClassResourceKind() { return DraKind("DeviceClass", "deviceclasses"); }
+ResourceKind ResourceSliceResourceKind() { return DraKind("ResourceSlice", "resourceslices"); }
+ResourceKind ResourceClaimResourceKind() { return DraKind("ResourceClaim", "resourceclaims"); }
+ResourceKind ResourceClaimTemplateResourceKind() {
+  return DraKind("ResourceClaimTemplate", "resourceclaimtemplates");
 }
 ResourceKind PriorityClassResourceKind() {
   return Kind("PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses");

@@ -25,6 +25,8 @@ std::string KeyOf(const api::PersistentVolume& v) { return v.meta.name; }
 std::string KeyOf(const api::StorageClass& c) { return c.meta.name; }
 std::string KeyOf(const api::CsiNode& n) { return n.meta.name; }
 std::string KeyOf(const api::VolumeAttachment& a) { return a.meta.name; }
+std::string KeyOf(const api::DeviceClass& c) { return c.meta.name; }
+std::string KeyOf(const api::ResourceSlice& s) { return s.meta.name; }
 
 std::string PodKey(const std::string& namespace_name, const std::string& name) {
   return absl::StrCat(namespace_name, "/", name);
@@ -69,6 +71,18 @@ void Dispatch(client::ClusterEventHandler* h, const client::Event<api::VolumeAtt
 }
 void Dispatch(client::ClusterEventHandler* h, const client::Event<api::PodGroup>& e) {
   h->OnPodGroup(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::DeviceClass>& e) {
+  h->OnDeviceClass(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::ResourceSlice>& e) {
+  h->OnResourceSlice(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::ResourceClaim>& e) {
+  h->OnResourceClaim(e);
+}
+void Dispatch(client::ClusterEventHandler* h, const client::Event<api::ResourceClaimTemplate>& e) {
+  h->OnResourceClaimTemplate(e);
 }
 
 }  // namespace
@@ -129,6 +143,18 @@ absl::Status EmbeddedCluster::Create(const api::Object& object) {
         }
         if constexpr (std::is_same_v<T, api::PodGroup>) {
           return Insert(pod_groups_, typed, "PodGroup");
+        }
+        if constexpr (std::is_same_v<T, api::DeviceClass>) {
+          return Insert(device_classes_, typed, "DeviceClass");
+        }
+        if constexpr (std::is_same_v<T, api::ResourceSlice>) {
+          return Insert(resource_slices_, typed, "ResourceSlice");
+        }
+        if constexpr (std::is_same_v<T, api::ResourceClaim>) {
+          return Insert(resource_claims_, typed, "ResourceClaim");
+        }
+        if constexpr (std::is_same_v<T, api::ResourceClaimTemplate>) {
+          return Insert(resource_claim_templates_, typed, "ResourceClaimTemplate");
         }
         return absl::InvalidArgumentError("unsupported kind");
       },
@@ -239,6 +265,10 @@ void EmbeddedCluster::Watch(client::ClusterEventHandler* handler) {
   ReplayStore(csi_nodes_, handler);
   ReplayStore(attachments_, handler);
   ReplayStore(pod_groups_, handler);
+  ReplayStore(device_classes_, handler);
+  ReplayStore(resource_slices_, handler);
+  ReplayStore(resource_claim_templates_, handler);
+  ReplayStore(resource_claims_, handler);
   // Pods in creation order (resourceVersion), so queue arrival order follows the input files.
   std::vector<std::shared_ptr<const api::Pod>> pods;
   for (const auto& [key, pod] : pods_) pods.push_back(pod);

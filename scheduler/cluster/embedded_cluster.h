@@ -90,7 +90,9 @@ class EmbeddedCluster : public framework::PodBinder,
                    client::Event<api::PodDisruptionBudget>, client::Event<api::NodeMetrics>,
                    client::Event<api::PersistentVolumeClaim>, client::Event<api::PersistentVolume>,
                    client::Event<api::StorageClass>, client::Event<api::CsiNode>,
-                   client::Event<api::VolumeAttachment>, client::Event<api::PodGroup>>;
+                   client::Event<api::VolumeAttachment>, client::Event<api::PodGroup>,
+                   client::Event<api::DeviceClass>, client::Event<api::ResourceSlice>,
+                   client::Event<api::ResourceClaim>, client::Event<api::ResourceClaimTemplate>>;
   template <typename T>
   using Store = absl::btree_map<std::string, std::shared_ptr<const T>>;
 
@@ -130,6 +132,10 @@ class EmbeddedCluster : public framework::PodBinder,
   Store<api::CsiNode> csi_nodes_ ABSL_GUARDED_BY(mu_);
   Store<api::VolumeAttachment> attachments_ ABSL_GUARDED_BY(mu_);
   Store<api::PodGroup> pod_groups_ ABSL_GUARDED_BY(mu_);
+  Store<api::DeviceClass> device_classes_ ABSL_GUARDED_BY(mu_);
+  Store<api::ResourceSlice> resource_slices_ ABSL_GUARDED_BY(mu_);
+  Store<api::ResourceClaim> resource_claims_ ABSL_GUARDED_BY(mu_);
+  Store<api::ResourceClaimTemplate> resource_claim_templates_ ABSL_GUARDED_BY(mu_);
   // An event not yet delivered: addressed to one new watcher (its initial replay), or to every
   // watcher registered before the event was written (target == nullptr).
   struct PendingEvent {

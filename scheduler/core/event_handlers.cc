@@ -204,6 +204,29 @@ void Scheduler::OnVolumeAttachment(const client::Event<api::VolumeAttachment>& e
   OnStorageObject(event);
 }
 
+template <typename T>
+void Scheduler::OnDraObject(const client::Event<T>& event, framework::ClusterEvent cluster_event) {
+  if (event.type == EventType::kDeleted) {
+    cache_->RemoveDraObject(*event.object);
+  } else {
+    cache_->SetDraObject(event.object);
+  }
+  queue_->MoveAllToActiveOrBackoff(cluster_event);
+}
+
+void Scheduler::OnDeviceClass(const client::Event<api::DeviceClass>& event) {
+  OnDraObject(event, framework::ClusterEvent::kDeviceInventoryChanged);
+}
+void Scheduler::OnResourceSlice(const client::Event<api::ResourceSlice>& event) {
+  OnDraObject(event, framework::ClusterEvent::kDeviceInventoryChanged);
+}
+void Scheduler::OnResourceClaim(const client::Event<api::ResourceClaim>& event) {
+  OnDraObject(event, framework::ClusterEvent::kResourceClaimChanged);
+}
+void Scheduler::OnResourceClaimTemplate(const client::Event<api::ResourceClaimTemplate>& event) {
+  OnDraObject(event, framework::ClusterEvent::kResourceClaimChanged);
+}
+
 namespace {
 
 // Whether a PodGroup event may change a verdict: the group came or went, or what its pods are

@@ -106,6 +106,10 @@ class Scheduler : public client::ClusterEventHandler {
   // PodGroups feed the cache's snapshots (Snapshot::gangs(), the gang plugin); one added, deleted
   // or with a changed spec may help pods waiting for their group (ClusterEvent::kPodGroupChanged).
   void OnPodGroup(const client::Event<api::PodGroup>& event) override;
+  void OnDeviceClass(const client::Event<api::DeviceClass>& event) override;
+  void OnResourceSlice(const client::Event<api::ResourceSlice>& event) override;
+  void OnResourceClaim(const client::Event<api::ResourceClaim>& event) override;
+  void OnResourceClaimTemplate(const client::Event<api::ResourceClaimTemplate>& event) override;
   // Budgets feed the cache's snapshots (preemption prefers victims that violate none).
   void OnPodDisruptionBudget(const client::Event<api::PodDisruptionBudget>& event) override;
 
@@ -179,6 +183,8 @@ class Scheduler : public client::ClusterEventHandler {
   void TrackGangMember(const api::Pod& pod);
   template <typename T>
   void OnStorageObject(const client::Event<T>& event);
+  template <typename T>
+  void OnDraObject(const client::Event<T>& event, framework::ClusterEvent cluster_event);
   // The profile that schedules `pod` when it is pending for us (not bound, not terminal, not
   // being deleted, its schedulerName ours); null otherwise.
   const runtime::Framework* PendingFrameworkFor(const api::Pod& pod) const;

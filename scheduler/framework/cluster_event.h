@@ -22,13 +22,19 @@ enum class ClusterEvent : uint8_t {
   // A PodGroup (scheduling.x-k8s.io) was added or deleted, or its spec changed: may complete or
   // release a gang whose members wait for it. A status-only update is not one.
   kPodGroupChanged,
+  // A ResourceClaim or ResourceClaimTemplate was added, changed or deleted (a claim created for
+  // a pod, allocated or freed): may let a pod with claims proceed.
+  kResourceClaimChanged,
+  // A ResourceSlice or DeviceClass was added, changed or deleted: devices were published, went
+  // away, or a class's selectors changed.
+  kDeviceInventoryChanged,
   // A pending pod of a gang appeared: may give its group enough members.
   kGangMemberAdded,
   // Not a cluster event: the queue's periodic flush of pods left unschedulable for too long,
   // which moves every pod whatever its plugins registered.
   kUnschedulableTimeout,
 };
-inline constexpr size_t kClusterEventCount = 8;
+inline constexpr size_t kClusterEventCount = 10;
 
 // A set of ClusterEvents, one bit each.
 using ClusterEventSet = uint32_t;

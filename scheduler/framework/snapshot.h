@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "scheduler/api/labels.h"
+#include "scheduler/framework/dra_state.h"
 #include "scheduler/framework/gang_state.h"
 #include "scheduler/framework/node_groups.h"
 #include "scheduler/framework/node_info.h"
@@ -47,6 +48,8 @@ class Snapshot {
   }
   // The volume objects (claims, volumes, classes, CSINodes, attachments), for the volume plugins.
   const StorageState& storage() const { return *storage_state_; }
+  // The Dynamic Resource Allocation objects (classes, slices, claims, templates).
+  const DraState& dra() const { return *dra_state_; }
   // The PodGroup objects by "namespace/name", for the gang plugin.
   const GangState& gangs() const { return *gang_state_; }
   // Every PodDisruptionBudget, for preemption (which prefers victims that violate none).
@@ -79,6 +82,7 @@ class Snapshot {
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
   std::shared_ptr<const StorageState> storage_state_ = std::make_shared<const StorageState>();
   std::shared_ptr<const GangState> gang_state_ = std::make_shared<const GangState>();
+  std::shared_ptr<const DraState> dra_state_ = std::make_shared<const DraState>();
   std::shared_ptr<const absl::flat_hash_map<api::Symbol, int32_t>> image_node_counts_ =
       std::make_shared<const absl::flat_hash_map<api::Symbol, int32_t>>();
   api::ResourceList cluster_allocatable_;
@@ -115,6 +119,7 @@ class SnapshotBuilder {
   void SetStorage(std::shared_ptr<const StorageState> storage) {
     snapshot_->storage_state_ = std::move(storage);
   }
+  void SetDra(std::shared_ptr<const DraState> dra) { snapshot_->dra_state_ = std::move(dra); }
   void SetGangs(std::shared_ptr<const GangState> gangs) {
     snapshot_->gang_state_ = std::move(gangs);
   }

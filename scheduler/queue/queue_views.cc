@@ -83,6 +83,10 @@ std::string_view IncomingEventName(IncomingEvent event) {
       return "StorageChange";
     case IncomingEvent::kPodGroupChange:
       return "PodGroupChange";
+    case IncomingEvent::kResourceClaimChange:
+      return "ResourceClaimChange";
+    case IncomingEvent::kDeviceChange:
+      return "DeviceChange";
   }
   return "Unknown";
 }

@@ -36,6 +36,10 @@ IncomingEvent IncomingEventOf(framework::ClusterEvent event) {
       return IncomingEvent::kStorageChange;
     case framework::ClusterEvent::kPodGroupChanged:
       return IncomingEvent::kPodGroupChange;
+    case framework::ClusterEvent::kResourceClaimChanged:
+      return IncomingEvent::kResourceClaimChange;
+    case framework::ClusterEvent::kDeviceInventoryChanged:
+      return IncomingEvent::kDeviceChange;
     case framework::ClusterEvent::kGangMemberAdded:
       return IncomingEvent::kPodAdd;
     case framework::ClusterEvent::kUnschedulableTimeout:

@@ -54,7 +54,8 @@ struct QueuedPodInfo {
 // kQuotaChange, "QuotaChange", is kubesched's: queue quota freed room or changed; kStorageChange,
 // "StorageChange", stands for upstream's PersistentVolumeClaim/PersistentVolume/StorageClass/
 // CSINode/VolumeAttachment events; kPodGroupChange, "PodGroupChange", for scheduler-plugins'
-// PodGroup events).
+// PodGroup events; kResourceClaimChange, "ResourceClaimChange", for upstream's ResourceClaim
+// events, and kDeviceChange, "DeviceChange", for its ResourceSlice/DeviceClass events).
 enum class IncomingEvent : uint8_t {
   kPodAdd,
   kPodUpdate,
@@ -68,8 +69,10 @@ enum class IncomingEvent : uint8_t {
   kQuotaChange,
   kStorageChange,
   kPodGroupChange,
+  kResourceClaimChange,
+  kDeviceChange,
 };
-inline constexpr size_t kIncomingEventCount = 12;
+inline constexpr size_t kIncomingEventCount = 14;
 std::string_view IncomingEventName(IncomingEvent event);
 // Pods that entered each sub-queue by event: [0] activeQ, [1] backoffQ, [2] the unschedulable set
 // (quota waiters included), indexed by IncomingEvent.

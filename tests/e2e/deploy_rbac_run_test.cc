@@ -172,6 +172,7 @@ const std::vector<std::string> kExercised = {
     "watch persistentvolumes", "watch storageclasses.storage.k8s.io",
     "watch csinodes.storage.k8s.io", "watch priorityclasses.scheduling.k8s.io",
     "watch poddisruptionbudgets.policy", "list nodes.metrics.k8s.io",
+    "watch resourceclaims.resource.k8s.io", "watch resourceslices.resource.k8s.io",
     // a scrape of the secure port with a token
     "create tokenreviews.authentication.k8s.io",
     "create subjectaccessreviews.authorization.k8s.io"};

@@ -61,5 +61,50 @@ TEST_CASE("a pod with resource claims stays pending while nothing allocates clai
   }
 }
 
+// The four resource.k8s.io/v1 kinds in a cluster file, one of them bad: the good ones load, the bad
+// one is a problem naming it, and the claim pod keeps its reason (no plugin allocates claims).
+constexpr char kDraCluster[] = R"(
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {selectors: [{cel: {expression: device.driver == "gpu.example.com"}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-1-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0, attributes: {model: {string: A100}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: default}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: broken, namespace: default}
+spec: {devices: {requests: [{name: gpu}]}}
+)";
+
+TEST_CASE("a cluster file with DRA objects loads them and reports the bad one", "[simulation]") {
+  const TempFile cluster(std::string(kCluster) + "---\n" + kDraCluster, "cluster.yaml");
+  const TempFile workload(kWorkload, "workload.yaml");
+  auto report = RunSimulation({cluster.path(), workload.path(), /*seed=*/1, 1},
+                              config::DefaultConfiguration());
+  REQUIRE(report.ok());
+  REQUIRE(report->problems.size() == 1);
+  CHECK_THAT(report->problems[0].ToString(),
+             Catch::Contains("ResourceClaim default/broken: spec.devices.requests[0]: exactly one "
+                             "of exactly, firstAvailable must be set"));
+  REQUIRE(report->pod_results.size() == 2);
+  for (const PodResult& pod : report->pod_results) {
+    INFO(pod.name);
+    CHECK(pod.node.has_value() == (pod.name == "plain"));
+  }
+}
+
 }  // namespace
 }  // namespace kubesched::scheduler

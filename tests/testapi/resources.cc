@@ -150,6 +150,32 @@ std::vector<ResourceType> BuildTypes() {
        .short_names = {"pg", "pgs"},
        .subresources = {{"status", kStatusVerbs}},
        .custom = true});
+  // Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34). Writes are validated
+  // (dra_validation.h); claims have a status subresource, which the scheduler writes.
+  add({.group = "resource.k8s.io",
+       .version = "v1",
+       .plural = "deviceclasses",
+       .singular = "deviceclass",
+       .kind = "DeviceClass",
+       .namespaced = false});
+  add({.group = "resource.k8s.io",
+       .version = "v1",
+       .plural = "resourceslices",
+       .singular = "resourceslice",
+       .kind = "ResourceSlice",
+       .namespaced = false,
+       .selectable_fields = {"spec.driver", "spec.nodeName"}});
+  add({.group = "resource.k8s.io",
+       .version = "v1",
+       .plural = "resourceclaims",
+       .singular = "resourceclaim",
+       .kind = "ResourceClaim",
+       .subresources = {{"status", kStatusVerbs}}});
+  add({.group = "resource.k8s.io",
+       .version = "v1",
+       .plural = "resourceclaimtemplates",
+       .singular = "resourceclaimtemplate",
+       .kind = "ResourceClaimTemplate"});
   add({.group = "coordination.k8s.io",
        .version = "v1",
        .plural = "leases",

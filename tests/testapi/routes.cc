@@ -15,6 +15,7 @@
 #include "scheduler/util/strings.h"
 #include "tests/testapi/admission.h"
 #include "tests/testapi/custom_resources.h"
+#include "tests/testapi/dra_validation.h"
 #include "tests/testapi/event_views.h"
 #include "tests/testapi/field_validation.h"
 #include "tests/testapi/patch.h"
@@ -218,6 +219,10 @@ bool ParseBool(std::string_view value) {
 
 // ---- discovery ----
 
+bool IsDisabled(const std::vector<std::string>& disabled, const ResourceType& type) {
+  return std::find(disabled.begin(), disabled.end(), type.api_version()) != disabled.end();
+}
+
 std::string ResourceListJson(std::string_view group, std::string_view version) {
   std::vector<std::string> entries;
   for (const ResourceType& type : AllResourceTypes()) {
@@ -251,10 +256,12 @@ std::string ResourceListJson(std::string_view group, std::string_view version) {
                       "]}");
 }
 
-std::vector<std::pair<std::string, std::string>> GroupVersions() {
+// The group versions served: every one of a type, less those turned off (--runtime-config).
+std::vector<std::pair<std::string, std::string>> GroupVersions(
+    const std::vector<std::string>& disabled) {
   std::vector<std::pair<std::string, std::string>> groups;
   for (const ResourceType& type : AllResourceTypes()) {
-    if (type.group.empty()) continue;
+    if (type.group.empty() || IsDisabled(disabled, type)) continue;
     std::pair<std::string, std::string> entry{type.group, type.version};
     if (std::find(groups.begin(), groups.end(), entry) == groups.end()) groups.push_back(entry);
   }
@@ -269,9 +276,11 @@ std::string GroupJson(const std::string& group, const std::string& version) {
                       "],\"preferredVersion\":", version_json, "}");
 }
 
-std::string GroupListJson() {
+std::string GroupListJson(const std::vector<std::string>& disabled) {
   std::vector<std::string> groups;
-  for (const auto& [group, version] : GroupVersions()) groups.push_back(GroupJson(group, version));
+  for (const auto& [group, version] : GroupVersions(disabled)) {
+    groups.push_back(GroupJson(group, version));
+  }
   return absl::StrCat("{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[",
                       absl::StrJoin(groups, ","), "]}");
 }
@@ -390,6 +399,12 @@ absl::Status ApplyPatch(PatchKind kind, const rapidjson::Document& patch,
   return absl::OkStatus();
 }
 
+// The checks every update and patch of an object or its status passes (create admits first).
+absl::Status CheckWrite(const ResourceType& type, const rapidjson::Value& object) {
+  if (absl::Status status = CheckCustomResourceSchema(type, object); !status.ok()) return status;
+  return CheckDraObject(type, object);
+}
+
 }  // namespace
 
 // ---- routing ----
@@ -504,11 +519,11 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
     }
     // Aggregated discovery (Accept: ...as=APIGroupDiscoveryList) is not served: the plain
     // APIGroupList makes kubectl and client-go fall back to per-group discovery.
-    if (path == "/apis") return JsonResponse(200, GroupListJson());
+    if (path == "/apis") return JsonResponse(200, GroupListJson(options_.disabled_api_versions));
     if (std::optional<HttpResponse> document = OpenApiResponse(path)) return *document;
     if (path == "/api/v1") return JsonResponse(200, ResourceListJson("", "v1"));
     if (segments.size() == 2 && segments[0] == "apis") {
-      for (const auto& [group, version] : GroupVersions()) {
+      for (const auto& [group, version] : GroupVersions(options_.disabled_api_versions)) {
         if (group == segments[1]) {
           return JsonResponse(200, absl::StrCat("{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",",
                                                 GroupJson(group, version).substr(1)));
@@ -516,7 +531,7 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
       }
     }
     if (segments.size() == 3 && segments[0] == "apis") {
-      for (const auto& [group, version] : GroupVersions()) {
+      for (const auto& [group, version] : GroupVersions(options_.disabled_api_versions)) {
         if (group == segments[1] && version == segments[2]) {
           return JsonResponse(200, ResourceListJson(group, version));
         }
@@ -544,6 +559,9 @@ HttpResponse ApiServer::Handle(const HttpRequest& request) {
     rest.erase(rest.begin(), rest.begin() + 2);
   }
   route.type = FindResourceType(group, version, rest[0]);
+  if (route.type != nullptr && IsDisabled(options_.disabled_api_versions, *route.type)) {
+    route.type = nullptr;
+  }
   if (route.type == nullptr || rest.size() > 3 ||
       (!route.namespace_name.empty() && !route.type->namespaced)) {
     return StatusResponse(404, "NotFound", "the server could not find the requested resource");
@@ -959,6 +977,8 @@ absl::StatusOr<ObjectPtr> ApiServer::CreateObject(const ResourceType& type,
   if (!status.ok()) return status;
   status = CheckCustomResourceSchema(stored_type, object);
   if (!status.ok()) return status;
+  status = CheckDraObject(stored_type, object);
+  if (!status.ok()) return status;
   return store_->Create(stored_type, std::move(object));
 }
 
@@ -1137,7 +1157,7 @@ HttpResponse ApiServer::Update(const HttpRequest& request, const Route& route) {
         original.CopyFrom(object, original.GetAllocator());
         object.CopyFrom(replacement, object.GetAllocator());
         KeepOtherHalf(type, route.subresource, original, object);
-        return CheckCustomResourceSchema(type, object);
+        return CheckWrite(type, object);
       });
   if (!updated.ok() && updated.status().code() == absl::StatusCode::kNotFound &&
       route.subresource.empty() && (type.kind == "Lease" || type.kind == "Event")) {
@@ -1207,7 +1227,7 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
               "version and try again"));
         }
         KeepOtherHalf(type, route.subresource, original, object);
-        return CheckCustomResourceSchema(type, object);
+        return CheckWrite(type, object);
       });
   if (!patched.ok()) return ErrorResponse(patched.status(), route.Details());
   return WithWarnings(JsonResponse(200, Render(type, **patched, TypeMeta::kInclude)), warnings);

@@ -39,6 +39,9 @@ struct ApiServerOptions {
   absl::Duration default_watch_timeout = absl::Minutes(30);
   // Users of TokenReviews and decisions of SubjectAccessReviews (reviews.h).
   ReviewOptions reviews{};
+  // Group versions not served ("resource.k8s.io/v1"), as the real API server's
+  // --runtime-config=<group/version>=false: their paths answer 404 and discovery leaves them out.
+  std::vector<std::string> disabled_api_versions{};
 };
 
 class ApiServer {

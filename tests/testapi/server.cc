@@ -34,6 +34,10 @@ const char kServerUsage[] = R"(kubesched-testapi: an in-memory Kubernetes API se
                                 200 response with one ERROR event (what the real API's watch
                                 cache sends)
   --load FILE                   create the objects of a YAML/JSON file at start (repeatable)
+  --runtime-config GROUP/VERSION=false
+                                do not serve that group version (404, left out of discovery),
+                                as an API server without it (repeatable): resource.k8s.io/v1=false
+                                is a cluster before Kubernetes 1.34
   --threads N                   server threads (default 2)
   --faults JSON|@FILE           initial fault configuration (format: POST /testapi/faults)
   --fault-watch-close-after N   end every watch after N events
@@ -179,6 +183,14 @@ absl::Status ApplyFlag(const std::string& flag, const std::string& value, Server
   } else if (flag == "--expired-watch-response") {
     if (value != "status" && value != "event") return BadFlag(flag, value);
     options->api.expired_watch_as_event = value == "event";
+  } else if (flag == "--runtime-config") {
+    // <group>/<version>=false, as the real API server takes it; only turning off is supported.
+    const size_t equals = value.rfind('=');
+    if (equals == std::string::npos || value.substr(equals + 1) != "false" ||
+        value.find('/') == std::string::npos) {
+      return BadFlag(flag, value);
+    }
+    options->api.disabled_api_versions.push_back(value.substr(0, equals));
   } else if (flag == "--load") {
     options->load_files.push_back(value);
   } else if (flag == "--threads") {

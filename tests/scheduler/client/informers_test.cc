@@ -1,5 +1,6 @@
 #include "scheduler/client/informers.h"
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <map>
@@ -36,6 +37,7 @@ constexpr char kPodDisruptionBudgets[] = "/apis/policy/v1/poddisruptionbudgets";
 constexpr char kConfigMaps[] = "/api/v1/namespaces/kube-system/configmaps";
 constexpr char kClaims[] = "/api/v1/persistentvolumeclaims";
 constexpr char kStorageClasses[] = "/apis/storage.k8s.io/v1/storageclasses";
+constexpr char kResourceClaims[] = "/apis/resource.k8s.io/v1/resourceclaims";
 
 // Counts events per kind and checks that no two handler calls ever overlap.
 class CountingHandler : public ClusterEventHandler {
@@ -59,6 +61,9 @@ class CountingHandler : public ClusterEventHandler {
   }
   void OnStorageClass(const Event<api::StorageClass>& event) override {
     Handle("StorageClass", event.object != nullptr);
+  }
+  void OnResourceClaim(const Event<api::ResourceClaim>& event) override {
+    Handle("ResourceClaim", event.object != nullptr);
   }
 
   int Count(const std::string& kind) const {
@@ -116,6 +121,7 @@ void QueueOneOfEach(ScriptedApiServer& server) {
   server.QueueList(kConfigMaps, Ok(ListBody("1", {NamespacedObjectJson("cm", "1")})));
   server.QueueList(kClaims, Ok(ListBody("1", {NamespacedObjectJson("claim", "1")})));
   server.QueueList(kStorageClasses, Ok(ListBody("1", {ClusterObjectJson("standard", "1")})));
+  server.QueueList(kResourceClaims, Ok(ListBody("1", {NamespacedObjectJson("gpus", "1")})));
   server.QueueList(kPods, Ok(ListBody("1", {PodJson("p", "1")})));
 }
 
@@ -150,16 +156,18 @@ TEST_CASE("informers sync only when every kind has listed, and pods list after t
   CHECK(handler.Count("ConfigMap") == 1);
   CHECK(handler.Count("PersistentVolumeClaim") == 1);
   CHECK(handler.Count("StorageClass") == 1);
+  CHECK(handler.Count("ResourceClaim") == 1);
   CHECK(handler.Count("Pod") == 1);
   CHECK(handler.calls_without_object() == 0);
 
   const std::vector<ReflectorStats> stats = informers.Stats();
   std::vector<std::string> kinds;
   for (const ReflectorStats& entry : stats) kinds.push_back(entry.kind);
-  CHECK(kinds == std::vector<std::string>{"Node", "Namespace", "PriorityClass",
-                                          "PodDisruptionBudget", "StorageClass", "PersistentVolume",
-                                          "PersistentVolumeClaim", "CSINode", "VolumeAttachment",
-                                          "PodGroup", "ConfigMap", "Pod"});
+  CHECK(kinds == std::vector<std::string>{
+                     "Node", "Namespace", "PriorityClass", "PodDisruptionBudget", "StorageClass",
+                     "PersistentVolume", "PersistentVolumeClaim", "CSINode", "VolumeAttachment",
+                     "PodGroup", "DeviceClass", "ResourceSlice", "ResourceClaim",
+                     "ResourceClaimTemplate", "ConfigMap", "Pod"});
   for (const ReflectorStats& entry : stats) CHECK(entry.lists == 1);
   informers.Stop();
 }
@@ -170,7 +178,7 @@ TEST_CASE("without a scheduler namespace no ConfigMaps are watched", "[reflector
   Informers informers(server.transport(), &handler, FastOptions());
   informers.Start();
   REQUIRE(informers.WaitForSync(absl::Seconds(10)));
-  CHECK(informers.Stats().size() == 11);
+  CHECK(informers.Stats().size() == 15);
   for (const ReflectorStats& entry : informers.Stats()) CHECK(entry.kind != "ConfigMap");
   informers.Stop();
 }
@@ -287,6 +295,54 @@ TEST_CASE("the pod field selector is URL-encoded in list and watch requests", "[
   CHECK(server.WatchTargets(kPods)[0].find(encoded) != std::string::npos);
   CHECK(server.ListTargets(kNodes)[0] == std::string(kNodes) + "?limit=500");
   informers.Stop();
+}
+
+TEST_CASE("a server without resource.k8s.io/v1 syncs, warning once for each DRA kind",
+          "[reflector]") {
+  // Collects warnings while it lives (also when a REQUIRE ends the test early).
+  struct Warnings {
+    Warnings() {
+      util::SetLogSinkForTesting([this](std::string_view level, std::string_view message) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (level == "W") lines.emplace_back(message);
+      });
+    }
+    ~Warnings() { util::SetLogSinkForTesting(nullptr); }
+    std::mutex mu;
+    std::vector<std::string> lines;
+  } collected;
+  ScriptedApiServer server;
+  const HttpResponse not_found{
+      404, test::StatusJson(404, "NotFound", "the server could not find the requested resource")};
+  for (const char* plural :
+       {"deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates"}) {
+    server.QueueList(std::string("/apis/resource.k8s.io/v1/") + plural, not_found);
+  }
+  server.QueueList(kNodes, Ok(ListBody("1", {ClusterObjectJson("n1", "1")})));
+  CountingHandler handler;
+  InformerOptions options = FastOptions();
+  options.reflector.absent_retry_interval = absl::Hours(1);  // no second list during the test
+  Informers informers(server.transport(), &handler, options);
+  informers.Start();
+  REQUIRE(informers.WaitForSync(absl::Seconds(10)));
+  CHECK(handler.Count("Node") == 1);
+  CHECK(handler.Count("ResourceClaim") == 0);
+  informers.Stop();
+  const std::vector<std::string> warnings = collected.lines;
+  int dra_warnings = 0;
+  for (const std::string& warning : warnings) {
+    if (warning.find("resource.k8s.io/v1 is not served (Kubernetes before 1.34") !=
+        std::string::npos) {
+      ++dra_warnings;
+    }
+  }
+  CHECK(dra_warnings == 4);
+  CHECK(std::count_if(warnings.begin(), warnings.end(), [](const std::string& w) {
+          return w.find(
+                     "ResourceClaimTemplate reflector: the API server does not serve "
+                     "/apis/resource.k8s.io/v1/resourceclaimtemplates (HTTP 404)") !=
+                 std::string::npos;
+        }) == 1);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "scheduler/api/decode.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched::cluster {
@@ -25,6 +26,18 @@ class Recorder : public client::ClusterEventHandler {
   }
   void OnPriorityClass(const client::Event<api::PriorityClass>& e) override {
     log.push_back(Describe("PriorityClass", e.type, e.object->meta.name));
+  }
+  void OnDeviceClass(const client::Event<api::DeviceClass>& e) override {
+    log.push_back(Describe("DeviceClass", e.type, e.object->meta.name));
+  }
+  void OnResourceSlice(const client::Event<api::ResourceSlice>& e) override {
+    log.push_back(Describe("ResourceSlice", e.type, e.object->meta.name));
+  }
+  void OnResourceClaim(const client::Event<api::ResourceClaim>& e) override {
+    log.push_back(Describe("ResourceClaim", e.type, e.object->Key()));
+  }
+  void OnResourceClaimTemplate(const client::Event<api::ResourceClaimTemplate>& e) override {
+    log.push_back(Describe("ResourceClaimTemplate", e.type, e.object->Key()));
   }
   std::vector<std::string> log;
   std::shared_ptr<const api::Pod> last_pod;
@@ -117,6 +130,40 @@ TEST_CASE("deleting a pod emits DELETED with its last state", "[cluster]") {
   cluster.DeliverEvents();
   CHECK(recorder.log == std::vector<std::string>{"Pod ADDED default/p1", "Pod DELETED default/p1"});
   CHECK(absl::IsNotFound(cluster.DeletePod("default", "p1")));
+}
+
+TEST_CASE("the DRA kinds are stored and replayed before the pods that use them", "[cluster]") {
+  auto decoded = api::DecodeObjects(R"(
+kind: ResourceClaim
+metadata: {name: train, namespace: ml}
+---
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: ml}
+spec: {spec: {}}
+---
+kind: ResourceSlice
+metadata: {name: node-a-gpu}
+spec: {driver: gpu.example.com, nodeName: node-a, pool: {name: node-a, resourceSliceCount: 1}}
+---
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+)",
+                                    "cluster.yaml");
+  REQUIRE(decoded.ok());
+  REQUIRE(decoded->problems.empty());
+  EmbeddedCluster cluster;
+  REQUIRE(cluster.Create(PodBuilder("p", "ml").Build()).ok());
+  for (const api::Object& object : decoded->objects) REQUIRE(cluster.Create(object).ok());
+  const absl::Status again = cluster.Create(decoded->objects[0]);
+  CHECK(absl::IsAlreadyExists(again));
+  CHECK(again.message() == "ResourceClaim ml/train already exists");
+  Recorder recorder;
+  cluster.Watch(&recorder);
+  cluster.DeliverEvents();
+  CHECK(recorder.log == std::vector<std::string>{"DeviceClass ADDED gpu.example.com",
+                                                 "ResourceSlice ADDED node-a-gpu",
+                                                 "ResourceClaimTemplate ADDED ml/one-gpu",
+                                                 "ResourceClaim ADDED ml/train", "Pod ADDED ml/p"});
 }
 
 }  // namespace
