@@ -64,6 +64,15 @@ bool SameFieldRequirement(const api::FieldRequirement& a, const api::FieldRequir
   return a.field == b.field && a.op == b.op && a.values == b.values && a.valid == b.valid;
 }
 
+// Whether a constraint's request name means this spec: the request, or "request/sub-request".
+// Compared in pieces, so that no name is built per node.
+bool NamesSpecText(std::string_view name, std::string_view request, const std::string* sub) {
+  if (name == request) return true;
+  if (sub == nullptr || name.size() != request.size() + 1 + sub->size()) return false;
+  return name.substr(0, request.size()) == request && name[request.size()] == '/' &&
+         name.substr(request.size() + 1) == *sub;
+}
+
 template <typename T, typename Same>
 void AddMissing(const std::vector<T>& from, std::vector<T>& to, Same same) {
   for (const T& item : from) {
@@ -261,13 +270,11 @@ absl::Status Allocator::CollectAllDevices(uint32_t spec_index) {
 
 uint32_t Allocator::ConstraintMask(const ClaimState& claim, const Spec& spec) const {
   uint32_t mask = 0;
-  const std::string sub_name =
-      spec.sub == nullptr ? std::string() : absl::StrCat(spec.request->name, "/", spec.sub->name);
   for (uint32_t c = 0; c < claim.constraint_count; ++c) {
     const std::vector<std::string>& names = claim.claim->spec.constraints[c].requests;
     const bool applies =
         names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-          return name == spec.request->name || (!sub_name.empty() && name == sub_name);
+          return NamesSpec(name, spec);
         });
     if (applies) mask |= uint32_t{1} << c;
   }
@@ -401,6 +408,10 @@ void Allocator::Release(uint32_t spec_index, uint32_t device) {
   }
   if (!spec.request->admin_access) taken_[device] = 0;
   picks_.pop_back();
+}
+
+bool Allocator::NamesSpec(std::string_view name, const Spec& spec) {
+  return NamesSpecText(name, spec.request->name, spec.sub == nullptr ? nullptr : &spec.sub->name);
 }
 
 std::string Allocator::Describe(const Spec& spec) const {

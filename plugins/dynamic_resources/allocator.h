@@ -90,7 +90,7 @@ class Allocator {
     uint32_t first_all_device = 0;  // All: the devices, in all_devices_
     uint32_t constraint_mask = 0;   // which constraints of the claim apply
   };
-  // A request of a claim: its specs (one, or one per sub-request) and the one chosen.
+  // A request of a claim: its specs, one, or one per sub-request in order of preference.
   struct Slot {
     uint32_t first_spec = 0;
     uint32_t spec_count = 0;
@@ -119,6 +119,7 @@ class Allocator {
   absl::Status AddPrograms(const Spec& spec, bool of_class);
   absl::Status CollectAllDevices(uint32_t spec_index);
   uint32_t ConstraintMask(const ClaimState& claim, const Spec& spec) const;
+  static bool NamesSpec(std::string_view name, const Spec& spec);
 
   Outcome Step(size_t slot);
   Outcome Fill(size_t slot, uint32_t spec, int64_t picked, uint32_t next_device);
