@@ -16,8 +16,12 @@
 //   first allocation in that order.
 //
 // Unlike upstream, an All request that cannot get its devices with the choices made so far for
-// earlier requests makes the search try other choices instead of giving up; this finds an
-// allocation in a few cases where upstream reports none, and never the reverse.
+// earlier requests (one is taken, or a constraint disagrees) makes the search try other choices
+// instead of giving up with an error; this finds an allocation in a few cases where upstream
+// reports none, never the reverse, and otherwise reports kCannotAllocateAllClaims where upstream
+// says "cannot add device ... because a claim constraint would not be satisfied". Slices that
+// select nodes per device are not offered; the search has no time limit (its cost grows with the
+// combinations of matching devices when no allocation exists).
 
 #include <cstddef>
 #include <cstdint>
