@@ -341,6 +341,73 @@ TEST_CASE("a selector failing on a device is an error naming claim, request and 
         "model; expression: device.attributes[\"driver-a\"].model == \"x\"");
 }
 
+TEST_CASE("a class selector failing at run time is an error naming the class", "[dra]") {
+  World world = TwoDevices();
+  world.classes.push_back(
+      MakeClass("needs-model", {R"(device.attributes["driver-a"].model == "x")"}));
+  world.claims.push_back(MakeClaim("claim-0", {Exactly("req-0", Spec("needs-model"))}));
+  auto result = world.Run();
+  REQUIRE_FALSE(result.ok());
+  CHECK_THAT(std::string(result.status().message()),
+             Catch::StartsWith("claim default/claim-0, request req-0: class needs-model: "
+                               "selector #0: CEL runtime error: 1:31: no such key: model"));
+}
+
+TEST_CASE("a selector is evaluated only on the devices the search reaches", "[dra]") {
+  // device-2 has no model attribute, but device-1 already satisfies the request, as upstream
+  // evaluates selectors lazily in device order.
+  World world;
+  world.slices.push_back(SliceBuilder("slice-1", kDriverA, "pool-1")
+                             .Node("node-1")
+                             .Add(MakeDevice("device-1", {StringAttribute("driver-a/model", "x")}))
+                             .Add(MakeDevice("device-2"))
+                             .Build());
+  world.classes.push_back(MakeClass("class-a"));
+  world.claims.push_back(MakeClaim(
+      "claim-0",
+      {Exactly("req-0", Spec("class-a", 1, {R"(device.attributes["driver-a"].model == "x")"}))}));
+  auto result = world.Run();
+  REQUIRE(result.ok());
+  CHECK(Results(result->front().allocation) ==
+        std::vector<std::string>{"req-0 driver-a/pool-1/device-1"});
+  world.claims.front().spec.requests.front().exactly->count = 2;
+  CHECK_THAT(std::string(world.Run().status().message()),
+             Catch::Contains("CEL runtime error: 1:31: no such key: model"));
+}
+
+TEST_CASE("a firstAvailable sub-request may ask for all devices", "[dra]") {
+  World world = TwoDevices();
+  world.Allocated(kDriverA, "pool-1", "device-2");
+  world.claims.push_back(MakeClaim(
+      "claim-0",
+      {FirstAvailable("req-0", {{"all", AllSpec("class-a")}, {"one", Spec("class-a")}})}));
+  auto result = world.Run();
+  REQUIRE(result.ok());
+  CHECK(Results(result->front().allocation) ==
+        std::vector<std::string>{"req-0/one driver-a/pool-1/device-1"});
+  world.allocated.clear();
+  result = world.Run();
+  REQUIRE(result.ok());
+  CHECK(Results(result->front().allocation) ==
+        std::vector<std::string>{"req-0/all driver-a/pool-1/device-1",
+                                 "req-0/all driver-a/pool-1/device-2"});
+}
+
+TEST_CASE("admin access with All takes every matching device, allocated or not", "[dra]") {
+  World world = TwoDevices();
+  world.Allocated(kDriverA, "pool-1", "device-1");
+  world.claims.push_back(MakeClaim("claim-0", {Exactly("req-0", AllSpec("class-a"), true)}));
+  world.claims.push_back(MakeClaim("claim-1", {Exactly("req-0", Spec("class-a"))}));
+  auto result = world.Run();
+  REQUIRE(result.ok());
+  REQUIRE(result->size() == 2);
+  CHECK(
+      Results((*result)[0].allocation) ==
+      std::vector<std::string>{"req-0 driver-a/pool-1/device-1", "req-0 driver-a/pool-1/device-2"});
+  CHECK(Results((*result)[1].allocation) ==
+        std::vector<std::string>{"req-0 driver-a/pool-1/device-2"});
+}
+
 TEST_CASE("a class selector that does not compile is an error naming the class", "[dra]") {
   World world = TwoDevices();
   world.classes.push_back(MakeClass("broken", {"device.driver + 1"}));
