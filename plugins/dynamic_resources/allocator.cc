@@ -1,0 +1,453 @@
+#include "plugins/dynamic_resources/allocator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::plugins::dynamic_resources {
+namespace {
+
+std::string ClaimName(const api::ResourceClaim& claim) {
+  return claim.meta.namespace_name.empty()
+             ? claim.meta.name
+             : absl::StrCat(claim.meta.namespace_name, "/", claim.meta.name);
+}
+
+// matchAttribute compares values of the same kind only: a string never equals an int.
+bool SameValue(const api::DeviceAttribute& a, const api::DeviceAttribute& b) {
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case api::DeviceAttributeType::kInt:
+      return a.int_value == b.int_value;
+    case api::DeviceAttributeType::kBool:
+      return a.bool_value == b.bool_value;
+    case api::DeviceAttributeType::kString:
+    case api::DeviceAttributeType::kVersion:
+      // semver 2.0.0 versions are in minimal form, so equal versions are equal text.
+      return a.string_value == b.string_value;
+  }
+  return false;
+}
+
+cel::AttributeValue ViewOf(const api::DeviceAttribute& attribute) {
+  switch (attribute.type) {
+    case api::DeviceAttributeType::kInt:
+      return cel::AttributeValue::Int(attribute.int_value);
+    case api::DeviceAttributeType::kBool:
+      return cel::AttributeValue::Bool(attribute.bool_value);
+    case api::DeviceAttributeType::kVersion:
+      return cel::AttributeValue::Version(attribute.string_value);
+    case api::DeviceAttributeType::kString:
+      break;
+  }
+  return cel::AttributeValue::String(attribute.string_value);
+}
+
+// "gpu.nvidia.com/memory" -> {"gpu.nvidia.com", "memory"}; a bare name is the driver's.
+std::pair<std::string_view, std::string_view> SplitQualified(api::Symbol name,
+                                                             std::string_view driver) {
+  const std::string_view text = api::SymbolText(name);
+  const size_t slash = text.find('/');
+  if (slash == std::string_view::npos) return {driver, text};
+  return {text.substr(0, slash), text.substr(slash + 1)};
+}
+
+bool SameRequirement(const api::Requirement& a, const api::Requirement& b) {
+  return a.key == b.key && a.op == b.op && a.values == b.values && a.number == b.number &&
+         a.valid == b.valid;
+}
+
+bool SameFieldRequirement(const api::FieldRequirement& a, const api::FieldRequirement& b) {
+  return a.field == b.field && a.op == b.op && a.values == b.values && a.valid == b.valid;
+}
+
+// Whether a constraint's request name means this spec: the request, or "request/sub-request".
+// Compared in pieces, so that no name is built per node.
+bool NamesSpecText(std::string_view name, std::string_view request, const std::string* sub) {
+  if (name == request) return true;
+  if (sub == nullptr || name.size() != request.size() + 1 + sub->size()) return false;
+  return name.substr(0, request.size()) == request && name[request.size()] == '/' &&
+         name.substr(request.size() + 1) == *sub;
+}
+
+template <typename T, typename Same>
+void AddMissing(const std::vector<T>& from, std::vector<T>& to, Same same) {
+  for (const T& item : from) {
+    const bool present =
+        std::any_of(to.begin(), to.end(), [&](const T& have) { return same(have, item); });
+    if (!present) to.push_back(item);
+  }
+}
+
+// Where the devices of one claim can be used, as upstream writes it into the allocation: a
+// node-local device pins the node by name; node-selected slices add their requirements; devices
+// for all nodes add nothing, and an allocation of only those has no selector.
+std::optional<api::NodeSelector> AllocationNodeSelector(
+    absl::Span<const api::ResourceSlice* const> slices) {
+  api::NodeSelectorTerm term;
+  for (const api::ResourceSlice* slice : slices) {
+    if (!slice->node_name.empty()) {
+      api::FieldRequirement by_name{
+          "metadata.name", api::SelectorOperator::kIn, {slice->node_name}, true};
+      api::NodeSelector pinned;
+      pinned.terms.push_back({{}, {std::move(by_name)}});
+      return pinned;
+    }
+    if (slice->node_selector.has_value() && !slice->node_selector->terms.empty()) {
+      const api::NodeSelectorTerm& from = slice->node_selector->terms.front();
+      AddMissing(from.match_fields, term.match_fields, SameFieldRequirement);
+      AddMissing(from.match_expressions, term.match_expressions, SameRequirement);
+    }
+  }
+  if (term.match_fields.empty() && term.match_expressions.empty()) return std::nullopt;
+  api::NodeSelector selector;
+  selector.terms.push_back(std::move(term));
+  return selector;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ClaimAllocation>> Allocator::Allocate(const AllocationInput& input,
+                                                                 const NodeDevices& node) {
+  if (absl::Status prepared = Prepare(input, node); !prepared.ok()) return prepared;
+  if (claims_.empty()) return std::vector<ClaimAllocation>{};
+  switch (Step(0)) {
+    case Outcome::kDone:
+      return Results();
+    case Outcome::kError:
+      return error_;
+    case Outcome::kFail:
+      break;
+  }
+  return absl::ResourceExhaustedError(util::Absl(kCannotAllocateAllClaims));
+}
+
+absl::Status Allocator::Prepare(const AllocationInput& input, const NodeDevices& node) {
+  node_ = &node;
+  claims_.clear();
+  constraints_.clear();
+  specs_.clear();
+  slots_.clear();
+  programs_.clear();
+  all_devices_.clear();
+  picks_.clear();
+  error_ = absl::OkStatus();
+  const std::vector<NodeDevices::DeviceRef>& devices = node.devices();
+  taken_.assign(devices.size(), 0);
+  if (input.allocated != nullptr && !input.allocated->empty()) {
+    for (size_t d = 0; d < devices.size(); ++d) {
+      taken_[d] = input.allocated->contains(devices[d].id()) ? 1 : 0;
+    }
+  }
+  for (size_t i = 0; i < input.claims.size(); ++i) {
+    const api::ResourceClaim& claim = *input.claims[i];
+    if (claim.allocation.has_value()) continue;
+    if (absl::Status status = PrepareClaim(claim, i, input); !status.ok()) return status;
+  }
+  matches_.assign(specs_.size() * devices.size(), 0);
+  for (uint32_t s = 0; s < specs_.size(); ++s) {
+    Spec& spec = specs_[s];
+    spec.constraint_mask = ConstraintMask(claims_[spec.claim], spec);
+    if (spec.spec->allocation_mode != api::DeviceAllocationMode::kAll) continue;
+    if (absl::Status status = CollectAllDevices(s); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Allocator::PrepareClaim(const api::ResourceClaim& claim, size_t input_index,
+                                     const AllocationInput& input) {
+  const std::vector<api::DeviceConstraint>& constraints = claim.spec.constraints;
+  if (constraints.size() > kMaxConstraintsPerClaim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("claim ", ClaimName(claim), ": ", constraints.size(),
+                     " constraints exceed the limit of ", kMaxConstraintsPerClaim));
+  }
+  const auto claim_index = static_cast<uint32_t>(claims_.size());
+  claims_.push_back({&claim, input_index, static_cast<uint32_t>(constraints_.size()),
+                     static_cast<uint32_t>(constraints.size())});
+  for (size_t c = 0; c < constraints.size(); ++c) {
+    if (constraints[c].match_attribute == api::kEmptySymbol) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("claim ", ClaimName(claim), ", constraint #", c,
+                       ": empty constraint (unsupported constraint type?)"));
+    }
+    constraints_.push_back({constraints[c].match_attribute, nullptr, 0});
+  }
+  int64_t min_devices = 0;
+  for (const api::DeviceRequest& request : claim.spec.requests) {
+    Slot slot{static_cast<uint32_t>(specs_.size()), 0};
+    if (request.exactly.has_value()) {
+      absl::Status status = PrepareSpec({claim_index, &request, nullptr, &*request.exactly}, input);
+      if (!status.ok()) return status;
+    } else {
+      for (const api::DeviceSubRequest& sub : request.first_available) {
+        absl::Status status = PrepareSpec({claim_index, &request, &sub, &sub.spec}, input);
+        if (!status.ok()) return status;
+      }
+    }
+    slot.spec_count = static_cast<uint32_t>(specs_.size()) - slot.first_spec;
+    if (slot.spec_count == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("claim ", ClaimName(claim), ", request ", request.name,
+                       ": neither exactly nor firstAvailable (unsupported request type?)"));
+    }
+    int64_t fewest = INT64_MAX;
+    for (uint32_t s = slot.first_spec; s < slot.first_spec + slot.spec_count; ++s) {
+      fewest = std::min(fewest, specs_[s].count);
+    }
+    min_devices += fewest;
+    slots_.push_back(slot);
+  }
+  if (min_devices > kMaxDevicesPerClaim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("claim ", ClaimName(claim), ": number of requested devices ", min_devices,
+                     " exceeds the claim limit of ", kMaxDevicesPerClaim));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Allocator::PrepareSpec(Spec spec, const AllocationInput& input) {
+  const std::string& class_name = spec.spec->device_class_name;
+  spec.device_class = input.find_class(class_name);
+  if (spec.device_class == nullptr) {
+    return absl::NotFoundError(absl::StrCat(Describe(spec), ": could not retrieve device class ",
+                                            class_name, ": not found"));
+  }
+  if (spec.spec->allocation_mode == api::DeviceAllocationMode::kExactCount) {
+    if (spec.spec->count < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(spec), ": count ", spec.spec->count, " is not positive"));
+    }
+    spec.count = spec.spec->count;
+  }
+  spec.first_program = static_cast<uint32_t>(programs_.size());
+  if (absl::Status status = AddPrograms(spec, true); !status.ok()) return status;
+  spec.class_programs = static_cast<uint32_t>(programs_.size()) - spec.first_program;
+  if (absl::Status status = AddPrograms(spec, false); !status.ok()) return status;
+  spec.claim_programs =
+      static_cast<uint32_t>(programs_.size()) - spec.first_program - spec.class_programs;
+  specs_.push_back(spec);
+  return absl::OkStatus();
+}
+
+absl::Status Allocator::AddPrograms(const Spec& spec, bool of_class) {
+  const std::vector<api::DeviceSelector>& selectors =
+      of_class ? spec.device_class->selectors : spec.spec->selectors;
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    const absl::StatusOr<cel::Program>& program = selectors_->Get(selectors[i].cel_expression);
+    if (!program.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(SelectorOwner(spec, of_class), ": selector #", i,
+                       ": CEL compile error: ", program.status().message()));
+    }
+    programs_.push_back(&*program);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Allocator::CollectAllDevices(uint32_t spec_index) {
+  Spec& spec = specs_[spec_index];
+  spec.first_all_device = static_cast<uint32_t>(all_devices_.size());
+  for (const NodeDevices::Pool& pool : node_->pools()) {
+    if (pool.incomplete) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(spec), ": asks for all devices, but resource pool ",
+                       util::Absl(api::SymbolText(pool.driver)), "/",
+                       util::Absl(api::SymbolText(pool.name)), " is currently being updated"));
+    }
+    for (size_t d = pool.first_device; d < pool.end_device; ++d) {
+      const std::optional<bool> matches = Matches(spec_index, static_cast<uint32_t>(d));
+      if (!matches.has_value()) return error_;
+      if (*matches) all_devices_.push_back(static_cast<uint32_t>(d));
+    }
+  }
+  spec.count = static_cast<int64_t>(all_devices_.size()) - spec.first_all_device;
+  return absl::OkStatus();
+}
+
+uint32_t Allocator::ConstraintMask(const ClaimState& claim, const Spec& spec) const {
+  uint32_t mask = 0;
+  for (uint32_t c = 0; c < claim.constraint_count; ++c) {
+    const std::vector<std::string>& names = claim.claim->spec.constraints[c].requests;
+    const bool applies =
+        names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+          return NamesSpec(name, spec);
+        });
+    if (applies) mask |= uint32_t{1} << c;
+  }
+  return mask;
+}
+
+// Allocates the request at `slot` and everything after it: each alternative of a firstAvailable
+// request in order, the first that leads to a complete allocation wins.
+Allocator::Outcome Allocator::Step(size_t slot) {
+  if (slot == slots_.size()) return Outcome::kDone;
+  const Slot& current = slots_[slot];
+  for (uint32_t s = current.first_spec; s < current.first_spec + current.spec_count; ++s) {
+    const Outcome outcome = Fill(slot, s, 0, 0);
+    if (outcome != Outcome::kFail) return outcome;
+  }
+  return Outcome::kFail;
+}
+
+// Picks the devices of one spec, in increasing device order (a set of devices is tried once,
+// not once per permutation), backtracking when what follows cannot be allocated.
+Allocator::Outcome Allocator::Fill(size_t slot, uint32_t spec_index, int64_t picked,
+                                   uint32_t next_device) {
+  const Spec& spec = specs_[spec_index];
+  if (picked == spec.count) {
+    return spec.count == 0 ? Outcome::kFail : Step(slot + 1);  // All needs a device at least
+  }
+  if (spec.spec->allocation_mode == api::DeviceAllocationMode::kAll) {
+    const uint32_t device = all_devices_[spec.first_all_device + picked];
+    if (!Available(spec, device) || !Take(spec_index, device)) return Outcome::kFail;
+    const Outcome outcome = Fill(slot, spec_index, picked + 1, 0);
+    if (outcome != Outcome::kDone) Release(spec_index, device);
+    return outcome;
+  }
+  const auto device_count = static_cast<uint32_t>(node_->devices().size());
+  for (uint32_t d = next_device; d < device_count; ++d) {
+    if (device_count - d < spec.count - picked) break;  // too few devices left
+    if (!Available(spec, d)) continue;
+    const std::optional<bool> matches = Matches(spec_index, d);
+    if (!matches.has_value()) return Outcome::kError;
+    if (!*matches || !Take(spec_index, d)) continue;
+    const Outcome outcome = Fill(slot, spec_index, picked + 1, d + 1);
+    if (outcome == Outcome::kDone) return outcome;
+    Release(spec_index, d);
+    if (outcome == Outcome::kError) return outcome;
+  }
+  return Outcome::kFail;
+}
+
+bool Allocator::Available(const Spec& spec, uint32_t device) const {
+  return spec.request->admin_access || taken_[device] == 0;
+}
+
+std::optional<bool> Allocator::Matches(uint32_t spec_index, uint32_t device) {
+  uint8_t& known = matches_[size_t{spec_index} * node_->devices().size() + device];
+  if (known != 0) return known == 1;
+  bool matches = false;
+  if (absl::Status status = Evaluate(specs_[spec_index], device, matches); !status.ok()) {
+    error_ = std::move(status);
+    return std::nullopt;
+  }
+  known = matches ? 1 : 2;
+  return matches;
+}
+
+absl::Status Allocator::Evaluate(const Spec& spec, uint32_t device, bool& matches) {
+  FillView(device);
+  const cel::DeviceView view{api::SymbolText(node_->devices()[device].slice->driver),
+                             view_attributes_, view_capacity_, false};
+  const uint32_t total = spec.class_programs + spec.claim_programs;
+  for (uint32_t i = 0; i < total; ++i) {
+    const absl::StatusOr<bool> result = programs_[spec.first_program + i]->Evaluate(view);
+    const bool of_class = i < spec.class_programs;
+    if (!result.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          SelectorOwner(spec, of_class), ": selector #", of_class ? i : i - spec.class_programs,
+          ": CEL runtime error: ", result.status().message()));
+    }
+    if (!*result) {
+      matches = false;
+      return absl::OkStatus();
+    }
+  }
+  matches = true;
+  return absl::OkStatus();
+}
+
+// The view borrows the device's strings; only the two small vectors are reused across devices.
+void Allocator::FillView(uint32_t device) {
+  const NodeDevices::DeviceRef& ref = node_->devices()[device];
+  const std::string_view driver = api::SymbolText(ref.slice->driver);
+  view_attributes_.clear();
+  for (const api::DeviceAttribute& attribute : ref.device->attributes) {
+    const auto [domain, name] = SplitQualified(attribute.name, driver);
+    view_attributes_.push_back({domain, name, ViewOf(attribute)});
+  }
+  view_capacity_.clear();
+  for (const api::DeviceCapacity& capacity : ref.device->capacity) {
+    const auto [domain, name] = SplitQualified(capacity.name, driver);
+    view_capacity_.push_back({domain, name, capacity.value});
+  }
+}
+
+bool Allocator::Take(uint32_t spec_index, uint32_t device) {
+  const Spec& spec = specs_[spec_index];
+  const ClaimState& claim = claims_[spec.claim];
+  const api::Device& published = *node_->devices()[device].device;
+  for (uint32_t c = 0; c < claim.constraint_count; ++c) {
+    if ((spec.constraint_mask >> c & 1) == 0) continue;
+    Constraint& constraint = constraints_[claim.first_constraint + c];
+    const api::DeviceAttribute* value = published.FindAttribute(constraint.attribute);
+    if (value == nullptr || (constraint.count > 0 && !SameValue(*value, *constraint.value))) {
+      for (uint32_t undo = 0; undo < c; ++undo) {
+        if ((spec.constraint_mask >> undo & 1) != 0) {
+          --constraints_[claim.first_constraint + undo].count;
+        }
+      }
+      return false;
+    }
+    if (constraint.count++ == 0) constraint.value = value;
+  }
+  if (!spec.request->admin_access) taken_[device] = 1;
+  picks_.push_back({spec_index, device});
+  return true;
+}
+
+void Allocator::Release(uint32_t spec_index, uint32_t device) {
+  const Spec& spec = specs_[spec_index];
+  const ClaimState& claim = claims_[spec.claim];
+  for (uint32_t c = 0; c < claim.constraint_count; ++c) {
+    if ((spec.constraint_mask >> c & 1) != 0) --constraints_[claim.first_constraint + c].count;
+  }
+  if (!spec.request->admin_access) taken_[device] = 0;
+  picks_.pop_back();
+}
+
+bool Allocator::NamesSpec(std::string_view name, const Spec& spec) {
+  return NamesSpecText(name, spec.request->name, spec.sub == nullptr ? nullptr : &spec.sub->name);
+}
+
+std::string Allocator::Describe(const Spec& spec) const {
+  const std::string claim = ClaimName(*claims_[spec.claim].claim);
+  if (spec.sub == nullptr) return absl::StrCat("claim ", claim, ", request ", spec.request->name);
+  return absl::StrCat("claim ", claim, ", request ", spec.request->name, "/", spec.sub->name);
+}
+
+std::string Allocator::SelectorOwner(const Spec& spec, bool of_class) const {
+  if (!of_class) return Describe(spec);
+  return absl::StrCat(Describe(spec), ": class ", spec.device_class->meta.name);
+}
+
+std::vector<ClaimAllocation> Allocator::Results() const {
+  std::vector<ClaimAllocation> results;
+  results.reserve(claims_.size());
+  std::vector<const api::ResourceSlice*> slices;
+  for (uint32_t c = 0; c < claims_.size(); ++c) {
+    ClaimAllocation& result = results.emplace_back();
+    result.claim_index = claims_[c].input_index;
+    slices.clear();
+    for (const Pick& pick : picks_) {
+      const Spec& spec = specs_[pick.spec];
+      if (spec.claim != c) continue;
+      const NodeDevices::DeviceRef& ref = node_->devices()[pick.device];
+      std::string request = spec.sub == nullptr
+                                ? spec.request->name
+                                : absl::StrCat(spec.request->name, "/", spec.sub->name);
+      result.allocation.devices.push_back({std::move(request), ref.slice->driver,
+                                           ref.slice->pool.name, ref.device->name,
+                                           spec.request->admin_access});
+      slices.push_back(ref.slice);
+    }
+    result.allocation.node_selector = AllocationNodeSelector(slices);
+  }
+  return results;
+}
+
+}  // namespace kubesched::plugins::dynamic_resources

@@ -1,0 +1,158 @@
+#pragma once
+
+// The allocator of structured parameters: given the claims of one pod, the device classes, the
+// devices one node is offered and the devices already taken, it finds devices for every request
+// of every claim, as upstream's structured allocator does:
+//
+// - a request asks for `count` devices (ExactCount) or for every matching device on the node
+//   (All: at least one, none of them taken); `firstAvailable` sub-requests are tried in order;
+// - a device matches a request when every selector of its class and of the request is true; a
+//   selector that fails to compile or to evaluate stops the allocation with the error;
+// - matchAttribute constraints make the devices of the named requests (all when none are named)
+//   agree on an attribute they all must have;
+// - a device serves one request of one claim at most, unless the request asks for admin access,
+//   which may use any matching device, taken or not, and takes none;
+// - the search backtracks over devices in NodeDevices' order, so the answer is deterministic: the
+//   first allocation in that order.
+//
+// Unlike upstream, an All request that cannot get its devices with the choices made so far for
+// earlier requests (one is taken, or a constraint disagrees) makes the search try other choices
+// instead of giving up with an error; this finds an allocation in a few cases where upstream
+// reports none, never the reverse, and otherwise reports kCannotAllocateAllClaims where upstream
+// says "cannot add device ... because a claim constraint would not be satisfied". Slices that
+// select nodes per device are not offered; the search has no time limit (its cost grows with the
+// combinations of matching devices when no allocation exists).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "plugins/dynamic_resources/node_devices.h"
+#include "plugins/dynamic_resources/selector_cache.h"
+#include "scheduler/api/dra.h"
+#include "scheduler/cel/device_view.h"
+
+namespace kubesched::plugins::dynamic_resources {
+
+// Upstream's limits per claim (AllocationResultsMaxSize, DeviceConstraintsMaxSize).
+inline constexpr int64_t kMaxDevicesPerClaim = 32;
+inline constexpr size_t kMaxConstraintsPerClaim = 32;
+
+// The message when the node lacks devices for the claims (upstream's Filter reason).
+inline constexpr std::string_view kCannotAllocateAllClaims = "cannot allocate all claims";
+
+using DeviceIdSet = absl::flat_hash_set<DeviceId>;
+
+struct AllocationInput {
+  // The pod's claims; those with an allocation already are left alone.
+  absl::Span<const api::ResourceClaim* const> claims;
+  // Device classes by name; null when there is no such class.
+  absl::FunctionRef<const api::DeviceClass*(std::string_view)> find_class;
+  // Devices allocated to other claims, written or only assumed by the scheduler.
+  const DeviceIdSet* allocated = nullptr;
+};
+
+struct ClaimAllocation {
+  size_t claim_index = 0;  // in AllocationInput::claims
+  api::AllocationResult allocation;
+};
+
+// Not thread-safe: it keeps its working vectors between calls, so that allocating on node after
+// node reuses them. Use one per thread; they may share a SelectorCache.
+class Allocator {
+ public:
+  explicit Allocator(SelectorCache* selectors) : selectors_(selectors) {}
+
+  // One allocation per claim without one, in the order of input.claims. Failures:
+  // ResourceExhausted kCannotAllocateAllClaims when the node's devices do not suffice;
+  // NotFound when a request names a class that does not exist; InvalidArgument for a selector
+  // that does not compile or fails on a device ("claim ns/name, request gpu: class gpu-class:
+  // selector #0: CEL runtime error: 1:36: no such key: model; expression: ...") and for claims
+  // upstream refuses (too many devices or constraints, an All request over an incomplete pool).
+  absl::StatusOr<std::vector<ClaimAllocation>> Allocate(const AllocationInput& input,
+                                                        const NodeDevices& node);
+
+ private:
+  // One request, or one sub-request of a firstAvailable request.
+  struct Spec {
+    uint32_t claim = 0;  // index in claims_
+    const api::DeviceRequest* request = nullptr;
+    const api::DeviceSubRequest* sub = nullptr;  // null for an `exactly` request
+    const api::DeviceRequestSpec* spec = nullptr;
+    const api::DeviceClass* device_class = nullptr;
+    uint32_t first_program = 0;  // class selectors, then claim selectors, in programs_
+    uint32_t class_programs = 0;
+    uint32_t claim_programs = 0;
+    int64_t count = 0;              // devices to pick; for All, the size of its list
+    uint32_t first_all_device = 0;  // All: the devices, in all_devices_
+    uint32_t constraint_mask = 0;   // which constraints of the claim apply
+  };
+  // A request of a claim: its specs, one, or one per sub-request in order of preference.
+  struct Slot {
+    uint32_t first_spec = 0;
+    uint32_t spec_count = 0;
+  };
+  struct Constraint {
+    api::Symbol attribute = api::kEmptySymbol;
+    const api::DeviceAttribute* value = nullptr;  // the first device's, while count > 0
+    uint32_t count = 0;
+  };
+  struct ClaimState {
+    const api::ResourceClaim* claim = nullptr;
+    size_t input_index = 0;
+    uint32_t first_constraint = 0;
+    uint32_t constraint_count = 0;
+  };
+  struct Pick {
+    uint32_t spec = 0;
+    uint32_t device = 0;
+  };
+  enum class Outcome : uint8_t { kDone, kFail, kError };
+
+  absl::Status Prepare(const AllocationInput& input, const NodeDevices& node);
+  absl::Status PrepareClaim(const api::ResourceClaim& claim, size_t input_index,
+                            const AllocationInput& input);
+  absl::Status PrepareSpec(Spec spec, const AllocationInput& input);
+  absl::Status AddPrograms(const Spec& spec, bool of_class);
+  absl::Status CollectAllDevices(uint32_t spec_index);
+  uint32_t ConstraintMask(const ClaimState& claim, const Spec& spec) const;
+  static bool NamesSpec(std::string_view name, const Spec& spec);
+
+  Outcome Step(size_t slot);
+  Outcome Fill(size_t slot, uint32_t spec, int64_t picked, uint32_t next_device);
+  Outcome TryDevice(size_t slot, uint32_t spec, int64_t picked, uint32_t device);
+  // Whether the device matches the spec's selectors; nullopt after an error (kept in error_).
+  std::optional<bool> Matches(uint32_t spec, uint32_t device);
+  absl::Status Evaluate(const Spec& spec, uint32_t device, bool& matches);
+  bool Take(uint32_t spec, uint32_t device);
+  void Release(uint32_t spec, uint32_t device);
+  bool Available(const Spec& spec, uint32_t device) const;
+  void FillView(uint32_t device);
+  std::string Describe(const Spec& spec) const;
+  std::string SelectorOwner(const Spec& spec, bool of_class) const;
+  std::vector<ClaimAllocation> Results() const;
+
+  SelectorCache* selectors_;
+  const NodeDevices* node_ = nullptr;
+  std::vector<ClaimState> claims_;
+  std::vector<Constraint> constraints_;
+  std::vector<Spec> specs_;
+  std::vector<Slot> slots_;
+  std::vector<const cel::Program*> programs_;
+  std::vector<uint32_t> all_devices_;
+  std::vector<uint8_t> taken_;    // per device: allocated elsewhere or picked in this search
+  std::vector<uint8_t> matches_;  // per spec and device: 0 unknown, 1 match, 2 no match
+  std::vector<Pick> picks_;
+  std::vector<cel::DeviceAttribute> view_attributes_;
+  std::vector<cel::DeviceCapacity> view_capacity_;
+  absl::Status error_;
+};
+
+}  // namespace kubesched::plugins::dynamic_resources
