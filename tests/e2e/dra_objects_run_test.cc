@@ -90,7 +90,7 @@ double IncomingOn(ChildProcess& scheduler, const std::string& event) {
                                                  {{"event", event}});
 }
 
-TEST_CASE("run: the DRA objects are listed and watched; a claim pod keeps its reason",
+TEST_CASE("run: the DRA objects are listed and watched, and a claim pod keeps its reason",
           "[run][e2e][dra]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
