@@ -83,17 +83,6 @@ absl::StatusOr<DeviceClaimConfiguration> DecodeClaimConfig(const Json& value, co
   return config;
 }
 
-template <typename T, typename Decode>
-absl::Status ReadArray(const Json& object, std::string_view name, const Path& path, Decode decode,
-                       std::vector<T>* out) {
-  return ForEachElement(object, name, path, [&](const Json& element, const Path& at) {
-    absl::StatusOr<T> decoded = decode(element, at);
-    if (!decoded.ok()) return decoded.status();
-    out->push_back(*std::move(decoded));
-    return absl::OkStatus();
-  });
-}
-
 absl::Status DecodeClaimSpec(const Json& spec, const Path& path, ResourceClaimSpec* out) {
   absl::StatusOr<const Json*> devices = FindMember(spec, "devices", path);
   if (!devices.ok() || *devices == nullptr) return devices.status();

@@ -121,6 +121,18 @@ absl::Status ForEachElement(const Json& object, std::string_view name, const Pat
   return absl::OkStatus();
 }
 
+// Decodes every element of the array member `name` with `decode`, appending to *out.
+template <typename T, typename Decode>
+absl::Status ReadArray(const Json& object, std::string_view name, const Path& path, Decode decode,
+                       std::vector<T>* out) {
+  return ForEachElement(object, name, path, [&](const Json& element, const Path& at) {
+    absl::StatusOr<T> decoded = decode(element, at);
+    if (!decoded.ok()) return decoded.status();
+    out->push_back(*std::move(decoded));
+    return absl::OkStatus();
+  });
+}
+
 template <typename E>
 absl::Status ReadEnum(const Json& object, std::string_view name, const Path& path,
                       std::initializer_list<std::pair<std::string_view, E>> table, E* out) {

@@ -117,18 +117,6 @@ absl::StatusOr<TopologySpreadConstraint> DecodeSpreadConstraint(const Json& valu
   return c;
 }
 
-// Decodes every element of the array member `name` with `decode`, appending to *out.
-template <typename T, typename Decode>
-absl::Status ReadArray(const Json& object, std::string_view name, const Path& path, Decode decode,
-                       std::vector<T>* out) {
-  return ForEachElement(object, name, path, [&](const Json& element, const Path& at) {
-    absl::StatusOr<T> decoded = decode(element, at);
-    if (!decoded.ok()) return decoded.status();
-    out->push_back(*std::move(decoded));
-    return absl::OkStatus();
-  });
-}
-
 // Fields that say where and how the pod may run.
 absl::Status DecodePlacement(const Json& spec, const Path& path, PodSpec* out) {
   KUBESCHED_RETURN_IF_ERROR(ReadLabelSet(spec, "nodeSelector", path, &out->node_selector));

@@ -59,6 +59,10 @@ enum class Op : uint8_t {
   kSize,
 };
 
+// CEL's name of an operator or function, as its error messages give it ("_==_", "@in",
+// "startsWith").
+std::string_view OperatorName(Op op);
+
 inline constexpr uint32_t kNoNode = UINT32_MAX;
 
 // One node of the flat tree. Operands are indices into the node vector; a string (a literal, a

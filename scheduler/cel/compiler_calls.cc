@@ -24,31 +24,6 @@ bool Comparable(Type left, Type right) {
   return left == right || left == Type::kDyn || right == Type::kDyn;
 }
 
-std::string_view OperatorName(Op op) {
-  switch (op) {
-    case Op::kAnd:
-      return "_&&_";
-    case Op::kOr:
-      return "_||_";
-    case Op::kEqual:
-      return "_==_";
-    case Op::kNotEqual:
-      return "_!=_";
-    case Op::kLess:
-      return "_<_";
-    case Op::kLessEqual:
-      return "_<=_";
-    case Op::kGreater:
-      return "_>_";
-    case Op::kGreaterEqual:
-      return "_>=_";
-    case Op::kIn:
-      return "@in";
-    default:
-      return "?";
-  }
-}
-
 // The macros and functions of full CEL that a selector might reach for, so that the error says
 // "not supported" rather than "undeclared".
 bool IsKnownUnsupported(std::string_view name) {
@@ -80,6 +55,55 @@ bool IsKnownUnsupported(std::string_view name) {
 }
 
 }  // namespace
+
+std::string_view OperatorName(Op op) {
+  switch (op) {
+    case Op::kSelect:
+      return "_._";
+    case Op::kIndex:
+      return "_[_]";
+    case Op::kNot:
+      return "!_";
+    case Op::kAnd:
+      return "_&&_";
+    case Op::kOr:
+      return "_||_";
+    case Op::kConditional:
+      return "_?_:_";
+    case Op::kEqual:
+      return "_==_";
+    case Op::kNotEqual:
+      return "_!=_";
+    case Op::kLess:
+      return "_<_";
+    case Op::kLessEqual:
+      return "_<=_";
+    case Op::kGreater:
+      return "_>_";
+    case Op::kGreaterEqual:
+      return "_>=_";
+    case Op::kIn:
+      return "@in";
+    case Op::kCompareTo:
+      return "compareTo";
+    case Op::kIsGreaterThan:
+      return "isGreaterThan";
+    case Op::kIsLessThan:
+      return "isLessThan";
+    case Op::kStartsWith:
+      return "startsWith";
+    case Op::kEndsWith:
+      return "endsWith";
+    case Op::kContains:
+      return "contains";
+    case Op::kMatches:
+      return "matches";
+    case Op::kSize:
+      return "size";
+    default:
+      return "?";
+  }
+}
 
 std::string_view TypeName(Type type) {
   switch (type) {

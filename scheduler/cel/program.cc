@@ -11,55 +11,6 @@
 namespace kubesched::cel {
 namespace {
 
-std::string_view FunctionName(Op op) {
-  switch (op) {
-    case Op::kSelect:
-      return "_._";
-    case Op::kIndex:
-      return "_[_]";
-    case Op::kNot:
-      return "!_";
-    case Op::kAnd:
-      return "_&&_";
-    case Op::kOr:
-      return "_||_";
-    case Op::kConditional:
-      return "_?_:_";
-    case Op::kEqual:
-      return "_==_";
-    case Op::kNotEqual:
-      return "_!=_";
-    case Op::kLess:
-      return "_<_";
-    case Op::kLessEqual:
-      return "_<=_";
-    case Op::kGreater:
-      return "_>_";
-    case Op::kGreaterEqual:
-      return "_>=_";
-    case Op::kIn:
-      return "@in";
-    case Op::kCompareTo:
-      return "compareTo";
-    case Op::kIsGreaterThan:
-      return "isGreaterThan";
-    case Op::kIsLessThan:
-      return "isLessThan";
-    case Op::kStartsWith:
-      return "startsWith";
-    case Op::kEndsWith:
-      return "endsWith";
-    case Op::kContains:
-      return "contains";
-    case Op::kMatches:
-      return "matches";
-    case Op::kSize:
-      return "size";
-    default:
-      return "?";
-  }
-}
-
 std::string Describe(const Failure& failure, const Node& node) {
   switch (failure.fault) {
     case Fault::kNoSuchKey:
@@ -73,9 +24,9 @@ std::string Describe(const Failure& failure, const Node& node) {
       break;
   }
   if (node.op == Op::kNot || node.op == Op::kSize || node.op == Op::kConditional) {
-    return Cat({"no such overload: ", FunctionName(node.op), "(", TypeName(failure.left), ")"});
+    return Cat({"no such overload: ", OperatorName(node.op), "(", TypeName(failure.left), ")"});
   }
-  return Cat({"no such overload: ", FunctionName(node.op), "(", TypeName(failure.left), ", ",
+  return Cat({"no such overload: ", OperatorName(node.op), "(", TypeName(failure.left), ", ",
               TypeName(failure.right), ")"});
 }
 
