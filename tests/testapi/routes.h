@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -68,6 +70,17 @@ class ApiServer {
   struct Route;
   class WatchStream;
 
+  // The public health and version paths, the refusal of an unauthenticated request, the
+  // /testapi/ control endpoints and the review APIs; nullopt for every other path.
+  std::optional<HttpResponse> HandleOutsideResources(const HttpRequest& request,
+                                                     std::string_view path);
+  // The resource route of /api/v1/... or /apis/<group>/<version>/...; nullopt when the path
+  // names no served resource (a 404).
+  std::optional<Route> ParseRoute(const HttpRequest& request,
+                                  const std::vector<std::string>& segments,
+                                  std::string_view query) const;
+  // Counts the request and injects its latency fault, then dispatches it.
+  HttpResponse HandleRoute(const HttpRequest& request, const Route& route);
   HttpResponse Dispatch(const HttpRequest& request, const Route& route);
   HttpResponse HandleControl(const HttpRequest& request, std::string_view path);
   HttpResponse HandleResource(const HttpRequest& request, const Route& route);
