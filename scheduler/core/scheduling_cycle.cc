@@ -97,7 +97,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
 
 void Scheduler::NoteBoundPolicy(const policy::PolicyChoice& choice, queue::QueuedPodInfo& queued) {
   if (choice.binding.empty()) {
-    if (!queued.bound_policy.empty()) queued.bound_policy.clear();
+    queued.bound_policy.clear();
     return;
   }
   queued.bound_policy = choice.name;

@@ -6,21 +6,12 @@
 
 #include "scheduler/api/decode.h"
 #include "scheduler/api/dra.h"
+#include "tests/testing/decode_one.h"
 
 namespace kubesched::api {
 namespace {
 
-template <typename T>
-T DecodeOne(const std::string& text) {
-  auto decoded = DecodeObjects(text, "test");
-  REQUIRE(decoded.ok());
-  INFO((decoded->problems.empty() ? "" : decoded->problems.front().ToString()));
-  REQUIRE(decoded->problems.empty());
-  REQUIRE(decoded->objects.size() == 1);
-  const T* typed = std::get_if<T>(&decoded->objects.front());
-  REQUIRE(typed != nullptr);
-  return *typed;
-}
+using testing::DecodeOne;
 
 std::string ProblemOf(const std::string& text) {
   auto decoded = DecodeObjects(text, "test");
