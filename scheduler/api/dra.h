@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler/api/objects.h"
@@ -79,6 +80,21 @@ struct ResourceSlice {
   bool all_nodes = false;
   bool per_device_node_selection = false;
   std::vector<Device> devices;
+};
+
+// A device by (driver, pool, device name), as an allocation result names it.
+struct DeviceId {
+  Symbol driver = kEmptySymbol;
+  Symbol pool = kEmptySymbol;
+  Symbol device = kEmptySymbol;
+
+  friend bool operator==(const DeviceId& a, const DeviceId& b) {
+    return a.driver == b.driver && a.pool == b.pool && a.device == b.device;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const DeviceId& id) {
+    return H::combine(std::move(h), id.driver, id.pool, id.device);
+  }
 };
 
 // --- Requests (DeviceClass, ResourceClaim) ---------------------------------------------------
@@ -151,8 +167,17 @@ struct DeviceRequestAllocationResult {
   bool admin_access = false;
 };
 
+// devices.config[]: a class's or the claim's configuration of the allocated devices, for the
+// driver (source FromClass or FromClaim). Written with an allocation, never read back.
+struct DeviceAllocationConfiguration {
+  bool from_class = false;
+  std::vector<std::string> requests;  // empty: all of the claim's
+  OpaqueDeviceConfiguration opaque;
+};
+
 struct AllocationResult {
   std::vector<DeviceRequestAllocationResult> devices;  // devices.results
+  std::vector<DeviceAllocationConfiguration> config;   // devices.config
   std::optional<NodeSelector> node_selector;           // where the devices can be used
 };
 
@@ -163,6 +188,9 @@ struct ResourceClaimConsumer {
   std::string name;
   std::string uid;
 };
+
+// Upstream's ResourceClaimReservedForMaxSize: a claim may be reserved for this many consumers.
+inline constexpr size_t kResourceClaimReservedForMaxSize = 256;
 
 struct ResourceClaim {
   ObjectMeta meta;

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "scheduler/framework/claim_binding.h"
 #include "scheduler/framework/gang_membership.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/snapshot.h"
@@ -56,7 +57,12 @@ namespace kubesched::cache {
 // deliver the object again (the API server's version wins) or the pod's Unreserve forgets them
 // (the informers' version comes back). Guarded by the same mutex as everything else; PreBind's
 // wait for the informers blocks on a condition variable of that mutex, on a bind worker.
-class Cache : public framework::VolumeAssumeCache {
+//
+// Assumed claim allocations (framework::ClaimAssumeCache, for DynamicResources; cache_dra.cc):
+// the same for ResourceClaims: Reserve's allocations replace the informers' claims in the
+// DraState that snapshots get (their devices taken, the claims in flight) until the informers
+// deliver a newer version, or Unreserve forgets those not written yet.
+class Cache : public framework::VolumeAssumeCache, public framework::ClaimAssumeCache {
  public:
   explicit Cache(const util::Clock* clock);
   ~Cache() override;
@@ -169,6 +175,16 @@ class Cache : public framework::VolumeAssumeCache {
   void StopStorageWaits();
   // PVs and claims assumed and not yet delivered again by the informers (tests).
   size_t AssumedVolumeCount() const;
+
+  // framework::ClaimAssumeCache (see there and the class comment).
+  absl::Status AssumeClaims(
+      std::string_view pod_key,
+      const std::vector<std::shared_ptr<const api::ResourceClaim>>& claims) override;
+  void ClaimWritten(std::string_view pod_key,
+                    std::shared_ptr<const api::ResourceClaim> stored) override;
+  void ForgetClaims(std::string_view pod_key) override;
+  // Claims assumed (in flight or written) and not yet delivered again by the informers (tests).
+  size_t AssumedClaimCount() const;
 
   // What an UpdateSnapshot did.
   struct SnapshotUpdateStats {

@@ -90,6 +90,21 @@ struct VolumeAssumptions {
   absl::flat_hash_map<std::string, PodKeys> by_pod;
 };
 
+// A claim DynamicResources assumed for a pod: the informers' version it hides, and whether the
+// API server stored the assumed version already (PreBind's write), after which forgetting the pod
+// keeps it.
+struct AssumedClaim {
+  std::string pod_key;
+  std::shared_ptr<const api::ResourceClaim> observed;
+  bool written = false;
+};
+
+// The claims assumed by pods in their binding cycle, by claim key, and the keys by pod.
+struct ClaimAssumptions {
+  absl::flat_hash_map<std::string, AssumedClaim> claims;
+  absl::flat_hash_map<std::string, std::vector<std::string>> by_pod;
+};
+
 struct Cache::Impl {
   explicit Impl(const util::Clock* c) : clock(c) {}
 
@@ -131,10 +146,12 @@ struct Cache::Impl {
   framework::StorageState storage ABSL_GUARDED_BY(mu);
   int64_t storage_generation ABSL_GUARDED_BY(mu) = 0;
   VolumeAssumptions assumed_volumes ABSL_GUARDED_BY(mu);
-  // The writer side of the snapshots' DraState (cache_dra.cc): the informers' DRA objects;
-  // published when dra_generation moved.
+  // The writer side of the snapshots' DraState (cache_dra.cc): the informers' DRA objects,
+  // except where a claim DynamicResources assumed replaces the informers' version; published
+  // when dra_generation moved.
   framework::DraState dra ABSL_GUARDED_BY(mu);
   int64_t dra_generation ABSL_GUARDED_BY(mu) = 0;
+  ClaimAssumptions assumed_claims ABSL_GUARDED_BY(mu);
   // The writer side of the snapshots' GangState: the informers' PodGroups; published when
   // gangs_generation moved.
   framework::GangState gangs ABSL_GUARDED_BY(mu);

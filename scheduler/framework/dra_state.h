@@ -4,21 +4,106 @@
 // slices, resource claims and their templates), as an immutable part of the snapshot, published
 // by the cache as StorageState is: a publication copies shard pointers only, and a change copies
 // one shard at most once per publication. A pod without claims never reads it.
+//
+// Besides the objects, the state keeps what the DynamicResources plugin would otherwise gather by
+// scanning every object for every pod: the slices by the node they publish devices for, and the
+// devices that allocated claims hold. Both follow every write (SetSlice, SetClaim and their
+// removals) at a cost proportional to the object written.
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "scheduler/api/dra.h"
 #include "scheduler/framework/storage_state.h"
 
 namespace kubesched::framework {
 
+// A multiset of keys (a key counts as present while its count is above zero), split in shards
+// that are shared between copies and copied on the first write after a copy, as ShardedObjectMap.
+// Threads: as ShardedObjectMap.
+template <typename K>
+class ShardedCounts {
+ public:
+  bool Contains(const K& key) const {
+    const Shard* shard = shards_[ShardOf(key)].get();
+    return shard != nullptr && shard->contains(key);
+  }
+  int32_t Count(const K& key) const {
+    const Shard* shard = shards_[ShardOf(key)].get();
+    if (shard == nullptr) return 0;
+    const auto it = shard->find(key);
+    return it == shard->end() ? 0 : it->second;
+  }
+  // Adds `delta` to the key's count; a count that reaches zero or less removes the key.
+  void Add(const K& key, int32_t delta) {
+    const size_t index = ShardOf(key);
+    if (delta < 0 && (shards_[index] == nullptr || !shards_[index]->contains(key))) return;
+    Shard& shard = Writable(index);
+    int32_t& count = shard[key];
+    count += delta;
+    if (count <= 0) shard.erase(key);
+  }
+  // Keys present; O(shards).
+  size_t size() const {
+    size_t total = 0;
+    for (const auto& shard : shards_) total += shard == nullptr ? 0 : shard->size();
+    return total;
+  }
+
+ private:
+  using Shard = absl::flat_hash_map<K, int32_t>;
+  static constexpr size_t kShards = 64;
+  static size_t ShardOf(const K& key) { return absl::Hash<K>()(key) % kShards; }
+  Shard& Writable(size_t index) {
+    std::shared_ptr<Shard>& shard = shards_[index];
+    if (shard == nullptr) {
+      shard = std::make_shared<Shard>();
+    } else if (shard.use_count() > 1) {
+      shard = std::make_shared<Shard>(*shard);
+    }
+    return *shard;
+  }
+
+  std::array<std::shared_ptr<Shard>, kShards> shards_;
+};
+
+// ResourceSlices, shared with the state's maps.
+using SliceList = std::vector<std::shared_ptr<const api::ResourceSlice>>;
+
 struct DraState {
-  // Classes and slices by name; claims and templates by "namespace/name".
+  // Classes and slices by name; claims and templates by "namespace/name". Write slices and
+  // claims through SetSlice/RemoveSlice and SetClaim/RemoveClaim, which keep the indexes below.
   ShardedObjectMap<api::DeviceClass> classes;
   ShardedObjectMap<api::ResourceSlice> slices;
   ShardedObjectMap<api::ResourceClaim> claims;
   ShardedObjectMap<api::ResourceClaimTemplate> templates;
+
+  // The slices that publish devices of one node (spec.nodeName), by node name: a change copies
+  // that node's list. Every other slice (a node selector, allNodes, devices placed one by one) is
+  // in `shared_slices`, a list copied on each of their (rare) changes; drivers publish most
+  // devices node by node.
+  ShardedObjectMap<SliceList> slices_by_node;
+  std::shared_ptr<const SliceList> shared_slices = std::make_shared<const SliceList>();
+  // The devices that claims' allocations hold, as the claims in `claims` say (allocations the
+  // scheduler assumed included: the cache writes them there); devices allocated with admin access
+  // hold nothing, as upstream counts them.
+  ShardedCounts<api::DeviceId> allocated_devices;
+  // Claims whose allocation the scheduler decided on (Reserve) and has not written yet, by claim
+  // key: the key of the pod they are being allocated for. No other pod may use such a claim until
+  // the write ends, as upstream's in-flight allocations.
+  ShardedObjectMap<std::string> pending_allocations;
+
+  void SetSlice(const std::string& name, std::shared_ptr<const api::ResourceSlice> slice);
+  void RemoveSlice(std::string_view name);
+  void SetClaim(const std::string& key, std::shared_ptr<const api::ResourceClaim> claim);
+  void RemoveClaim(std::string_view key);
 
   static std::string Key(std::string_view namespace_name, std::string_view name) {
     return StorageState::ClaimKey(namespace_name, name);
@@ -31,9 +116,20 @@ struct DraState {
     return templates.Find(Key(namespace_name, name));
   }
   const api::DeviceClass* Class(std::string_view name) const { return classes.Find(name); }
+  // The node-local slices of `node_name`; null when it has none.
+  const SliceList* NodeSlices(std::string_view node_name) const {
+    return slices_by_node.Find(node_name);
+  }
+  // The pod whose allocation of the claim is in flight; null when none is.
+  const std::string* PendingAllocation(std::string_view claim_key) const {
+    return pending_allocations.Find(claim_key);
+  }
   bool empty() const {
     return classes.size() == 0 && slices.size() == 0 && claims.size() == 0 && templates.size() == 0;
   }
+
+ private:
+  void CountAllocation(const api::ResourceClaim& claim, int32_t delta);
 };
 
 }  // namespace kubesched::framework
