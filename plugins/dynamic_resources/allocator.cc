@@ -110,55 +110,26 @@ std::optional<api::NodeSelector> AllocationNodeSelector(
 
 }  // namespace
 
-absl::StatusOr<std::vector<ClaimAllocation>> Allocator::Allocate(const AllocationInput& input,
-                                                                 const NodeDevices& node) {
-  if (absl::Status prepared = Prepare(input, node); !prepared.ok()) return prepared;
-  if (claims_.empty()) return std::vector<ClaimAllocation>{};
-  switch (Step(0)) {
-    case Outcome::kDone:
-      return Results();
-    case Outcome::kError:
-      return error_;
-    case Outcome::kFail:
-      break;
-  }
-  return absl::ResourceExhaustedError(util::Absl(kCannotAllocateAllClaims));
-}
+// --- Preparation, once per pod --------------------------------------------------------------
 
-absl::Status Allocator::Prepare(const AllocationInput& input, const NodeDevices& node) {
-  node_ = &node;
-  claims_.clear();
-  constraints_.clear();
-  specs_.clear();
-  slots_.clear();
-  programs_.clear();
-  all_devices_.clear();
-  picks_.clear();
-  error_ = absl::OkStatus();
-  const std::vector<NodeDevices::DeviceRef>& devices = node.devices();
-  taken_.assign(devices.size(), 0);
-  if (input.allocated != nullptr && !input.allocated->empty()) {
-    for (size_t d = 0; d < devices.size(); ++d) {
-      taken_[d] = input.allocated->contains(devices[d].id()) ? 1 : 0;
-    }
-  }
+absl::StatusOr<PreparedClaims> PreparedClaims::Prepare(const AllocationInput& input,
+                                                       SelectorCache& selectors) {
+  PreparedClaims prepared;
   for (size_t i = 0; i < input.claims.size(); ++i) {
     const api::ResourceClaim& claim = *input.claims[i];
     if (claim.allocation.has_value()) continue;
-    if (absl::Status status = PrepareClaim(claim, i, input); !status.ok()) return status;
+    if (absl::Status status = prepared.PrepareClaim(claim, i, input, selectors); !status.ok()) {
+      return status;
+    }
   }
-  matches_.assign(specs_.size() * devices.size(), 0);
-  for (uint32_t s = 0; s < specs_.size(); ++s) {
-    Spec& spec = specs_[s];
-    spec.constraint_mask = ConstraintMask(claims_[spec.claim], spec);
-    if (spec.spec->allocation_mode != api::DeviceAllocationMode::kAll) continue;
-    if (absl::Status status = CollectAllDevices(s); !status.ok()) return status;
+  for (Spec& spec : prepared.specs_) {
+    spec.constraint_mask = prepared.ConstraintMask(prepared.claims_[spec.claim], spec);
   }
-  return absl::OkStatus();
+  return prepared;
 }
 
-absl::Status Allocator::PrepareClaim(const api::ResourceClaim& claim, size_t input_index,
-                                     const AllocationInput& input) {
+absl::Status PreparedClaims::PrepareClaim(const api::ResourceClaim& claim, size_t input_index,
+                                          const AllocationInput& input, SelectorCache& selectors) {
   const std::vector<api::DeviceConstraint>& constraints = claim.spec.constraints;
   if (constraints.size() > kMaxConstraintsPerClaim) {
     return absl::InvalidArgumentError(
@@ -166,7 +137,7 @@ absl::Status Allocator::PrepareClaim(const api::ResourceClaim& claim, size_t inp
                      " constraints exceed the limit of ", kMaxConstraintsPerClaim));
   }
   const auto claim_index = static_cast<uint32_t>(claims_.size());
-  claims_.push_back({&claim, input_index, static_cast<uint32_t>(constraints_.size()),
+  claims_.push_back({&claim, input_index, static_cast<uint32_t>(constraint_attributes_.size()),
                      static_cast<uint32_t>(constraints.size())});
   for (size_t c = 0; c < constraints.size(); ++c) {
     if (constraints[c].match_attribute == api::kEmptySymbol) {
@@ -174,17 +145,20 @@ absl::Status Allocator::PrepareClaim(const api::ResourceClaim& claim, size_t inp
           absl::StrCat("claim ", ClaimName(claim), ", constraint #", c,
                        ": empty constraint (unsupported constraint type?)"));
     }
-    constraints_.push_back({constraints[c].match_attribute, nullptr, 0});
+    constraint_attributes_.push_back(constraints[c].match_attribute);
   }
   int64_t min_devices = 0;
   for (const api::DeviceRequest& request : claim.spec.requests) {
+    const auto slot_index = static_cast<uint32_t>(slots_.size());
     Slot slot{static_cast<uint32_t>(specs_.size()), 0};
     if (request.exactly.has_value()) {
-      absl::Status status = PrepareSpec({claim_index, &request, nullptr, &*request.exactly}, input);
+      absl::Status status = PrepareSpec(
+          {claim_index, slot_index, &request, nullptr, &*request.exactly}, input, selectors);
       if (!status.ok()) return status;
     } else {
       for (const api::DeviceSubRequest& sub : request.first_available) {
-        absl::Status status = PrepareSpec({claim_index, &request, &sub, &sub.spec}, input);
+        absl::Status status =
+            PrepareSpec({claim_index, slot_index, &request, &sub, &sub.spec}, input, selectors);
         if (!status.ok()) return status;
       }
     }
@@ -209,7 +183,8 @@ absl::Status Allocator::PrepareClaim(const api::ResourceClaim& claim, size_t inp
   return absl::OkStatus();
 }
 
-absl::Status Allocator::PrepareSpec(Spec spec, const AllocationInput& input) {
+absl::Status PreparedClaims::PrepareSpec(Spec spec, const AllocationInput& input,
+                                         SelectorCache& selectors) {
   const std::string& class_name = spec.spec->device_class_name;
   spec.device_class = input.find_class(class_name);
   if (spec.device_class == nullptr) {
@@ -224,20 +199,21 @@ absl::Status Allocator::PrepareSpec(Spec spec, const AllocationInput& input) {
     spec.count = spec.spec->count;
   }
   spec.first_program = static_cast<uint32_t>(programs_.size());
-  if (absl::Status status = AddPrograms(spec, true); !status.ok()) return status;
+  if (absl::Status status = AddPrograms(spec, true, selectors); !status.ok()) return status;
   spec.class_programs = static_cast<uint32_t>(programs_.size()) - spec.first_program;
-  if (absl::Status status = AddPrograms(spec, false); !status.ok()) return status;
+  if (absl::Status status = AddPrograms(spec, false, selectors); !status.ok()) return status;
   spec.claim_programs =
       static_cast<uint32_t>(programs_.size()) - spec.first_program - spec.class_programs;
   specs_.push_back(spec);
   return absl::OkStatus();
 }
 
-absl::Status Allocator::AddPrograms(const Spec& spec, bool of_class) {
-  const std::vector<api::DeviceSelector>& selectors =
+absl::Status PreparedClaims::AddPrograms(const Spec& spec, bool of_class,
+                                         SelectorCache& selectors) {
+  const std::vector<api::DeviceSelector>& list =
       of_class ? spec.device_class->selectors : spec.spec->selectors;
-  for (size_t i = 0; i < selectors.size(); ++i) {
-    const absl::StatusOr<cel::Program>& program = selectors_->Get(selectors[i].cel_expression);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const absl::StatusOr<cel::Program>& program = selectors.Get(list[i].cel_expression);
     if (!program.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(SelectorOwner(spec, of_class), ": selector #", i,
@@ -248,15 +224,95 @@ absl::Status Allocator::AddPrograms(const Spec& spec, bool of_class) {
   return absl::OkStatus();
 }
 
+uint32_t PreparedClaims::ConstraintMask(const ClaimState& claim, const Spec& spec) const {
+  uint32_t mask = 0;
+  for (uint32_t c = 0; c < claim.constraint_count; ++c) {
+    const std::vector<std::string>& names = claim.claim->spec.constraints[c].requests;
+    const bool applies =
+        names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+          return NamesSpecText(name, spec.request->name,
+                               spec.sub == nullptr ? nullptr : &spec.sub->name);
+        });
+    if (applies) mask |= uint32_t{1} << c;
+  }
+  return mask;
+}
+
+std::string PreparedClaims::Describe(const Spec& spec) const {
+  const std::string claim = ClaimName(*claims_[spec.claim].claim);
+  if (spec.sub == nullptr) return absl::StrCat("claim ", claim, ", request ", spec.request->name);
+  return absl::StrCat("claim ", claim, ", request ", spec.request->name, "/", spec.sub->name);
+}
+
+std::string PreparedClaims::SelectorOwner(const Spec& spec, bool of_class) const {
+  if (!of_class) return Describe(spec);
+  return absl::StrCat(Describe(spec), ": class ", spec.device_class->meta.name);
+}
+
+// --- Search, once per node ---------------------------------------------------------------------
+
+absl::StatusOr<std::vector<ClaimAllocation>> Allocator::Allocate(const AllocationInput& input,
+                                                                 const NodeDevices& node) {
+  if (selectors_ == nullptr) return absl::InternalError("allocator without a selector cache");
+  absl::StatusOr<PreparedClaims> claims = PreparedClaims::Prepare(input, *selectors_);
+  if (!claims.ok()) return claims.status();
+  const auto allocated = [&input](const DeviceId& id) {
+    return input.allocated != nullptr && input.allocated->contains(id);
+  };
+  absl::StatusOr<bool> found = Search(*claims, node, allocated);
+  if (!found.ok()) return found.status();
+  if (!*found) return absl::ResourceExhaustedError(util::Absl(kCannotAllocateAllClaims));
+  return Results();
+}
+
+absl::StatusOr<bool> Allocator::Search(const PreparedClaims& claims, const NodeDevices& node,
+                                       IsAllocated allocated, absl::Time deadline) {
+  deadline_ = deadline;
+  tries_ = 0;
+  claims_ = &claims;
+  node_ = &node;
+  picks_.clear();
+  if (claims.empty()) return true;
+  if (absl::Status status = Begin(claims, node, allocated); !status.ok()) return status;
+  switch (Step(0)) {
+    case Outcome::kDone:
+      return true;
+    case Outcome::kError:
+      return error_;
+    case Outcome::kFail:
+      break;
+  }
+  return false;
+}
+
+absl::Status Allocator::Begin(const PreparedClaims& claims, const NodeDevices& node,
+                              IsAllocated allocated) {
+  all_devices_.clear();
+  error_ = absl::OkStatus();
+  constraints_.assign(claims.constraint_attributes_.size(), Constraint{});
+  const std::vector<NodeDevices::DeviceRef>& devices = node.devices();
+  taken_.resize(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) taken_[d] = allocated(devices[d].id()) ? 1 : 0;
+  const std::vector<Spec>& specs = claims.specs_;
+  matches_.assign(specs.size() * devices.size(), 0);
+  spec_count_.resize(specs.size());
+  first_all_device_.resize(specs.size());
+  for (uint32_t s = 0; s < specs.size(); ++s) {
+    spec_count_[s] = specs[s].count;
+    if (!IsAll(specs[s])) continue;
+    if (absl::Status status = CollectAllDevices(s); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Allocator::CollectAllDevices(uint32_t spec_index) {
-  Spec& spec = specs_[spec_index];
-  spec.first_all_device = static_cast<uint32_t>(all_devices_.size());
+  first_all_device_[spec_index] = static_cast<uint32_t>(all_devices_.size());
   for (const NodeDevices::Pool& pool : node_->pools()) {
     if (pool.incomplete) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Describe(spec), ": asks for all devices, but resource pool ",
-                       util::Absl(api::SymbolText(pool.driver)), "/",
-                       util::Absl(api::SymbolText(pool.name)), " is currently being updated"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          claims_->Describe(claims_->specs_[spec_index]),
+          ": asks for all devices, but resource pool ", util::Absl(api::SymbolText(pool.driver)),
+          "/", util::Absl(api::SymbolText(pool.name)), " is currently being updated"));
     }
     for (size_t d = pool.first_device; d < pool.end_device; ++d) {
       const std::optional<bool> matches = Matches(spec_index, static_cast<uint32_t>(d));
@@ -264,28 +320,16 @@ absl::Status Allocator::CollectAllDevices(uint32_t spec_index) {
       if (*matches) all_devices_.push_back(static_cast<uint32_t>(d));
     }
   }
-  spec.count = static_cast<int64_t>(all_devices_.size()) - spec.first_all_device;
+  spec_count_[spec_index] =
+      static_cast<int64_t>(all_devices_.size()) - first_all_device_[spec_index];
   return absl::OkStatus();
-}
-
-uint32_t Allocator::ConstraintMask(const ClaimState& claim, const Spec& spec) const {
-  uint32_t mask = 0;
-  for (uint32_t c = 0; c < claim.constraint_count; ++c) {
-    const std::vector<std::string>& names = claim.claim->spec.constraints[c].requests;
-    const bool applies =
-        names.empty() || std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-          return NamesSpec(name, spec);
-        });
-    if (applies) mask |= uint32_t{1} << c;
-  }
-  return mask;
 }
 
 // Allocates the request at `slot` and everything after it: each alternative of a firstAvailable
 // request in order, the first that leads to a complete allocation wins.
 Allocator::Outcome Allocator::Step(size_t slot) {
-  if (slot == slots_.size()) return Outcome::kDone;
-  const Slot& current = slots_[slot];
+  if (slot == claims_->slots_.size()) return Outcome::kDone;
+  const PreparedClaims::Slot& current = claims_->slots_[slot];
   for (uint32_t s = current.first_spec; s < current.first_spec + current.spec_count; ++s) {
     const Outcome outcome = Fill(slot, s, 0, 0);
     if (outcome != Outcome::kFail) return outcome;
@@ -297,12 +341,13 @@ Allocator::Outcome Allocator::Step(size_t slot) {
 // not once per permutation), backtracking when what follows cannot be allocated.
 Allocator::Outcome Allocator::Fill(size_t slot, uint32_t spec_index, int64_t picked,
                                    uint32_t next_device) {
-  const Spec& spec = specs_[spec_index];
-  if (picked == spec.count) {
-    return spec.count == 0 ? Outcome::kFail : Step(slot + 1);  // All needs a device at least
+  const Spec& spec = claims_->specs_[spec_index];
+  const int64_t count = spec_count_[spec_index];
+  if (picked == count) {
+    return count == 0 ? Outcome::kFail : Step(slot + 1);  // All needs a device at least
   }
-  if (spec.spec->allocation_mode == api::DeviceAllocationMode::kAll) {
-    const uint32_t device = all_devices_[spec.first_all_device + picked];
+  if (IsAll(spec)) {
+    const uint32_t device = all_devices_[first_all_device_[spec_index] + picked];
     if (!Available(spec, device) || !Take(spec_index, device)) return Outcome::kFail;
     const Outcome outcome = Fill(slot, spec_index, picked + 1, 0);
     if (outcome != Outcome::kDone) Release(spec_index, device);
@@ -310,8 +355,9 @@ Allocator::Outcome Allocator::Fill(size_t slot, uint32_t spec_index, int64_t pic
   }
   const auto device_count = static_cast<uint32_t>(node_->devices().size());
   for (uint32_t d = next_device; d < device_count; ++d) {
-    if (device_count - d < spec.count - picked) break;  // too few devices left
+    if (device_count - d < count - picked) break;  // too few devices left
     if (!Available(spec, d)) continue;
+    if (OutOfTime()) return Outcome::kError;
     const std::optional<bool> matches = Matches(spec_index, d);
     if (!matches.has_value()) return Outcome::kError;
     if (!*matches || !Take(spec_index, d)) continue;
@@ -327,11 +373,20 @@ bool Allocator::Available(const Spec& spec, uint32_t device) const {
   return spec.request->admin_access || taken_[device] == 0;
 }
 
+// Reads the clock once per kTriesPerClockRead devices tried, so that a quick search never does.
+bool Allocator::OutOfTime() {
+  constexpr uint32_t kTriesPerClockRead = 4096;
+  if (deadline_ == absl::InfiniteFuture() || ++tries_ % kTriesPerClockRead != 0) return false;
+  if (absl::Now() < deadline_) return false;
+  error_ = absl::DeadlineExceededError("timed out trying to allocate devices");
+  return true;
+}
+
 std::optional<bool> Allocator::Matches(uint32_t spec_index, uint32_t device) {
   uint8_t& known = matches_[size_t{spec_index} * node_->devices().size() + device];
   if (known != 0) return known == 1;
   bool matches = false;
-  if (absl::Status status = Evaluate(specs_[spec_index], device, matches); !status.ok()) {
+  if (absl::Status status = Evaluate(claims_->specs_[spec_index], device, matches); !status.ok()) {
     error_ = std::move(status);
     return std::nullopt;
   }
@@ -345,12 +400,13 @@ absl::Status Allocator::Evaluate(const Spec& spec, uint32_t device, bool& matche
                              view_attributes_, view_capacity_, false};
   const uint32_t total = spec.class_programs + spec.claim_programs;
   for (uint32_t i = 0; i < total; ++i) {
-    const absl::StatusOr<bool> result = programs_[spec.first_program + i]->Evaluate(view);
+    const absl::StatusOr<bool> result = claims_->programs_[spec.first_program + i]->Evaluate(view);
     const bool of_class = i < spec.class_programs;
     if (!result.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          SelectorOwner(spec, of_class), ": selector #", of_class ? i : i - spec.class_programs,
-          ": CEL runtime error: ", result.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(claims_->SelectorOwner(spec, of_class), ": selector #",
+                       of_class ? i : i - spec.class_programs,
+                       ": CEL runtime error: ", result.status().message()));
     }
     if (!*result) {
       matches = false;
@@ -378,13 +434,14 @@ void Allocator::FillView(uint32_t device) {
 }
 
 bool Allocator::Take(uint32_t spec_index, uint32_t device) {
-  const Spec& spec = specs_[spec_index];
-  const ClaimState& claim = claims_[spec.claim];
+  const Spec& spec = claims_->specs_[spec_index];
+  const PreparedClaims::ClaimState& claim = claims_->claims_[spec.claim];
   const api::Device& published = *node_->devices()[device].device;
   for (uint32_t c = 0; c < claim.constraint_count; ++c) {
     if ((spec.constraint_mask >> c & 1) == 0) continue;
     Constraint& constraint = constraints_[claim.first_constraint + c];
-    const api::DeviceAttribute* value = published.FindAttribute(constraint.attribute);
+    const api::DeviceAttribute* value =
+        published.FindAttribute(claims_->constraint_attributes_[claim.first_constraint + c]);
     if (value == nullptr || (constraint.count > 0 && !SameValue(*value, *constraint.value))) {
       for (uint32_t undo = 0; undo < c; ++undo) {
         if ((spec.constraint_mask >> undo & 1) != 0) {
@@ -401,8 +458,8 @@ bool Allocator::Take(uint32_t spec_index, uint32_t device) {
 }
 
 void Allocator::Release(uint32_t spec_index, uint32_t device) {
-  const Spec& spec = specs_[spec_index];
-  const ClaimState& claim = claims_[spec.claim];
+  const Spec& spec = claims_->specs_[spec_index];
+  const PreparedClaims::ClaimState& claim = claims_->claims_[spec.claim];
   for (uint32_t c = 0; c < claim.constraint_count; ++c) {
     if ((spec.constraint_mask >> c & 1) != 0) --constraints_[claim.first_constraint + c].count;
   }
@@ -410,31 +467,19 @@ void Allocator::Release(uint32_t spec_index, uint32_t device) {
   picks_.pop_back();
 }
 
-bool Allocator::NamesSpec(std::string_view name, const Spec& spec) {
-  return NamesSpecText(name, spec.request->name, spec.sub == nullptr ? nullptr : &spec.sub->name);
-}
-
-std::string Allocator::Describe(const Spec& spec) const {
-  const std::string claim = ClaimName(*claims_[spec.claim].claim);
-  if (spec.sub == nullptr) return absl::StrCat("claim ", claim, ", request ", spec.request->name);
-  return absl::StrCat("claim ", claim, ", request ", spec.request->name, "/", spec.sub->name);
-}
-
-std::string Allocator::SelectorOwner(const Spec& spec, bool of_class) const {
-  if (!of_class) return Describe(spec);
-  return absl::StrCat(Describe(spec), ": class ", spec.device_class->meta.name);
-}
+// --- The result of the chosen node ------------------------------------------------------------
 
 std::vector<ClaimAllocation> Allocator::Results() const {
   std::vector<ClaimAllocation> results;
-  results.reserve(claims_.size());
+  if (claims_ == nullptr) return results;
+  results.reserve(claims_->claims_.size());
   std::vector<const api::ResourceSlice*> slices;
-  for (uint32_t c = 0; c < claims_.size(); ++c) {
+  for (uint32_t c = 0; c < claims_->claims_.size(); ++c) {
     ClaimAllocation& result = results.emplace_back();
-    result.claim_index = claims_[c].input_index;
+    result.claim_index = claims_->claims_[c].input_index;
     slices.clear();
     for (const Pick& pick : picks_) {
-      const Spec& spec = specs_[pick.spec];
+      const Spec& spec = claims_->specs_[pick.spec];
       if (spec.claim != c) continue;
       const NodeDevices::DeviceRef& ref = node_->devices()[pick.device];
       std::string request = spec.sub == nullptr
@@ -445,9 +490,46 @@ std::vector<ClaimAllocation> Allocator::Results() const {
                                            spec.request->admin_access});
       slices.push_back(ref.slice);
     }
+    AddConfig(c, result.allocation);
     result.allocation.node_selector = AllocationNodeSelector(slices);
   }
   return results;
+}
+
+// The configuration the driver gets with the devices, as upstream copies it: each chosen class's
+// config for the request it served, then the claim's own config entries that apply to all
+// requests or name a request (or a chosen sub-request) of the claim.
+void Allocator::AddConfig(size_t claim, api::AllocationResult& allocation) const {
+  // The spec each request of the claim was served by.
+  std::vector<const Spec*> chosen;
+  for (const Pick& pick : picks_) {
+    const Spec& spec = claims_->specs_[pick.spec];
+    if (spec.claim != claim) continue;
+    if (std::find(chosen.begin(), chosen.end(), &spec) == chosen.end()) chosen.push_back(&spec);
+  }
+  std::sort(chosen.begin(), chosen.end(),
+            [](const Spec* a, const Spec* b) { return a->slot < b->slot; });
+  for (const Spec* spec : chosen) {
+    for (const api::OpaqueDeviceConfiguration& config : spec->device_class->config) {
+      std::string request = spec->sub == nullptr
+                                ? spec->request->name
+                                : absl::StrCat(spec->request->name, "/", spec->sub->name);
+      allocation.config.push_back({true, {std::move(request)}, config});
+    }
+  }
+  const api::ResourceClaim& source = *claims_->claims_[claim].claim;
+  for (const api::DeviceClaimConfiguration& config : source.spec.config) {
+    const bool applies =
+        config.requests.empty() ||
+        std::any_of(chosen.begin(), chosen.end(), [&config](const Spec* spec) {
+          return std::any_of(
+              config.requests.begin(), config.requests.end(), [spec](const std::string& name) {
+                return NamesSpecText(name, spec->request->name,
+                                     spec->sub == nullptr ? nullptr : &spec->sub->name);
+              });
+        });
+    if (applies) allocation.config.push_back({false, config.requests, config.opaque});
+  }
 }
 
 }  // namespace kubesched::plugins::dynamic_resources

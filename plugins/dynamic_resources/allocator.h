@@ -20,8 +20,13 @@
 // instead of giving up with an error; this finds an allocation in a few cases where upstream
 // reports none, never the reverse, and otherwise reports kCannotAllocateAllClaims where upstream
 // says "cannot add device ... because a claim constraint would not be satisfied". Slices that
-// select nodes per device are not offered; the search has no time limit (its cost grows with the
-// combinations of matching devices when no allocation exists).
+// select nodes per device are not offered. The search's cost grows with the combinations of
+// matching devices when no allocation exists; a deadline bounds it (upstream's filterTimeout).
+//
+// The work is split as a scheduler needs it: PreparedClaims holds what depends on the pod alone
+// (classes, compiled selectors, constraints), built once per pod; an Allocator searches one node
+// at a time with it, reusing its vectors, so that the per-node search allocates nothing and
+// builds no strings; only the chosen node's result is built (Results).
 
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +38,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "plugins/dynamic_resources/node_devices.h"
 #include "plugins/dynamic_resources/selector_cache.h"
@@ -55,7 +61,8 @@ struct AllocationInput {
   absl::Span<const api::ResourceClaim* const> claims;
   // Device classes by name; null when there is no such class.
   absl::FunctionRef<const api::DeviceClass*(std::string_view)> find_class;
-  // Devices allocated to other claims, written or only assumed by the scheduler.
+  // Devices allocated to other claims, written or only assumed by the scheduler (Allocate only;
+  // Search takes a function).
   const DeviceIdSet* allocated = nullptr;
 };
 
@@ -64,25 +71,32 @@ struct ClaimAllocation {
   api::AllocationResult allocation;
 };
 
-// Not thread-safe: it keeps its working vectors between calls, so that allocating on node after
-// node reuses them. Use one per thread; they may share a SelectorCache.
-class Allocator {
- public:
-  explicit Allocator(SelectorCache* selectors) : selectors_(selectors) {}
+// Whether a device is allocated to another claim.
+using IsAllocated = absl::FunctionRef<bool(const DeviceId&)>;
 
-  // One allocation per claim without one, in the order of input.claims. Failures:
-  // ResourceExhausted kCannotAllocateAllClaims when the node's devices do not suffice;
-  // NotFound when a request names a class that does not exist; InvalidArgument for a selector
-  // that does not compile or fails on a device ("claim ns/name, request gpu: class gpu-class:
-  // selector #0: CEL runtime error: 1:36: no such key: model; expression: ...") and for claims
-  // upstream refuses (too many devices or constraints, an All request over an incomplete pool).
-  absl::StatusOr<std::vector<ClaimAllocation>> Allocate(const AllocationInput& input,
-                                                        const NodeDevices& node);
+// The claims of one pod as the search reads them on every node: each request with its class and
+// its compiled selectors, and the claims' constraints. Built once per pod (Prepare), immutable
+// afterwards, and read by any number of threads searching node by node. Points into the claims
+// and classes it was prepared from, which must outlive it.
+class PreparedClaims {
+ public:
+  // Prepares the claims of `input` without an allocation. Failures: NotFound when a request
+  // names a class that does not exist; InvalidArgument for a selector that does not compile and
+  // for claims upstream refuses (too many devices or constraints, a request of neither kind).
+  static absl::StatusOr<PreparedClaims> Prepare(const AllocationInput& input,
+                                                SelectorCache& selectors);
+
+  // The number of claims to allocate.
+  size_t size() const { return claims_.size(); }
+  bool empty() const { return claims_.empty(); }
 
  private:
+  friend class Allocator;
+
   // One request, or one sub-request of a firstAvailable request.
   struct Spec {
     uint32_t claim = 0;  // index in claims_
+    uint32_t slot = 0;   // index in slots_
     const api::DeviceRequest* request = nullptr;
     const api::DeviceSubRequest* sub = nullptr;  // null for an `exactly` request
     const api::DeviceRequestSpec* spec = nullptr;
@@ -90,19 +104,13 @@ class Allocator {
     uint32_t first_program = 0;  // class selectors, then claim selectors, in programs_
     uint32_t class_programs = 0;
     uint32_t claim_programs = 0;
-    int64_t count = 0;              // devices to pick; for All, the size of its list
-    uint32_t first_all_device = 0;  // All: the devices, in all_devices_
-    uint32_t constraint_mask = 0;   // which constraints of the claim apply
+    int64_t count = 0;             // ExactCount: devices to pick
+    uint32_t constraint_mask = 0;  // which constraints of the claim apply
   };
   // A request of a claim: its specs, one, or one per sub-request in order of preference.
   struct Slot {
     uint32_t first_spec = 0;
     uint32_t spec_count = 0;
-  };
-  struct Constraint {
-    api::Symbol attribute = api::kEmptySymbol;
-    const api::DeviceAttribute* value = nullptr;  // the first device's, while count > 0
-    uint32_t count = 0;
   };
   struct ClaimState {
     const api::ResourceClaim* claim = nullptr;
@@ -110,48 +118,94 @@ class Allocator {
     uint32_t first_constraint = 0;
     uint32_t constraint_count = 0;
   };
+
+  absl::Status PrepareClaim(const api::ResourceClaim& claim, size_t input_index,
+                            const AllocationInput& input, SelectorCache& selectors);
+  absl::Status PrepareSpec(Spec spec, const AllocationInput& input, SelectorCache& selectors);
+  absl::Status AddPrograms(const Spec& spec, bool of_class, SelectorCache& selectors);
+  uint32_t ConstraintMask(const ClaimState& claim, const Spec& spec) const;
+  std::string Describe(const Spec& spec) const;
+  std::string SelectorOwner(const Spec& spec, bool of_class) const;
+
+  std::vector<ClaimState> claims_;
+  std::vector<api::Symbol> constraint_attributes_;  // per constraint of every claim
+  std::vector<Spec> specs_;
+  std::vector<Slot> slots_;
+  std::vector<const cel::Program*> programs_;
+};
+
+// The search of one node's devices for a pod's prepared claims. Not thread-safe: it keeps its
+// working vectors between calls, so that searching node after node reuses them and allocates
+// nothing once they are large enough. Use one per thread.
+class Allocator {
+ public:
+  Allocator() = default;
+  // For Allocate, which prepares the claims itself.
+  explicit Allocator(SelectorCache* selectors) : selectors_(selectors) {}
+
+  // Prepares the claims, searches the node and builds the result: one allocation per claim
+  // without one, in the order of input.claims. Failures: ResourceExhausted
+  // kCannotAllocateAllClaims when the node's devices do not suffice, and those of
+  // PreparedClaims::Prepare and Search ("claim ns/name, request gpu: class gpu-class:
+  // selector #0: CEL runtime error: 1:36: no such key: model; expression: ...").
+  absl::StatusOr<std::vector<ClaimAllocation>> Allocate(const AllocationInput& input,
+                                                        const NodeDevices& node);
+
+  // Whether `node`'s devices that `allocated` leaves free suffice for `claims`; Results() then
+  // builds what was found. Failures: InvalidArgument for a selector that fails on a device and
+  // for an All request over a pool that is being updated; DeadlineExceeded when the search runs
+  // past `deadline` (checked every few thousand devices tried).
+  absl::StatusOr<bool> Search(const PreparedClaims& claims, const NodeDevices& node,
+                              IsAllocated allocated, absl::Time deadline = absl::InfiniteFuture());
+  // The allocation the last Search that returned true found, one per prepared claim, with the
+  // classes' and the claims' device configuration. Valid while the claims and the node's devices
+  // of that search are.
+  std::vector<ClaimAllocation> Results() const;
+
+ private:
+  using Spec = PreparedClaims::Spec;
+  struct Constraint {
+    const api::DeviceAttribute* value = nullptr;  // the first device's, while count > 0
+    uint32_t count = 0;
+  };
   struct Pick {
     uint32_t spec = 0;
     uint32_t device = 0;
   };
   enum class Outcome : uint8_t { kDone, kFail, kError };
 
-  absl::Status Prepare(const AllocationInput& input, const NodeDevices& node);
-  absl::Status PrepareClaim(const api::ResourceClaim& claim, size_t input_index,
-                            const AllocationInput& input);
-  absl::Status PrepareSpec(Spec spec, const AllocationInput& input);
-  absl::Status AddPrograms(const Spec& spec, bool of_class);
+  absl::Status Begin(const PreparedClaims& claims, const NodeDevices& node, IsAllocated allocated);
   absl::Status CollectAllDevices(uint32_t spec_index);
-  uint32_t ConstraintMask(const ClaimState& claim, const Spec& spec) const;
-  static bool NamesSpec(std::string_view name, const Spec& spec);
+  bool IsAll(const Spec& spec) const {
+    return spec.spec->allocation_mode == api::DeviceAllocationMode::kAll;
+  }
 
   Outcome Step(size_t slot);
   Outcome Fill(size_t slot, uint32_t spec, int64_t picked, uint32_t next_device);
-  Outcome TryDevice(size_t slot, uint32_t spec, int64_t picked, uint32_t device);
   // Whether the device matches the spec's selectors; nullopt after an error (kept in error_).
   std::optional<bool> Matches(uint32_t spec, uint32_t device);
   absl::Status Evaluate(const Spec& spec, uint32_t device, bool& matches);
   bool Take(uint32_t spec, uint32_t device);
   void Release(uint32_t spec, uint32_t device);
   bool Available(const Spec& spec, uint32_t device) const;
+  bool OutOfTime();
   void FillView(uint32_t device);
-  std::string Describe(const Spec& spec) const;
-  std::string SelectorOwner(const Spec& spec, bool of_class) const;
-  std::vector<ClaimAllocation> Results() const;
+  void AddConfig(size_t claim, api::AllocationResult& allocation) const;
 
-  SelectorCache* selectors_;
+  SelectorCache* selectors_ = nullptr;
+  const PreparedClaims* claims_ = nullptr;
   const NodeDevices* node_ = nullptr;
-  std::vector<ClaimState> claims_;
   std::vector<Constraint> constraints_;
-  std::vector<Spec> specs_;
-  std::vector<Slot> slots_;
-  std::vector<const cel::Program*> programs_;
+  std::vector<int64_t> spec_count_;         // devices to pick per spec (All: the node's matches)
+  std::vector<uint32_t> first_all_device_;  // All: where the spec's devices start in all_devices_
   std::vector<uint32_t> all_devices_;
   std::vector<uint8_t> taken_;    // per device: allocated elsewhere or picked in this search
   std::vector<uint8_t> matches_;  // per spec and device: 0 unknown, 1 match, 2 no match
   std::vector<Pick> picks_;
   std::vector<cel::DeviceAttribute> view_attributes_;
   std::vector<cel::DeviceCapacity> view_capacity_;
+  absl::Time deadline_ = absl::InfiniteFuture();
+  uint32_t tries_ = 0;
   absl::Status error_;
 };
 

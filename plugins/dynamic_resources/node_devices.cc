@@ -49,6 +49,21 @@ void NodeDevices::Gather(absl::Span<const api::ResourceSlice* const> slices,
   BuildPools();
 }
 
+void NodeDevices::Gather(const framework::SliceList* local, const framework::SliceList& shared,
+                         std::string_view node_name, const api::LabelSet& node_labels) {
+  slices_.clear();
+  if (local != nullptr) {
+    for (const auto& slice : *local) {
+      if (SliceAppliesToNode(*slice, node_name, node_labels)) slices_.push_back(slice.get());
+    }
+  }
+  for (const auto& slice : shared) {
+    if (SliceAppliesToNode(*slice, node_name, node_labels)) slices_.push_back(slice.get());
+  }
+  std::sort(slices_.begin(), slices_.end(), SliceOrder);
+  BuildPools();
+}
+
 void NodeDevices::BuildPools() {
   pools_.clear();
   devices_.clear();

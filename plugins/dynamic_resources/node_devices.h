@@ -15,23 +15,11 @@
 #include "absl/types/span.h"
 #include "scheduler/api/dra.h"
 #include "scheduler/api/labels.h"
+#include "scheduler/framework/dra_state.h"
 
 namespace kubesched::plugins::dynamic_resources {
 
-// A device by (driver, pool, device name), as an allocation result names it.
-struct DeviceId {
-  api::Symbol driver = api::kEmptySymbol;
-  api::Symbol pool = api::kEmptySymbol;
-  api::Symbol device = api::kEmptySymbol;
-
-  friend bool operator==(const DeviceId& a, const DeviceId& b) {
-    return a.driver == b.driver && a.pool == b.pool && a.device == b.device;
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const DeviceId& id) {
-    return H::combine(std::move(h), id.driver, id.pool, id.device);
-  }
-};
+using DeviceId = api::DeviceId;
 
 // "driver/pool/device", for messages and tests.
 std::string DeviceIdText(const DeviceId& id);
@@ -57,6 +45,10 @@ class NodeDevices {
   // NodeDevices kept across nodes allocates only when a node offers more than any before it.
   void Gather(absl::Span<const api::ResourceSlice* const> slices, std::string_view node_name,
               const api::LabelSet& node_labels);
+  // The same from a snapshot's index (framework::DraState): `local`, the slices that name the
+  // node (null: none), and those of `shared` that select it.
+  void Gather(const framework::SliceList* local, const framework::SliceList& shared,
+              std::string_view node_name, const api::LabelSet& node_labels);
 
   const std::vector<Pool>& pools() const { return pools_; }
   const std::vector<DeviceRef>& devices() const { return devices_; }
