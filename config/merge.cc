@@ -39,6 +39,8 @@ Plugins DefaultPlugins() {
       {std::string(names::kVolumeZone), 0},
       {std::string(names::kPodTopologySpread), 2},
       {std::string(names::kInterPodAffinity), 2},
+      // Before preemption, as upstream puts it since DRA went GA (Kubernetes 1.34).
+      {std::string(names::kDynamicResources), 0},
       {std::string(names::kDefaultPreemption), 0},
       // After preemption: a member gives its group up only when no victims make room for it.
       {std::string(names::kCoscheduling), 0},

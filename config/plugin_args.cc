@@ -49,6 +49,7 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
     if (plugin_name == names::kMostAvailable) return DecodeMostAvailableArgs(args, path);
     if (plugin_name == names::kDefaultPreemption) return DecodeDefaultPreemptionArgs(args, path);
     if (plugin_name == names::kVolumeBinding) return DecodeVolumeBindingArgs(args, path);
+    if (plugin_name == names::kDynamicResources) return DecodeDynamicResourcesArgs(args, path);
     return DecodeNoArgs(args, path);
   } catch (const std::exception& e) {
     // yaml-cpp throws on misuse; no exception may leave config/.
@@ -77,6 +78,7 @@ PluginArgs DefaultPluginArgs(std::string_view plugin_name) {
   if (plugin_name == names::kMostAvailable) return MostAvailableArgs();
   if (plugin_name == names::kDefaultPreemption) return DefaultPreemptionArgs();
   if (plugin_name == names::kVolumeBinding) return VolumeBindingArgs();
+  if (plugin_name == names::kDynamicResources) return DynamicResourcesArgs();
   return std::monostate();
 }
 

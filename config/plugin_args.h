@@ -3,7 +3,7 @@
 // Plugin arguments as plain structs, one per plugin that takes args, with upstream's v1 field
 // names in the comments. Parsed and validated in config/ (plugin_args.cc picks the decoder of the
 // plugin's family: resource_args.cc, affinity_spread_args.cc, preemption_args.cc,
-// volume_args.cc); plugins never see YAML.
+// volume_args.cc, which holds DynamicResources' too); plugins never see YAML.
 
 #include <cstdint>
 #include <optional>
@@ -127,8 +127,16 @@ struct VolumeBindingArgs {
   int64_t bind_timeout_seconds = 600;
 };
 
-using PluginArgs = std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs,
-                                NodeAffinityArgs, InterPodAffinityArgs, PodTopologySpreadArgs,
-                                MostAvailableArgs, DefaultPreemptionArgs, VolumeBindingArgs>;
+// DynamicResourcesArgs
+struct DynamicResourcesArgs {
+  // filterTimeout, >= 0 (0: none): how long Filter may search one node's devices before the node
+  // counts as unable to serve the pod's claims.
+  absl::Duration filter_timeout = absl::Seconds(10);
+};
+
+using PluginArgs =
+    std::variant<std::monostate, NodeResourcesFitArgs, BalancedAllocationArgs, NodeAffinityArgs,
+                 InterPodAffinityArgs, PodTopologySpreadArgs, MostAvailableArgs,
+                 DefaultPreemptionArgs, VolumeBindingArgs, DynamicResourcesArgs>;
 
 }  // namespace kubesched::config

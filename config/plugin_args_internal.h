@@ -31,7 +31,9 @@ absl::StatusOr<PluginArgs> DecodePodTopologySpreadArgs(const YAML::Node& node,
 absl::StatusOr<PluginArgs> DecodeDefaultPreemptionArgs(const YAML::Node& node,
                                                        std::string_view path);
 
-// volume_args.cc
+// volume_args.cc: the plugins that bind what a pod uses besides room (volumes, devices).
 absl::StatusOr<PluginArgs> DecodeVolumeBindingArgs(const YAML::Node& node, std::string_view path);
+absl::StatusOr<PluginArgs> DecodeDynamicResourcesArgs(const YAML::Node& node,
+                                                      std::string_view path);
 
 }  // namespace kubesched::config

@@ -26,6 +26,7 @@ inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 inline constexpr std::string_view kVolumeRestrictions = "VolumeRestrictions";
 inline constexpr std::string_view kNodeVolumeLimits = "NodeVolumeLimits";
 inline constexpr std::string_view kVolumeZone = "VolumeZone";
+inline constexpr std::string_view kDynamicResources = "DynamicResources";
 // kubesched extension (not upstream): load-aware scoring, opt-in.
 inline constexpr std::string_view kMostAvailable = "MostAvailable";
 // kubesched extension: hierarchical queue quota and budgets, on by default.
@@ -41,14 +42,17 @@ inline constexpr std::array kAll = {
     kQueueQuota,        kDefaultPreemption, kImageLocality,
     kSchedulingGates,   kVolumeBinding,     kVolumeRestrictions,
     kNodeVolumeLimits,  kVolumeZone,        kCoscheduling,
+    kDynamicResources,
 };
 
 // Upstream plugins kubesched does not implement. A config may disable them (kube-scheduler
 // configs are read unchanged); enabling one is an error.
 inline constexpr std::array kUpstreamOnly = {
-    std::string_view("DynamicResources"), std::string_view("EBSLimits"),
-    std::string_view("GCEPDLimits"),      std::string_view("AzureDiskLimits"),
-    std::string_view("CinderLimits"),     std::string_view("NodeResourcesLeastAllocated"),
+    std::string_view("EBSLimits"),
+    std::string_view("GCEPDLimits"),
+    std::string_view("AzureDiskLimits"),
+    std::string_view("CinderLimits"),
+    std::string_view("NodeResourcesLeastAllocated"),
 };
 
 }  // namespace kubesched::plugins::names

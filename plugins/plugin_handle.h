@@ -3,6 +3,7 @@
 // What a plugin may be handed at construction besides its args: the services of the scheduler it
 // runs in. Every plugin's factory takes one; most use none of it.
 
+#include "scheduler/framework/claim_binding.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/framework/volume_binding.h"
 #include "scheduler/framework/waiting_pods.h"
@@ -34,6 +35,11 @@ struct PluginHandle {
   // API writes of a binding (PreBind). Null while a configuration is only being checked.
   framework::VolumeAssumeCache* volume_cache = nullptr;
   framework::VolumeBinder* volume_binder = nullptr;
+  // DynamicResources only: the cache's assumed claim allocations (Reserve, PreBind, Unreserve)
+  // and the API write of a claim's allocation and reservation (PreBind). Null while a
+  // configuration is only being checked.
+  framework::ClaimAssumeCache* claim_cache = nullptr;
+  framework::ClaimStatusWriter* claim_writer = nullptr;
   // The pods waiting at Permit, for a Permit plugin that lets them go together (gangs). Null
   // while a configuration is only being checked.
   framework::WaitingPods* waiting_pods = nullptr;

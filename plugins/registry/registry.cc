@@ -3,6 +3,7 @@
 #include "plugins/coscheduling/coscheduling.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/most_available/most_available.h"
@@ -50,6 +51,7 @@ const absl::flat_hash_map<std::string_view, PluginFactory>& Registry() {
       {names::kNodeVolumeLimits, NewNodeVolumeLimits},
       {names::kVolumeZone, NewVolumeZone},
       {names::kCoscheduling, NewCoscheduling},
+      {names::kDynamicResources, NewDynamicResources},
   };
   return *registry;
 }

@@ -72,8 +72,18 @@ JsonWriter& JsonWriter::Int(int64_t value) {
   return *this;
 }
 
+JsonWriter& JsonWriter::Bool(bool value) {
+  writer_.Bool(value);
+  return *this;
+}
+
 JsonWriter& JsonWriter::Null() {
   writer_.Null();
+  return *this;
+}
+
+JsonWriter& JsonWriter::RawValue(std::string_view json) {
+  writer_.RawValue(json.data(), JsonLength(json), rapidjson::kObjectType);
   return *this;
 }
 

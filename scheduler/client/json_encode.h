@@ -32,7 +32,11 @@ class JsonWriter {
   JsonWriter& Key(std::string_view key);
   JsonWriter& String(std::string_view value);
   JsonWriter& Int(int64_t value);
+  JsonWriter& Bool(bool value);
   JsonWriter& Null();
+  // A value that is JSON text already (a decoded object's opaque parameters), copied as it is:
+  // the caller vouches that it is one complete JSON value.
+  JsonWriter& RawValue(std::string_view json);
 
   // Key followed by its value.
   JsonWriter& Field(std::string_view key, std::string_view value) { return Key(key).String(value); }

@@ -111,7 +111,11 @@ absl::Status EmbeddedCluster::Create(const api::Object& object) {
   return std::visit(
       [&](const auto& typed) -> absl::Status {
         using T = std::decay_t<decltype(typed)>;
-        if constexpr (std::is_same_v<T, api::Pod>) return Insert(pods_, typed, "Pod");
+        if constexpr (std::is_same_v<T, api::Pod>) {
+          absl::Status status = Insert(pods_, typed, "Pod");
+          if (status.ok()) CreateTemplateClaimsLocked(KeyOf(typed));
+          return status;
+        }
         if constexpr (std::is_same_v<T, api::Node>) return Insert(nodes_, typed, "Node");
         if constexpr (std::is_same_v<T, api::Namespace>) {
           return Insert(namespaces_, typed, "Namespace");
@@ -154,7 +158,9 @@ absl::Status EmbeddedCluster::Create(const api::Object& object) {
           return Insert(resource_claims_, typed, "ResourceClaim");
         }
         if constexpr (std::is_same_v<T, api::ResourceClaimTemplate>) {
-          return Insert(resource_claim_templates_, typed, "ResourceClaimTemplate");
+          absl::Status status = Insert(resource_claim_templates_, typed, "ResourceClaimTemplate");
+          if (status.ok()) CreateTemplateClaimsLocked("");
+          return status;
         }
         return absl::InvalidArgumentError("unsupported kind");
       },
@@ -191,8 +197,10 @@ absl::Status EmbeddedCluster::DeletePod(const std::string& namespace_name, const
                      ", UID in object meta: ", it->second->meta.uid));
   }
   NextResourceVersion();
-  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kDeleted, nullptr, it->second});
+  const std::shared_ptr<const api::Pod> deleted = it->second;
+  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kDeleted, nullptr, deleted});
   pods_.erase(it);
+  if (!deleted->spec.resource_claims.empty()) ReleaseClaimsLocked(*deleted);
   return absl::OkStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "scheduler/client/event_handler.h"
 #include "scheduler/client/pod_deleter.h"
 #include "scheduler/client/pod_group_status_writer.h"
+#include "scheduler/framework/claim_binding.h"
 #include "scheduler/framework/plugin.h"
 #include "scheduler/framework/volume_binding.h"
 
@@ -32,11 +33,20 @@ namespace kubesched::cluster {
 // selected node gets a new PV there (the node's hostname and zone in its node affinity) when its
 // class has a provisioner; the writes return the bound objects, so the binding never waits.
 //
+// And it plays the ResourceClaim controller (embedded_dra.cc): a pending pod whose
+// spec.resourceClaims names a template gets a claim made from it (named
+// "<pod>-<claim>-<5 characters>", controlled by the pod) and the claim's name in its
+// status.resourceClaimStatuses, as soon as both the pod and the template exist; a deleted pod
+// leaves the reservedFor of its claims, and a claim reserved for no pod any more is deallocated,
+// or deleted when it was generated for that pod. DynamicResources' claim status writes are stored
+// as the API server stores them.
+//
 // Threads: every method is thread-safe; one mutex guards the store and the event queue.
 // Watchers are called without the lock held.
 class EmbeddedCluster : public framework::PodBinder,
                         public client::PodDeleter,
                         public framework::VolumeBinder,
+                        public framework::ClaimStatusWriter,
                         public client::PodGroupStatusWriter {
  public:
   EmbeddedCluster() = default;
@@ -64,6 +74,15 @@ class EmbeddedCluster : public framework::PodBinder,
   absl::StatusOr<framework::VolumeWriteResult> SelectNode(
       const api::PersistentVolumeClaim& claim) override;
   bool BindsAtOnce() const override { return true; }
+
+  // framework::ClaimStatusWriter (embedded_dra.cc): NotFound when the claim is gone, Aborted
+  // when its resourceVersion is not the stored one, InvalidArgument when an allocation is given
+  // for a claim that has one (the API server's "field is immutable").
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> WriteReservation(
+      const api::ResourceClaim& claim, const api::AllocationResult* allocation,
+      const api::ResourceClaimConsumer& consumer) override;
+  // By "namespace/name"; null when absent.
+  std::shared_ptr<const api::ResourceClaim> GetResourceClaim(const std::string& key) const;
 
   // client::PodGroupStatusWriter (embedded_pod_groups.cc): replaces the stored group's status at
   // once (a new resourceVersion, MODIFIED to the watchers); a group that is gone is logged.
@@ -112,6 +131,12 @@ class EmbeddedCluster : public framework::PodBinder,
   framework::VolumeWriteResult BindClaimLocked(const std::string& volume_key,
                                                const std::string& claim_key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The ResourceClaim controller's turn (embedded_dra.cc): claims from templates for the pending
+  // pod at `pod_key`, or for every pending pod when `pod_key` is empty (a template appeared).
+  void CreateTemplateClaimsLocked(const std::string& pod_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CreateTemplateClaimsForLocked(const std::string& pod_key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The ResourceClaim controller's turn after `pod` was deleted: its claims are released.
+  void ReleaseClaimsLocked(const api::Pod& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A provisioner's new PV for the claim on `node` (nullopt when the class cannot provision).
   std::optional<api::PersistentVolume> ProvisionLocked(const api::PersistentVolumeClaim& claim,
                                                        const std::string& node)

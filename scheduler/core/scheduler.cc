@@ -68,6 +68,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
   handle.pool = s->pool_.get();
   handle.volume_cache = s->cache_.get();
   handle.volume_binder = deps.volume_binder;
+  handle.claim_cache = s->cache_.get();
+  handle.claim_writer = deps.claim_writer;
   handle.waiting_pods = s->waiting_.get();
   for (const auto& profile : config.profiles) {
     auto fw = runtime::Framework::Create(

@@ -45,7 +45,8 @@ struct SchedulerDeps {
   client::PodDeleter* deleter = nullptr;           // evicts preemption victims; optional
   const plugins::RegistryMap* registry = nullptr;  // plugin factories; null = the built-in ones
   metrics::SchedulerMetrics* metrics = nullptr;    // framework timings; optional
-  framework::VolumeBinder* volume_binder = nullptr;  // VolumeBinding's writes; optional
+  framework::VolumeBinder* volume_binder = nullptr;      // VolumeBinding's writes; optional
+  framework::ClaimStatusWriter* claim_writer = nullptr;  // DynamicResources' writes; optional
   // Where PodGroup status goes (gang scheduling's phase and counts); optional.
   client::PodGroupStatusWriter* pod_group_status = nullptr;
   // Asked by each binding cycle before it starts (PreBind's writes included): false fails the

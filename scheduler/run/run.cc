@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
 #include "scheduler/client/api_binder.h"
+#include "scheduler/client/api_claim_status_writer.h"
 #include "scheduler/client/api_pod_deleter.h"
 #include "scheduler/client/api_pod_group_status_writer.h"
 #include "scheduler/client/api_volume_binder.h"
@@ -225,6 +226,7 @@ class Runner {
     binder_options.may_send = [this] { return MayBind(); };
     binder_ = std::make_unique<client::ApiBinder>(rest_.get(), std::move(binder_options));
     volume_binder_ = std::make_unique<client::ApiVolumeBinder>(rest_.get());
+    claim_writer_ = std::make_unique<client::ApiClaimStatusWriter>(rest_.get());
     deleter_ = std::make_unique<client::ApiPodDeleter>(rest_.get());
     status_writer_ = std::make_unique<client::PodStatusWriter>(rest_.get());
     client::EventRecorderOptions event_options;
@@ -247,6 +249,7 @@ class Runner {
     deps.threads = options_.threads > 0 ? options_.threads : DefaultFilterThreads();
     deps.deleter = deleter_.get();
     deps.volume_binder = volume_binder_.get();
+    deps.claim_writer = claim_writer_.get();
     deps.pod_group_status = pod_group_status_.get();
     deps.may_bind = [this] { return MayBind(); };
     instrumentation_->Instrument(deps);
@@ -523,6 +526,7 @@ class Runner {
   std::unique_ptr<client::RestClient> rest_;
   std::unique_ptr<client::ApiBinder> binder_;
   std::unique_ptr<client::ApiVolumeBinder> volume_binder_;
+  std::unique_ptr<client::ApiClaimStatusWriter> claim_writer_;
   std::unique_ptr<client::ApiPodDeleter> deleter_;
   std::unique_ptr<client::PodStatusWriter> status_writer_;
   // Its writes run on status_queue_, which goes first.

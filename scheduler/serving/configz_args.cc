@@ -136,6 +136,12 @@ void Write(Writer& out, const config::VolumeBindingArgs& args) {
   out.Null();
 }
 
+void Write(Writer& out, const config::DynamicResourcesArgs& args) {
+  String(out, "FilterTimeout", GoDuration(args.filter_timeout));
+  Key(out, "BindingTimeout");
+  out.Null();
+}
+
 }  // namespace
 
 void WritePluginArgs(Writer& out, const config::PluginArgs& args) {

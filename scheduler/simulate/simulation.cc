@@ -333,6 +333,7 @@ struct Simulation {
     deps.deleter = &cluster;
     deps.registry = registry;
     deps.volume_binder = &cluster;
+    deps.claim_writer = &cluster;
     deps.pod_group_status = &cluster;
     if (instrumentation != nullptr) instrumentation->Instrument(deps);
     auto created = Scheduler::Create(config, deps);

@@ -88,7 +88,8 @@ TEST_CASE("every profile gets the default plugins merged with its own lists", "[
         "SchedulingGates, "
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
-        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, Coscheduling, "
+        "PodTopologySpread:2, InterPodAffinity:2, DynamicResources, "
+        "DefaultPreemption, Coscheduling, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, -NodePorts");
 }
 
@@ -186,7 +187,8 @@ TEST_CASE("a re-enabled default plugin keeps its place with the new weight", "[c
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
         "NodeResourcesFit:5, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
-        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, Coscheduling, "
+        "PodTopologySpread:2, InterPodAffinity:2, DynamicResources, "
+        "DefaultPreemption, Coscheduling, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }
 
@@ -220,11 +222,11 @@ TEST_CASE("an upstream plugin kubesched lacks may be disabled", "[config]") {
   const absl::StatusOr<Configuration> config = ParseConfiguration(
       Doc("profiles:\n"
           "- plugins:\n"
-          "    multiPoint: {disabled: [{name: DynamicResources}, {name: EBSLimits}]}\n"
-          "    preEnqueue: {disabled: [{name: DynamicResources}]}\n"));
+          "    multiPoint: {disabled: [{name: GCEPDLimits}, {name: EBSLimits}]}\n"
+          "    preEnqueue: {disabled: [{name: GCEPDLimits}]}\n"));
   REQUIRE(config.ok());
   CHECK(Dump(config->profiles[0].plugins.multi_point) ==
-        Dump(DefaultPlugins().multi_point) + ", -DynamicResources, -EBSLimits");
+        Dump(DefaultPlugins().multi_point) + ", -GCEPDLimits, -EBSLimits");
 }
 
 TEST_CASE("pluginConfig args are parsed into the plugin's struct", "[config]") {
@@ -380,24 +382,24 @@ TEST_CASE("every configuration error names its field", "[config]") {
        "profiles[0].plugins.score.enabled[1]: plugin \"NodeAffinity\" is enabled twice (also "
        "enabled[0])"},
       {"upstream-only plugin enabled",
-       Doc(p + "filter: {enabled: [{name: NodeName}, {name: DynamicResources}]}\n"),
-       "profiles[0].plugins.filter.enabled[1]: plugin \"DynamicResources\" is not supported by "
+       Doc(p + "filter: {enabled: [{name: NodeName}, {name: EBSLimits}]}\n"),
+       "profiles[0].plugins.filter.enabled[1]: plugin \"EBSLimits\" is not supported by "
        "kubesched"},
       {"unknown plugin enabled", Doc(p + "multiPoint: {enabled: [{name: Foo}]}\n"),
        "profiles[0].plugins.multiPoint.enabled[0]: unknown plugin \"Foo\""},
       {"unknown plugin disabled", Doc(p + "filter: {disabled: [{name: Foo}]}\n"),
        "profiles[0].plugins.filter.disabled[0]: unknown plugin \"Foo\""},
       {"upstream-only plugin enabled at preEnqueue",
-       Doc(p + "preEnqueue: {enabled: [{name: DynamicResources}]}\n"),
-       "profiles[0].plugins.preEnqueue.enabled[0]: plugin \"DynamicResources\" is not supported "
+       Doc(p + "preEnqueue: {enabled: [{name: EBSLimits}]}\n"),
+       "profiles[0].plugins.preEnqueue.enabled[0]: plugin \"EBSLimits\" is not supported "
        "by kubesched"},
       {"pluginConfig without a name", Doc("profiles: [{pluginConfig: [{args: {}}]}]\n"),
        "profiles[0].pluginConfig[0].name: required"},
       {"pluginConfig for an unknown plugin", Doc("profiles: [{pluginConfig: [{name: Foo}]}]\n"),
        "profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},
       {"pluginConfig for an upstream-only plugin",
-       Doc("profiles: [{pluginConfig: [{name: DynamicResources}]}]\n"),
-       "profiles[0].pluginConfig[0].name: plugin \"DynamicResources\" is not supported by "
+       Doc("profiles: [{pluginConfig: [{name: EBSLimits}]}]\n"),
+       "profiles[0].pluginConfig[0].name: plugin \"EBSLimits\" is not supported by "
        "kubesched"},
       {"pluginConfig given twice for a plugin",
        Doc("profiles: [{pluginConfig: [{name: InterPodAffinity}, {name: InterPodAffinity}]}]\n"),

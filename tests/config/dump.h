@@ -96,6 +96,10 @@ inline std::string Dump(const PluginArgs& args) {
     std::string operator()(const config::VolumeBindingArgs& a) const {
       return absl::StrCat("volumebinding timeout=", a.bind_timeout_seconds);
     }
+    std::string operator()(const config::DynamicResourcesArgs& a) const {
+      return absl::StrCat("dynamicresources filterTimeout=",
+                          absl::FormatDuration(a.filter_timeout));
+    }
   };
   return std::visit(Visitor{}, args);
 }

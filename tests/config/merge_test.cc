@@ -24,7 +24,8 @@ TEST_CASE("the default plugins are upstream's multiPoint list restricted to kube
         "PrioritySort, QueueQuota, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
         "NodePorts, "
         "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
-        "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, Coscheduling, "
+        "PodTopologySpread:2, InterPodAffinity:2, DynamicResources, "
+        "DefaultPreemption, Coscheduling, "
         "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder");
 }
 

@@ -46,6 +46,7 @@ TEST_CASE("DefaultPluginArgs gives upstream's defaults for each plugin", "[confi
       {"PodTopologySpread", "spread type=System defaults=[]"},
       {kPreemption, "preemption percentage=10 absolute=100 override=2000000000"},
       {"VolumeBinding", "volumebinding timeout=600"},
+      {"DynamicResources", "dynamicresources filterTimeout=10s"},
       {"NodeName", "none"},
       {"PrioritySort", "none"},
   };
@@ -127,6 +128,12 @@ TEST_CASE("plugin args are read with upstream's v1 field names", "[config]") {
        R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "VolumeBindingArgs",
            "bindTimeoutSeconds": 30})",
        "volumebinding timeout=30"},
+      {"DynamicResources filter timeout", "DynamicResources",
+       R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "DynamicResourcesArgs",
+           "filterTimeout": "2.5s"})",
+       "dynamicresources filterTimeout=2.5s"},
+      {"DynamicResources without a filter timeout", "DynamicResources", "filterTimeout: 0s",
+       "dynamicresources filterTimeout=0"},
       {"NodeAffinity with a required term", kNodeAffinity,
        R"({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
            {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
@@ -298,8 +305,13 @@ TEST_CASE("every bad plugin arg is an error naming the plugin and the field", "[
        "not be a negative value"},
       {"a VolumeBinding scoring shape", "VolumeBinding", "shape: [{utilization: 0, score: 0}]",
        "VolumeBinding: shape: unsupported when VolumeCapacityPriority feature is disabled"},
-      {"upstream-only plugin", "DynamicResources", "{}",
-       "plugin \"DynamicResources\" is not supported by kubesched"},
+      {"negative filterTimeout", "DynamicResources", "filterTimeout: -1s",
+       "DynamicResources: filterTimeout: Invalid value: \"-1s\": must be zero or positive"},
+      {"a DynamicResources binding timeout", "DynamicResources", "bindingTimeout: 60s",
+       "DynamicResources: bindingTimeout: disabled field, enable the DRADeviceBindingConditions "
+       "feature gate"},
+      {"upstream-only plugin", "EBSLimits", "{}",
+       "plugin \"EBSLimits\" is not supported by kubesched"},
   };
   for (const ArgsCase& c : cases) {
     DYNAMIC_SECTION(c.name) { CHECK(Parse(c.plugin, c.text) == c.want); }

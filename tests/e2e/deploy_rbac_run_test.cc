@@ -1,10 +1,10 @@
 // deploy/'s RBAC against what kubesched actually calls: `kubesched run` with the shipped
 // configuration (plus queue quota from a watched ConfigMap, a budget ledger and node metrics) goes
-// through binding, a refused bind, events, status writes, preemption, a gang, volume binding and
-// leader election against kubesched-testapi, which records every request by bearer token. Each
-// request kubesched sent must be allowed by deploy/base/rbac.yaml for the Deployment's
-// ServiceAccount, each rule must be needed by one of them (or be named as granted ahead of use),
-// and a copy of the RBAC missing a rule fails naming the request.
+// through binding, a refused bind, events, status writes, preemption, a gang, volume binding, a
+// device claim's allocation and leader election against kubesched-testapi, which records every
+// request by bearer token. Each request kubesched sent must be allowed by deploy/base/rbac.yaml for
+// the Deployment's ServiceAccount, each rule must be needed by one of them (or be named as granted
+// ahead of use), and a copy of the RBAC missing a rule fails naming the request.
 
 #include <yaml-cpp/yaml.h>
 
@@ -42,7 +42,8 @@ constexpr char kServiceAccountToken[] = "kubesched-serviceaccount-token";
 
 // What the scenario holds: a node whose low-priority pod must be preempted (tainted, so only the
 // preemptor comes), a node for the rest, their metrics, a PodGroup, a WaitForFirstConsumer class
-// and claim, the watched queue ConfigMap, and pods that bind, one that cannot fit anywhere.
+// and claim, a gpu of the second node with its class and a claim for it, the watched queue
+// ConfigMap, and pods that bind, one that cannot fit anywhere.
 constexpr char kObjects[] = R"(
 apiVersion: v1
 kind: Namespace
@@ -155,10 +156,38 @@ spec:
   schedulerName: kubesched
   containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
   volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-b-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: node-b
+  pool: {name: node-b, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpu, namespace: default}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: with-gpu, namespace: default}
+spec:
+  schedulerName: kubesched
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+  resourceClaims: [{name: gpu, resourceClaimName: gpu}]
 )";
 
 // The pods that end up bound.
-const std::vector<std::string> kBound = {"preemptor", "queued", "gang-0", "gang-1", "with-claim"};
+const std::vector<std::string> kBound = {"preemptor", "queued",     "gang-0",
+                                         "gang-1",    "with-claim", "with-gpu"};
 
 // Requests the scenario must have made ("verb resource[.group][/subresource]"): without them the
 // check covered less than it claims.
@@ -173,6 +202,7 @@ const std::vector<std::string> kExercised = {
     "watch csinodes.storage.k8s.io", "watch priorityclasses.scheduling.k8s.io",
     "watch poddisruptionbudgets.policy", "list nodes.metrics.k8s.io",
     "watch resourceclaims.resource.k8s.io", "watch resourceslices.resource.k8s.io",
+    "patch resourceclaims.resource.k8s.io", "patch resourceclaims.resource.k8s.io/status",
     // a scrape of the secure port with a token
     "create tokenreviews.authentication.k8s.io",
     "create subjectaccessreviews.authorization.k8s.io"};

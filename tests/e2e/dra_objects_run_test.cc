@@ -1,12 +1,14 @@
-// The Dynamic Resource Allocation objects in `kubesched run`, end to end: the real binary against
-// kubesched-testapi serving resource.k8s.io/v1. The informers list and watch the four kinds; a
-// claim or a slice that appears while running reaches the scheduler (the pod waiting on its
-// claims is retried on that event); a pod with claims keeps its reason, since no plugin
-// allocates claims yet, while its neighbours bind. Against a server without resource.k8s.io/v1
-// (a cluster before Kubernetes 1.34) kubesched says so once per kind and schedules as before.
-// Outcomes are polled for with deadlines, never slept for.
+// Dynamic Resource Allocation in `kubesched run`, end to end: the real binary against
+// kubesched-testapi serving resource.k8s.io/v1. The informers list and watch the four kinds;
+// DynamicResources allocates claims to devices of the nodes their pods go to and writes each
+// claim's allocation and reservedFor; a pod whose template claim is not made yet waits until its
+// status names the claim (the test plays the ResourceClaim controller); a claim or a slice that
+// appears while running moves the pod that waits for it. Against a server without
+// resource.k8s.io/v1 (a cluster before Kubernetes 1.34) kubesched says so once per kind and
+// schedules as before. Outcomes are polled for with deadlines, never slept for.
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -37,24 +39,52 @@ std::string PodJson(const std::string& name, const std::string& claims_json = ""
       R"("containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}})");
 }
 
-std::string SliceJson(const std::string& name, const std::string& node) {
+// A slice of `node` with gpus gpu-0 .. gpu-<count-1>.
+std::string SliceJson(const std::string& name, const std::string& node, int count = 1) {
+  std::string devices;
+  for (int i = 0; i < count; ++i) {
+    absl::StrAppend(&devices, i == 0 ? "" : ",", R"({"name":"gpu-)", i,
+                    R"(","attributes":{"model":{"string":"A100"}}})");
+  }
   return absl::StrCat(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)",
                       R"("metadata":{"name":")", name, R"("},"spec":{"driver":"gpu.example.com",)",
                       R"("nodeName":")", node, R"(","pool":{"name":")", node,
-                      R"(","generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0",)",
-                      R"("attributes":{"model":{"string":"A100"}}}]}})");
+                      R"(","generation":1,"resourceSliceCount":1},"devices":[)", devices, "]}}");
 }
 
-std::string ClaimJson(const std::string& name) {
+// A claim for one gpu; `owner` (JSON) makes it a pod's generated claim.
+std::string ClaimJson(const std::string& name, const std::string& owner = "") {
   return absl::StrCat(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",)",
-                      R"("metadata":{"name":")", name, R"("},"spec":{"devices":{"requests":)",
+                      R"("metadata":{"name":")", name, R"(")",
+                      owner.empty() ? "" : absl::StrCat(R"(,"ownerReferences":[)", owner, "]"),
+                      R"(},"spec":{"devices":{"requests":)",
                       R"([{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com"}}]}}})");
 }
 
-void CreateNode(Api& api) {
-  api.Create("/api/v1/nodes",
-             R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-0"},)"
-             R"("status":{"allocatable":{"cpu":"8","memory":"64Gi","pods":"110"}}})");
+void CreateNode(Api& api, const std::string& name = "node-0") {
+  api.Create(
+      "/api/v1/nodes",
+      absl::StrCat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
+                   R"("},"status":{"allocatable":{"cpu":"8","memory":"64Gi","pods":"110"}}})"));
+}
+
+// "pool/device reserved for pod" for the claim's allocation and reservation, "" without one.
+std::string Allocation(Api& api, const std::string& claim) {
+  const rapidjson::Document json =
+      api.GetOk(absl::StrCat(kDra, "/namespaces/default/resourceclaims/", claim));
+  if (!json.HasMember("status") || !json["status"].HasMember("allocation") ||
+      !json["status"].HasMember("reservedFor")) {
+    return "";
+  }
+  const rapidjson::Value& results = json["status"]["allocation"]["devices"]["results"];
+  const rapidjson::Value& reserved = json["status"]["reservedFor"];
+  if (results.Size() != 1 || reserved.Size() != 1) return "more than one";
+  return absl::StrCat(Str(results[0]["pool"]), "/", Str(results[0]["device"]), " reserved for ",
+                      Str(reserved[0]["name"]), " ", Str(reserved[0]["uid"]));
+}
+
+std::string Uid(Api& api, const std::string& pod) {
+  return Str(api.GetOk("/api/v1/namespaces/default/pods/" + pod)["metadata"]["uid"]);
 }
 
 std::string NodeName(Api& api, const std::string& pod) {
@@ -90,35 +120,45 @@ double IncomingOn(ChildProcess& scheduler, const std::string& event) {
                                                  {{"event", event}});
 }
 
-TEST_CASE("run: the DRA objects are listed and watched, and a claim pod keeps its reason",
-          "[run][e2e][dra]") {
+TEST_CASE(
+    "run: claims get devices on their pods' nodes, and waiting pods move on claim and slice "
+    "events",
+    "[run][e2e][dra]") {
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
   Api api(**server);
-  CreateNode(api);
+  CreateNode(api, "node-0");
+  CreateNode(api, "node-1");
   api.Create(absl::StrCat(kDra, "/deviceclasses"),
              R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",)"
              R"("metadata":{"name":"gpu.example.com"},"spec":{"selectors":[{"cel":)"
              R"({"expression":"device.driver == \"gpu.example.com\""}}]}})");
-  api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-0-gpu", "node-0"));
+  api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-1-gpus", "node-1", 2));
   api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaimtemplates"),
              R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",)"
              R"("metadata":{"name":"one-gpu"},"spec":{"spec":{"devices":{"requests":)"
              R"([{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com"}}]}}}})");
   api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaims"), ClaimJson("train"));
-  api.Create("/api/v1/namespaces/default/pods",
-             PodJson("trainer", R"([{"name":"gpu","resourceClaimName":"train"}])"));
-  api.Create("/api/v1/namespaces/default/pods", PodJson("plain"));
-  auto started = testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig()});
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  api.Create(pods, PodJson("trainer", R"([{"name":"gpu","resourceClaimName":"train"}])"));
+  api.Create(pods,
+             PodJson("templated", R"([{"name":"gpu","resourceClaimTemplateName":"one-gpu"}])"));
+  api.Create(pods, PodJson("waiting", R"([{"name":"gpu","resourceClaimName":"later"}])"));
+  api.Create(pods, PodJson("plain"));
+  // The waiting pod is retried twice; a backoff of at most a second keeps the test short.
+  const std::string config_path = (*server)->dir() + "/fast-backoff.yaml";
+  std::ofstream(config_path) << "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                "kind: KubeSchedulerConfiguration\n"
+                                "podInitialBackoffSeconds: 1\npodMaxBackoffSeconds: 1\n";
+  auto started = testing::StartKubeschedRun(
+      {.kubeconfig = (*server)->kubeconfig(), .config_path = config_path});
   ChildProcess& scheduler = *started;
 
   testing::RequireEventually("the pod without claims is bound", scheduler,
-                             [&] { return NodeName(api, "plain") == "node-0"; });
-  testing::RequireEventually("the claim pod has its reason", scheduler, [&] {
-    return absl::StrContains(PodScheduledMessage(api, "trainer"),
-                             "pod has resource claims (spec.resourceClaims), but no plugin of its "
-                             "profile allocates them");
-  });
+                             [&] { return !NodeName(api, "plain").empty(); });
+  testing::RequireEventually("the claim pod is bound to its device's node", scheduler,
+                             [&] { return NodeName(api, "trainer") == "node-1"; });
+  CHECK(Allocation(api, "train") == "node-1/gpu-0 reserved for trainer " + Uid(api, "trainer"));
   // The four kinds were listed and are watched.
   const std::string requests = api.Send("GET", "/testapi/requests").body;
   for (const char* plural :
@@ -128,19 +168,46 @@ TEST_CASE("run: the DRA objects are listed and watched, and a claim pod keeps it
   }
   CHECK_FALSE(absl::StrContains(scheduler.ReadStderr(), "resource.k8s.io/v1 is not served"));
 
-  // Objects written while running arrive: each moves the waiting claim pod on its event.
+  // The ResourceClaim controller's part: the template's claim, then its name in the pod's status.
+  CHECK(NodeName(api, "templated").empty());
+  const std::string owner =
+      absl::StrCat(R"({"apiVersion":"v1","kind":"Pod","name":"templated",)", R"("uid":")",
+                   Uid(api, "templated"), R"(","controller":true})");
+  api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaims"),
+             ClaimJson("templated-gpu-x7k2q", owner));
+  REQUIRE(api.Send("PATCH", pods + "/templated/status",
+                   R"({"status":{"resourceClaimStatuses":[{"name":"gpu",)"
+                   R"("resourceClaimName":"templated-gpu-x7k2q"}]}})",
+                   "application/merge-patch+json")
+              .status == 200);
+  testing::RequireEventually("the template claim's pod is bound", scheduler,
+                             [&] { return NodeName(api, "templated") == "node-1"; });
+  CHECK(Allocation(api, "templated-gpu-x7k2q") ==
+        "node-1/gpu-1 reserved for templated " + Uid(api, "templated"));
+
+  // The pod whose claim does not exist waits, and is moved when it appears...
+  testing::RequireEventually("the pod without its claim has upstream's reason", scheduler, [&] {
+    return absl::StrContains(PodScheduledMessage(api, "waiting"),
+                             R"(could not find ResourceClaim "default/later")");
+  });
   AwaitParked(scheduler);
   const double claim_moves = IncomingOn(scheduler, "ResourceClaimChange");
   api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaims"), ClaimJson("later"));
   testing::RequireEventually("a new claim reaches the scheduler", scheduler, [&] {
     return IncomingOn(scheduler, "ResourceClaimChange") > claim_moves;
   });
+  // ...but node-1's gpus are taken, until node-0 publishes one.
+  testing::RequireEventually("the waiting pod finds no device", scheduler, [&] {
+    return absl::StrContains(PodScheduledMessage(api, "waiting"), "cannot allocate all claims");
+  });
   AwaitParked(scheduler);
   const double device_moves = IncomingOn(scheduler, "DeviceChange");
-  api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-0-more", "node-0"));
+  api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-0-gpu", "node-0"));
   testing::RequireEventually("a new slice reaches the scheduler", scheduler,
                              [&] { return IncomingOn(scheduler, "DeviceChange") > device_moves; });
-  CHECK(NodeName(api, "trainer").empty());
+  testing::RequireEventually("the waiting pod is bound to the new device's node", scheduler,
+                             [&] { return NodeName(api, "waiting") == "node-0"; });
+  CHECK(Allocation(api, "later") == "node-0/gpu-0 reserved for waiting " + Uid(api, "waiting"));
   REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);
 }
 

@@ -1,6 +1,8 @@
 // A pod with resource claims (Dynamic Resource Allocation) is never bound while no plugin of its
-// profile allocates claims: binding it would leave the claims unallocated and the pod unable to
-// start. It stays pending with the reason; its neighbours without claims are scheduled.
+// profile allocates claims (DynamicResources disabled): binding it would leave the claims
+// unallocated and the pod unable to start. It stays pending with the reason; its neighbours
+// without claims are scheduled. With the default plugins, the DRA objects of a cluster file are
+// loaded and the pod gets its device.
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -44,8 +46,12 @@ TEST_CASE("a pod with resource claims stays pending while nothing allocates clai
           "[simulation]") {
   const TempFile cluster(kCluster, "cluster.yaml");
   const TempFile workload(kWorkload, "workload.yaml");
-  auto report = RunSimulation({cluster.path(), workload.path(), /*seed=*/1, 1},
-                              config::DefaultConfiguration());
+  auto without = config::ParseConfiguration(
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "profiles: [{schedulerName: kubesched, plugins: {multiPoint: {disabled: "
+      "[{name: DynamicResources}]}}}]\n");
+  REQUIRE(without.ok());
+  auto report = RunSimulation({cluster.path(), workload.path(), /*seed=*/1, 1}, *without);
   REQUIRE(report.ok());
   REQUIRE(report->pod_results.size() == 2);
   for (const PodResult& pod : report->pod_results) {
@@ -62,7 +68,7 @@ TEST_CASE("a pod with resource claims stays pending while nothing allocates clai
 }
 
 // The four resource.k8s.io/v1 kinds in a cluster file, one of them bad: the good ones load, the bad
-// one is a problem naming it, and the claim pod keeps its reason (no plugin allocates claims).
+// one is a problem naming it, and the claim pod gets its template's claim and the node's gpu.
 constexpr char kDraCluster[] = R"(
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -102,7 +108,7 @@ TEST_CASE("a cluster file with DRA objects loads them and reports the bad one", 
   REQUIRE(report->pod_results.size() == 2);
   for (const PodResult& pod : report->pod_results) {
     INFO(pod.name);
-    CHECK(pod.node.has_value() == (pod.name == "plain"));
+    CHECK(pod.node == std::optional<std::string>("node-1"));
   }
 }
 

@@ -102,9 +102,8 @@ TEST_CASE("a policy of one stray comma is rejected naming the policy", "[policie
 TEST_CASE("bad profiles in a policy are rejected naming the policy and the field", "[policies]") {
   CHECK(ErrorOf(ParsePolicy("gpu-pack", "plugins: {score: {enabled: [{name: Foo}]}}")) ==
         "policy \"gpu-pack\": plugins.score.enabled[0]: unknown plugin \"Foo\"");
-  CHECK(ErrorOf(
-            ParsePolicy("gpu-pack", "plugins: {filter: {enabled: [{name: DynamicResources}]}}")) ==
-        "policy \"gpu-pack\": plugins.filter.enabled[0]: plugin \"DynamicResources\" is not "
+  CHECK(ErrorOf(ParsePolicy("gpu-pack", "plugins: {filter: {enabled: [{name: EBSLimits}]}}")) ==
+        "policy \"gpu-pack\": plugins.filter.enabled[0]: plugin \"EBSLimits\" is not "
         "supported by kubesched");
   CHECK(ErrorOf(ParsePolicy("gpu-pack", R"(
 pluginConfig:

@@ -16,4 +16,11 @@ namespace kubesched::testapi {
 // `ResourceClaim.resource.k8s.io "gpu" is invalid: spec.devices.requests[0]: ...`.
 absl::Status CheckDraObject(const ResourceType& type, const rapidjson::Value& object);
 
+// The rules of a ResourceClaim's status across an update (upstream's
+// validateResourceClaimStatusUpdate): an allocation, once written, never changes; reservedFor
+// needs an allocation, holds at most 256 consumers, each UID once, and gains none while the claim
+// is being deleted. OK for every other kind; else Invalid (MarkInvalid).
+absl::Status CheckClaimStatusUpdate(const ResourceType& type, const rapidjson::Value& before,
+                                    const rapidjson::Value& after);
+
 }  // namespace kubesched::testapi

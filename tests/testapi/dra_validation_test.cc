@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "rapidjson/document.h"
 #include "tests/testapi/api_fixture.h"
@@ -144,6 +145,42 @@ TEST_CASE("a ResourceClaim status patch writes the allocation, keeps the spec an
                R"({"status":{"allocation":{"devices":{"results":[{"request":"gpu"}]}}}})",
                "application/merge-patch+json")
             .status == 422);
+}
+
+TEST_CASE("a ResourceClaim status keeps its allocation and needs one for its reservations",
+          "[testapi]") {
+  Fixture f;
+  REQUIRE(f.Call("POST", kClaims, kClaim).status == 201);
+  const std::string status = std::string(kTrain) + "/status";
+  const auto patch = [&](const std::string& body) {
+    return f.Call("PATCH", status, body, "application/merge-patch+json");
+  };
+  const char kPod[] = R"({"resource":"pods","name":"p","uid":"u-1"})";
+  const HttpResponse unallocated =
+      patch(absl::StrCat(R"({"status":{"reservedFor":[)", kPod, "]}}"));
+  CHECK(unallocated.status == 422);
+  CHECK_THAT(unallocated.body,
+             Catch::Contains("status.reservedFor: Forbidden: may not be specified when "
+                             "`allocated` is not set"));
+  const std::string allocation =
+      R"("allocation":{"devices":{"results":[{"request":"gpu","driver":"gpu.example.com",)"
+      R"("pool":"node-a","device":"gpu-0"}]}})";
+  REQUIRE(patch(absl::StrCat(R"({"status":{)", allocation, R"(,"reservedFor":[)", kPod, "]}}"))
+              .status == 200);
+  // Another device for the same allocation: refused; the same allocation again: fine.
+  std::string other = allocation;
+  other.replace(other.find("gpu-0"), 5, "gpu-1");
+  const HttpResponse changed = patch(absl::StrCat(R"({"status":{)", other, "}}"));
+  CHECK(changed.status == 422);
+  CHECK_THAT(changed.body, Catch::Contains("status.allocation: Invalid value"));
+  CHECK_THAT(changed.body, Catch::Contains("field is immutable"));
+  CHECK(patch(absl::StrCat(R"({"status":{)", allocation, "}}")).status == 200);
+  const HttpResponse twice =
+      patch(absl::StrCat(R"({"status":{"reservedFor":[)", kPod, ",", kPod, "]}}"));
+  CHECK(twice.status == 422);
+  CHECK_THAT(twice.body, Catch::Contains("status.reservedFor[1].uid: Duplicate value"));
+  // Taking the allocation away with its reservations is allowed (deallocation).
+  CHECK(patch(R"({"status":{"allocation":null,"reservedFor":null}})").status == 200);
 }
 
 TEST_CASE("discovery lists resource.k8s.io/v1 and the claim status subresource", "[testapi]") {

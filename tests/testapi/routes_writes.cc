@@ -86,9 +86,11 @@ absl::Status ApplyPatch(PatchKind kind, const rapidjson::Document& patch,
 }
 
 // The checks every update and patch of an object or its status passes (create admits first).
-absl::Status CheckWrite(const ResourceType& type, const rapidjson::Value& object) {
+absl::Status CheckWrite(const ResourceType& type, const rapidjson::Value& before,
+                        const rapidjson::Value& object) {
   if (absl::Status status = CheckCustomResourceSchema(type, object); !status.ok()) return status;
-  return CheckDraObject(type, object);
+  if (absl::Status status = CheckDraObject(type, object); !status.ok()) return status;
+  return CheckClaimStatusUpdate(type, before, object);
 }
 
 // Replaces the PodScheduled condition of a pod's status with a true one.
@@ -293,7 +295,7 @@ HttpResponse ApiServer::Update(const HttpRequest& request, const Route& route) {
         original.CopyFrom(object, original.GetAllocator());
         object.CopyFrom(replacement, object.GetAllocator());
         KeepOtherHalf(type, route.subresource, original, object);
-        return CheckWrite(type, object);
+        return CheckWrite(type, original, object);
       });
   if (!updated.ok() && updated.status().code() == absl::StatusCode::kNotFound &&
       route.subresource.empty() && (type.kind == "Lease" || type.kind == "Event")) {
@@ -363,7 +365,7 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
               "version and try again"));
         }
         KeepOtherHalf(type, route.subresource, original, object);
-        return CheckWrite(type, object);
+        return CheckWrite(type, original, object);
       });
   if (!patched.ok()) return ErrorResponse(patched.status(), route.Details());
   return WithWarnings(JsonResponse(200, Render(type, **patched, TypeMeta::kInclude)), warnings);

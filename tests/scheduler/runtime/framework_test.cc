@@ -34,7 +34,8 @@ TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstr
         std::vector<std::string>{"QueueQuota", "NodeUnschedulable", "NodeName", "TaintToleration",
                                  "NodeAffinity", "NodePorts", "NodeResourcesFit",
                                  "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
-                                 "VolumeZone", "PodTopologySpread", "InterPodAffinity"});
+                                 "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+                                 "DynamicResources"});
   CHECK(ScoreNames(**fw) ==
         std::vector<std::pair<std::string, int64_t>>{{"TaintToleration", 3},
                                                      {"NodeAffinity", 2},
@@ -138,7 +139,8 @@ framework::PodInfoPtr GatedPod() {
 TEST_CASE("multiPoint puts SchedulingGates at PreEnqueue, where it holds gated pods", "[runtime]") {
   auto fw = Framework::Create(DefaultProfile(), {});
   REQUIRE(fw.ok());
-  CHECK(Names((*fw)->pre_enqueue_plugins()) == std::vector<std::string>{"SchedulingGates"});
+  CHECK(Names((*fw)->pre_enqueue_plugins()) ==
+        std::vector<std::string>{"SchedulingGates", "DynamicResources"});
   const framework::Status gated = (*fw)->RunPreEnqueue(*GatedPod());
   CHECK(gated.code() == framework::Code::kUnschedulableAndUnresolvable);
   CHECK(gated.plugin() == "SchedulingGates");
@@ -157,7 +159,7 @@ TEST_CASE("PreEnqueue runs in order and stops at the first rejection, naming its
   auto fw = Framework::Create(profile, {}, registry);
   REQUIRE(fw.ok());
   CHECK(Names((*fw)->pre_enqueue_plugins()) ==
-        std::vector<std::string>{"SchedulingGates", "Admit", "HoldA", "HoldB"});
+        std::vector<std::string>{"SchedulingGates", "DynamicResources", "Admit", "HoldA", "HoldB"});
   const auto free = framework::MakePodInfo(testing::PodBuilder("q").Ptr(), 0);
   CHECK((*fw)->RunPreEnqueue(*free).plugin() == "HoldA");
   CHECK((*fw)->RunPreEnqueue(*GatedPod()).plugin() == "SchedulingGates");
@@ -168,7 +170,7 @@ TEST_CASE("a plugin disabled at preEnqueue holds no pod", "[runtime]") {
   profile.plugins.pre_enqueue.disabled = {"SchedulingGates"};
   auto fw = Framework::Create(profile, {});
   REQUIRE(fw.ok());
-  CHECK((*fw)->pre_enqueue_plugins().empty());
+  CHECK(Names((*fw)->pre_enqueue_plugins()) == std::vector<std::string>{"DynamicResources"});
   CHECK((*fw)->RunPreEnqueue(*GatedPod()).IsSuccess());
 }
 

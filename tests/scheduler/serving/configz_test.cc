@@ -65,6 +65,8 @@ profiles:
       scoringStrategy:
         type: MostAllocated
         resources: [{name: cpu, weight: 2}]
+  - name: DynamicResources
+    args: {filterTimeout: 5s}
 )");
   REQUIRE(config.ok());
   const std::string text = ConfigzJson(*config);
@@ -76,6 +78,7 @@ profiles:
   REQUIRE(plugin_config.IsArray());
   bool preemption = false;
   bool fit = false;
+  bool dra = false;
   for (const auto& entry : plugin_config.GetArray()) {
     const std::string name = entry["Name"].GetString();
     const rapidjson::Value& args = entry["Args"];
@@ -88,10 +91,15 @@ profiles:
       CHECK(std::string(args["ScoringStrategy"]["Type"].GetString()) == "MostAllocated");
       CHECK(args["ScoringStrategy"]["Resources"][0]["Weight"].GetInt() == 2);
       CHECK(args["ScoringStrategy"]["RequestedToCapacityRatio"].IsNull());
+    } else if (name == "DynamicResources") {
+      dra = true;
+      CHECK(std::string(args["FilterTimeout"].GetString()) == "5s");
+      CHECK(args["BindingTimeout"].IsNull());
     }
   }
   CHECK(preemption);
   CHECK(fit);
+  CHECK(dra);
 }
 
 }  // namespace

@@ -1,0 +1,317 @@
+#include "plugins/dynamic_resources/dynamic_resources.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "plugins/dynamic_resources/allocator.h"
+#include "plugins/dynamic_resources/node_devices.h"
+#include "plugins/dynamic_resources/pod_claims.h"
+#include "plugins/helper/args.h"
+#include "plugins/names.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::plugins {
+namespace {
+
+using dynamic_resources::Allocator;
+using dynamic_resources::ClaimAllocation;
+using dynamic_resources::DeviceId;
+using dynamic_resources::NodeDevices;
+using dynamic_resources::PreparedClaims;
+using framework::Status;
+
+constexpr std::string_view kNotAvailable = "resourceclaim not available on the node";
+constexpr std::string_view kTimedOut = "timed out trying to allocate devices";
+constexpr std::string_view kInUse = "resourceclaim in use";
+
+// What PreFilter worked out for the pod, read by every Filter and by Reserve. Immutable once
+// built, so preemption's copies of the cycle state share it. The prepared claims and `dra` point
+// into the cycle's snapshot: valid until the scheduling cycle ends (Reserve is the last to read
+// them); the claims themselves are held, for PreBind.
+struct PodClaims {
+  std::vector<std::shared_ptr<const api::ResourceClaim>> claims;
+  // Per claim: the node selector of its allocation, when it has one (null otherwise).
+  std::vector<const api::NodeSelector*> available_on;
+  // The claims without an allocation, prepared for the search; empty when every claim is
+  // allocated already.
+  std::vector<const api::ResourceClaim*> to_allocate;
+  std::optional<PreparedClaims> prepared;
+  const framework::DraState* dra = nullptr;
+  const framework::Snapshot* snapshot = nullptr;
+};
+
+// What Reserve decided: per claim (as in PodClaims::claims), its new allocation, if any.
+struct Decision {
+  std::vector<std::optional<api::AllocationResult>> allocations;
+};
+
+struct CycleData final : framework::StateData {
+  std::shared_ptr<const PodClaims> pod_claims;
+  std::shared_ptr<const Decision> decision;  // from Reserve
+
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<CycleData>(*this);
+  }
+};
+
+framework::CycleState::Key Key() {
+  static const framework::CycleState::Key key =
+      framework::CycleState::AllocateKey(names::kDynamicResources);
+  return key;
+}
+
+// The search's working memory, one per thread that filters: it grows to the largest node and
+// pod seen and is reused from then on.
+struct Scratch {
+  NodeDevices devices;
+  Allocator allocator;
+};
+
+Scratch& ThisThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// Gathers `node`'s devices into the thread's scratch and searches them for the pod's claims.
+absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
+                                absl::Duration timeout, Scratch& scratch) {
+  const framework::DraState& dra = *claims.dra;
+  const std::string& name = node.meta.name;
+  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels);
+  const absl::Time deadline =
+      timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
+  return scratch.allocator.Search(
+      *claims.prepared, scratch.devices,
+      [&dra](const DeviceId& id) { return dra.allocated_devices.Contains(id); }, deadline);
+}
+
+// Upstream's validateDeviceClass for every request and sub-request of a claim to allocate.
+Status CheckClasses(const api::ResourceClaim& claim, const framework::DraState& dra) {
+  const auto check = [&dra](const std::string& class_name, std::string_view request) {
+    if (class_name.empty()) {
+      return Status::Error(
+          absl::StrCat("request ", util::Absl(request), ": unsupported request type"));
+    }
+    if (dra.Class(class_name) == nullptr) {
+      return Status::Unresolvable(api::StableText(absl::StrCat(
+          "request ", util::Absl(request), ": device class ", class_name, " does not exist")));
+    }
+    return Status::Success();
+  };
+  for (const api::DeviceRequest& request : claim.spec.requests) {
+    if (request.exactly.has_value()) {
+      Status status = check(request.exactly->device_class_name, request.name);
+      if (!status.IsSuccess()) return status;
+      continue;
+    }
+    for (const api::DeviceSubRequest& sub : request.first_available) {
+      Status status = check(sub.spec.device_class_name, absl::StrCat(request.name, "/", sub.name));
+      if (!status.IsSuccess()) return status;
+    }
+  }
+  return Status::Success();
+}
+
+// Whether the pod may use each claim, and which it must allocate (upstream's PreFilter checks).
+Status SortClaims(const framework::PodInfo& pod, const framework::DraState& dra,
+                  PodClaims& claims) {
+  const api::Pod& spec = pod.get();
+  for (const auto& claim : claims.claims) {
+    // The allocation another pod's Reserve made shows in the snapshot already, but until its
+    // write ends no other pod may count on it (upstream's in-flight allocations).
+    const std::string key = claim->Key();
+    if (const std::string* other = dra.PendingAllocation(key);
+        other != nullptr && *other != pod.key) {
+      return Status::Unresolvable(api::StableText(
+          absl::StrCat("resource claim ", key, " is in the process of being allocated")));
+    }
+    const api::NodeSelector* available_on = nullptr;
+    if (claim->allocation.has_value()) {
+      if (claim->reserved_for.size() >= api::kResourceClaimReservedForMaxSize &&
+          !dynamic_resources::ReservedForPod(*claim, spec)) {
+        return Status::Unresolvable(kInUse);
+      }
+      if (claim->allocation->node_selector.has_value()) {
+        available_on = &*claim->allocation->node_selector;
+      }
+    } else {
+      if (Status status = CheckClasses(*claim, dra); !status.IsSuccess()) return status;
+      claims.to_allocate.push_back(claim.get());
+    }
+    claims.available_on.push_back(available_on);
+  }
+  return Status::Success();
+}
+
+}  // namespace
+
+DynamicResources::DynamicResources(absl::Duration filter_timeout,
+                                   framework::ClaimAssumeCache* cache,
+                                   framework::ClaimStatusWriter* writer)
+    : filter_timeout_(filter_timeout), cache_(cache), writer_(writer) {}
+
+std::string_view DynamicResources::Name() const { return names::kDynamicResources; }
+
+framework::ClusterEventSet DynamicResources::EventsToRegister() const {
+  return framework::kDefaultEvents |
+         framework::EventBit(framework::ClusterEvent::kResourceClaimChanged) |
+         framework::EventBit(framework::ClusterEvent::kDeviceInventoryChanged);
+}
+
+Status DynamicResources::PreEnqueue(const framework::PodInfo& pod) const {
+  if (pod.get().spec.resource_claims.empty()) return Status::Success();
+  return dynamic_resources::CheckClaimNames(pod.get());
+}
+
+framework::PreFilterOutcome DynamicResources::PreFilter(framework::CycleState& state,
+                                                        const framework::PodInfo& pod,
+                                                        const framework::Snapshot& snapshot) {
+  // Most pods have no claims: answer them before anything else is looked at.
+  if (pod.get().spec.resource_claims.empty()) return {Status::Skip(), {}};
+  const framework::DraState& dra = snapshot.dra();
+  dynamic_resources::ResolvedClaims resolved = dynamic_resources::ResolveClaims(pod.get(), dra);
+  if (!resolved.status.IsSuccess()) return {std::move(resolved.status), {}};
+  if (resolved.claims.empty()) return {Status::Skip(), {}};
+  auto claims = std::make_shared<PodClaims>();
+  claims->claims = std::move(resolved.claims);
+  claims->dra = &dra;
+  claims->snapshot = &snapshot;
+  if (Status status = SortClaims(pod, dra, *claims); !status.IsSuccess()) {
+    return {std::move(status), {}};
+  }
+  if (!claims->to_allocate.empty()) {
+    // A named lambda: the FunctionRef in the input must not outlive what it refers to.
+    const auto find_class = [&dra](std::string_view name) { return dra.Class(name); };
+    const dynamic_resources::AllocationInput input{claims->to_allocate, find_class, nullptr};
+    absl::StatusOr<PreparedClaims> prepared = PreparedClaims::Prepare(input, selectors_);
+    if (!prepared.ok()) return {Status::Error(util::Std(prepared.status().message())), {}};
+    claims->prepared = *std::move(prepared);
+  }
+  auto data = std::make_unique<CycleData>();
+  data->pod_claims = std::move(claims);
+  state.Write(Key(), std::move(data));
+  return {Status::Success(), {}};
+}
+
+Status DynamicResources::Filter(const framework::CycleState& state,
+                                const framework::PodInfo& /*pod*/,
+                                const framework::NodeInfo& node) const {
+  const auto* data = state.Read<CycleData>(Key());
+  if (data == nullptr || data->pod_claims == nullptr) {
+    return Status::Error("DynamicResources: no PreFilter state");
+  }
+  if (node.node() == nullptr) return Status::Error("node not found");
+  const PodClaims& claims = *data->pod_claims;
+  const api::LabelSet& labels = node.node()->meta.labels;
+  for (const api::NodeSelector* selector : claims.available_on) {
+    if (selector != nullptr && !selector->Matches(labels, node.name())) {
+      return Status::Unresolvable(kNotAvailable);
+    }
+  }
+  if (!claims.prepared.has_value()) return Status::Success();
+  absl::StatusOr<bool> found =
+      SearchNode(claims, *node.node(), filter_timeout_, ThisThreadScratch());
+  if (!found.ok()) {
+    if (absl::IsDeadlineExceeded(found.status())) return Status::Unresolvable(kTimedOut);
+    return Status::Error(util::Std(found.status().message()));
+  }
+  if (!*found) return Status::Unresolvable(dynamic_resources::kCannotAllocateAllClaims);
+  return Status::Success();
+}
+
+Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                                 std::string_view node_name) {
+  auto* data = state.ReadMutable<CycleData>(Key());
+  if (data == nullptr || data->pod_claims == nullptr) return Status::Success();
+  const PodClaims& claims = *data->pod_claims;
+  auto decision = std::make_shared<Decision>();
+  decision->allocations.resize(claims.claims.size());
+  if (claims.prepared.has_value()) {
+    const framework::NodeInfo* node = claims.snapshot->Get(node_name);
+    if (node == nullptr || node->node() == nullptr) {
+      return Status::Error(absl::StrCat("DynamicResources: node \"", util::Absl(node_name),
+                                        "\" is not in the cycle's snapshot"));
+    }
+    // The chosen node is searched again rather than every node's result being kept: the search
+    // is deterministic on one snapshot, and only this node's result is ever built.
+    Scratch& scratch = ThisThreadScratch();
+    absl::StatusOr<bool> found = SearchNode(claims, *node->node(), absl::ZeroDuration(), scratch);
+    if (!found.ok() || !*found) {
+      return Status::Error(absl::StrCat("DynamicResources: the pod's claims do not fit node \"",
+                                        util::Absl(node_name), "\""));
+    }
+    std::vector<std::shared_ptr<const api::ResourceClaim>> assumed;
+    for (ClaimAllocation& result : scratch.allocator.Results()) {
+      const api::ResourceClaim* source = claims.to_allocate[result.claim_index];
+      const size_t index = static_cast<size_t>(
+          std::find_if(claims.claims.begin(), claims.claims.end(),
+                       [source](const auto& claim) { return claim.get() == source; }) -
+          claims.claims.begin());
+      auto allocated = std::make_shared<api::ResourceClaim>(*source);
+      allocated->allocation = result.allocation;
+      decision->allocations[index] = std::move(result.allocation);
+      assumed.push_back(std::move(allocated));
+    }
+    if (cache_ != nullptr) {
+      if (absl::Status status = cache_->AssumeClaims(pod.key, assumed); !status.ok()) {
+        return Status::Error(absl::StrCat("DynamicResources: assuming claim allocations: ",
+                                          util::Absl(util::Std(status.message()))));
+      }
+    }
+  }
+  data->decision = std::move(decision);
+  return Status::Success();
+}
+
+void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                                 std::string_view /*node_name*/) {
+  const auto* data = state.Read<CycleData>(Key());
+  if (data == nullptr || data->decision == nullptr || cache_ == nullptr) return;
+  cache_->ForgetClaims(pod.key);
+}
+
+Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod,
+                                 std::string_view /*node_name*/) {
+  const auto* data = state.Read<CycleData>(Key());
+  if (data == nullptr || data->pod_claims == nullptr || data->decision == nullptr) {
+    return Status::Success();
+  }
+  const api::Pod& spec = pod.get();
+  const api::ResourceClaimConsumer consumer{"", "pods", spec.meta.name, spec.meta.uid};
+  const std::vector<std::shared_ptr<const api::ResourceClaim>>& claims = data->pod_claims->claims;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const api::ResourceClaim& claim = *claims[i];
+    const std::optional<api::AllocationResult>& allocation = data->decision->allocations[i];
+    if (!allocation.has_value() && dynamic_resources::ReservedForPod(claim, spec)) continue;
+    const char* what = allocation.has_value() ? "add allocation and reservation to claim "
+                                              : "add reservation to claim ";
+    if (writer_ == nullptr) {
+      return Status::Error(absl::StrCat(what, claim.Key(), ": no claim writer"));
+    }
+    auto stored =
+        writer_->WriteReservation(claim, allocation.has_value() ? &*allocation : nullptr, consumer);
+    if (!stored.ok()) {
+      return Status::Error(
+          absl::StrCat(what, claim.Key(), ": ", util::Absl(util::Std(stored.status().message()))));
+    }
+    if (cache_ != nullptr) cache_->ClaimWritten(pod.key, *std::move(stored));
+  }
+  return Status::Success();
+}
+
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewDynamicResources(
+    const config::PluginArgs& args, const PluginHandle& handle) {
+  auto typed = helper::ArgsAs<config::DynamicResourcesArgs>(args, names::kDynamicResources);
+  if (!typed.ok()) return typed.status();
+  if (typed->filter_timeout < absl::ZeroDuration()) {
+    return helper::ArgsError(names::kDynamicResources, "filterTimeout", "must not be negative");
+  }
+  return std::make_unique<DynamicResources>(typed->filter_timeout, handle.claim_cache,
+                                            handle.claim_writer);
+}
+
+}  // namespace kubesched::plugins

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "config/plugin_args.h"
+#include "plugins/dynamic_resources/selector_cache.h"
+#include "plugins/plugin_handle.h"
+#include "scheduler/framework/claim_binding.h"
+#include "scheduler/framework/plugin.h"
+
+namespace kubesched::plugins {
+
+// Upstream's DynamicResources with structured parameters: a pod's ResourceClaims
+// (spec.resourceClaims, resource.k8s.io/v1) get devices from the ResourceSlices of the node it
+// goes to.
+//
+// PreEnqueue: a pod whose template claim has not been created yet (no entry in
+// status.resourceClaimStatuses) waits outside the queue until the pod's status names it.
+// PreFilter: Skip for a pod without claims, before anything else. Resolves the claims
+// (pod_claims.h) and rejects the pod on every node (UnschedulableAndUnresolvable, upstream's
+// messages) when one is missing, being deleted, not the pod's own, reserved for as many consumers
+// as a claim may have, or being allocated for another pod; when a request's class does not exist;
+// an Error when a request names no class. For the claims to allocate it prepares, once, what the
+// per-node search reads (classes, selectors compiled through the SelectorCache, constraints).
+// Filter (UnschedulableAndUnresolvable): an allocated claim whose node selector rejects the node
+// (`resourceclaim not available on the node`); claims to allocate that the node's devices cannot
+// serve (`cannot allocate all claims`), counting as taken every device allocated to another
+// claim, assumed allocations included; a search that runs past filterTimeout (`timed out trying
+// to allocate devices`); an Error when a selector fails on a device. The node's devices come
+// from the snapshot's index (its own slices by name, plus the node-selected and allNodes ones),
+// searched with this thread's allocator: no allocation and no strings per node.
+// Reserve: searches the chosen node again, builds the allocations and assumes them in the cache
+// (framework::ClaimAssumeCache), so the next cycle sees the devices taken and the claims in
+// flight; Unreserve forgets those not written yet.
+// PreBind (a bind worker): writes each claim's status.allocation (when allocated now) and adds
+// the pod to status.reservedFor, with the claim's resourceVersion as precondition
+// (framework::ClaimStatusWriter); a conflict or any other failure fails the binding cycle, which
+// unreserves and requeues the pod. A claim already reserved for the pod is used as it is.
+//
+// Threads: the plugin's own fields are set at construction; the SelectorCache is thread-safe.
+// Per-pod data lives in the cycle state: written by PreFilter and Reserve on the scheduling
+// thread, read by Filter workers and, after Reserve, by the bind worker that runs PreBind and
+// Unreserve. Filter's scratch is per thread.
+class DynamicResources final : public framework::PreEnqueuePlugin,
+                               public framework::PreFilterPlugin,
+                               public framework::FilterPlugin,
+                               public framework::ReservePlugin,
+                               public framework::PreBindPlugin {
+ public:
+  // `cache` and `writer` may be null (a configuration check); Reserve then assumes nothing and
+  // PreBind fails for a pod with claims to write. A zero `filter_timeout` means none.
+  DynamicResources(absl::Duration filter_timeout, framework::ClaimAssumeCache* cache,
+                   framework::ClaimStatusWriter* writer);
+
+  std::string_view Name() const override;
+  // Claims, slices and classes appearing or changing, besides the defaults.
+  framework::ClusterEventSet EventsToRegister() const override;
+  framework::Status PreEnqueue(const framework::PodInfo& pod) const override;
+  framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
+                                        const framework::Snapshot& snapshot) override;
+  bool AllocatesResourceClaims() const override { return true; }
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) const override;
+  // Reads the node's name and labels and the snapshot's DRA objects, never its pods.
+  bool FilterReadsPods() const override { return false; }
+  framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
+                            std::string_view node_name) override;
+  void Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
+                 std::string_view node_name) override;
+  framework::Status PreBind(framework::CycleState& state, const framework::PodInfo& pod,
+                            std::string_view node_name) override;
+
+ private:
+  const absl::Duration filter_timeout_;
+  framework::ClaimAssumeCache* const cache_;
+  framework::ClaimStatusWriter* const writer_;
+  mutable dynamic_resources::SelectorCache selectors_;
+};
+
+// Checks filterTimeout (not negative).
+absl::StatusOr<std::unique_ptr<framework::Plugin>> NewDynamicResources(
+    const config::PluginArgs& args, const PluginHandle& handle);
+
+}  // namespace kubesched::plugins

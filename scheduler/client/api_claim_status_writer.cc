@@ -1,0 +1,217 @@
+#include "scheduler/client/api_claim_status_writer.h"
+
+#include <utility>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/api/decode.h"
+#include "scheduler/client/json_encode.h"
+#include "scheduler/util/status_macros.h"
+#include "scheduler/util/strings.h"
+
+namespace kubesched::client {
+namespace {
+
+// The finalizer an allocated claim carries, so that it is not deleted while its devices are in use
+// (upstream's resourceapi.Finalizer).
+constexpr std::string_view kDeleteProtectionFinalizer = "resource.kubernetes.io/delete-protection";
+
+std::string_view OperatorName(api::SelectorOperator op) {
+  switch (op) {
+    case api::SelectorOperator::kIn:
+      return "In";
+    case api::SelectorOperator::kNotIn:
+      return "NotIn";
+    case api::SelectorOperator::kExists:
+      return "Exists";
+    case api::SelectorOperator::kDoesNotExist:
+      return "DoesNotExist";
+    case api::SelectorOperator::kGt:
+      return "Gt";
+    case api::SelectorOperator::kLt:
+      return "Lt";
+  }
+  return "In";
+}
+
+void WriteRequirement(JsonWriter& json, const api::Requirement& requirement) {
+  json.BeginObject()
+      .Field("key", api::SymbolText(requirement.key))
+      .Field("operator", OperatorName(requirement.op));
+  if (requirement.op == api::SelectorOperator::kGt ||
+      requirement.op == api::SelectorOperator::kLt) {
+    json.Key("values").BeginArray().String(absl::StrCat(requirement.number)).EndArray();
+  } else if (!requirement.values.empty()) {
+    json.Key("values").BeginArray();
+    for (const api::Symbol value : requirement.values) json.String(api::SymbolText(value));
+    json.EndArray();
+  }
+  json.EndObject();
+}
+
+void WriteNodeSelector(JsonWriter& json, const api::NodeSelector& selector) {
+  json.BeginObject().Key("nodeSelectorTerms").BeginArray();
+  for (const api::NodeSelectorTerm& term : selector.terms) {
+    json.BeginObject();
+    if (!term.match_expressions.empty()) {
+      json.Key("matchExpressions").BeginArray();
+      for (const api::Requirement& requirement : term.match_expressions) {
+        WriteRequirement(json, requirement);
+      }
+      json.EndArray();
+    }
+    if (!term.match_fields.empty()) {
+      json.Key("matchFields").BeginArray();
+      for (const api::FieldRequirement& field : term.match_fields) {
+        json.BeginObject().Field("key", field.field).Field("operator", OperatorName(field.op));
+        json.Key("values").BeginArray();
+        for (const std::string& value : field.values) json.String(value);
+        json.EndArray().EndObject();
+      }
+      json.EndArray();
+    }
+    json.EndObject();
+  }
+  json.EndArray().EndObject();
+}
+
+void WriteConfig(JsonWriter& json, const api::DeviceAllocationConfiguration& config) {
+  json.BeginObject().Field("source", config.from_class ? "FromClass" : "FromClaim");
+  if (!config.requests.empty()) {
+    json.Key("requests").BeginArray();
+    for (const std::string& request : config.requests) json.String(request);
+    json.EndArray();
+  }
+  json.Key("opaque").BeginObject().Field("driver", config.opaque.driver);
+  if (!config.opaque.parameters_json.empty()) {
+    json.Key("parameters").RawValue(config.opaque.parameters_json);
+  }
+  json.EndObject().EndObject();
+}
+
+void WriteAllocation(JsonWriter& json, const api::AllocationResult& allocation) {
+  json.BeginObject().Key("devices").BeginObject().Key("results").BeginArray();
+  for (const api::DeviceRequestAllocationResult& result : allocation.devices) {
+    json.BeginObject()
+        .Field("request", result.request)
+        .Field("driver", api::SymbolText(result.driver))
+        .Field("pool", api::SymbolText(result.pool))
+        .Field("device", api::SymbolText(result.device));
+    if (result.admin_access) json.Key("adminAccess").Bool(true);
+    json.EndObject();
+  }
+  json.EndArray();
+  bool config_open = false;
+  for (const api::DeviceAllocationConfiguration& config : allocation.config) {
+    // A configuration of a kind this version does not know (no opaque driver) is not repeated.
+    if (config.opaque.driver.empty()) continue;
+    if (!config_open) json.Key("config").BeginArray();
+    config_open = true;
+    WriteConfig(json, config);
+  }
+  if (config_open) json.EndArray();
+  json.EndObject();
+  if (allocation.node_selector.has_value()) {
+    json.Key("nodeSelector");
+    WriteNodeSelector(json, *allocation.node_selector);
+  }
+  json.EndObject();
+}
+
+void WriteConsumer(JsonWriter& json, const api::ResourceClaimConsumer& consumer) {
+  json.BeginObject();
+  if (!consumer.api_group.empty()) json.Field("apiGroup", consumer.api_group);
+  json.Field("resource", consumer.resource).Field("name", consumer.name).Field("uid", consumer.uid);
+  json.EndObject();
+}
+
+// PATCH `target` with `body`; the object the server answers with, or an error naming `what`.
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> PatchClaim(HttpTransport& transport,
+                                                                     std::string target,
+                                                                     std::string body,
+                                                                     std::string_view content_type,
+                                                                     std::string_view what) {
+  HttpRequest request;
+  request.method = "PATCH";
+  request.target = std::move(target);
+  request.body = std::move(body);
+  request.content_type = std::string(content_type);
+  absl::StatusOr<HttpResponse> response = transport.Do(request);
+  if (!response.ok()) {
+    return absl::Status(response.status().code(),
+                        absl::StrCat(util::Absl(what), ": ", response.status().message()));
+  }
+  KUBESCHED_RETURN_IF_ERROR(StatusFromResponse(*response, what));
+  auto decoded = api::DecodeObjects(response->body, what);
+  if (!decoded.ok()) return decoded.status();
+  for (auto& object : decoded->objects) {
+    if (auto* stored = std::get_if<api::ResourceClaim>(&object)) {
+      return std::make_shared<const api::ResourceClaim>(std::move(*stored));
+    }
+  }
+  return absl::InternalError(
+      absl::StrCat(util::Absl(what), ": the server's answer is not a ResourceClaim"));
+}
+
+}  // namespace
+
+std::string ApiClaimStatusWriter::FinalizerPatch(const api::ResourceClaim& claim) {
+  JsonWriter json;
+  json.BeginObject().Key("metadata").BeginObject();
+  json.Field("resourceVersion", claim.meta.resource_version);
+  // A strategic merge patch adds to metadata.finalizers (patchStrategy merge): the claim's other
+  // finalizers, which kubesched does not keep, stay.
+  json.Key("finalizers").BeginArray().String(kDeleteProtectionFinalizer).EndArray();
+  json.EndObject().EndObject();
+  return json.str();
+}
+
+std::string ApiClaimStatusWriter::ReservationPatch(const api::ResourceClaim& claim,
+                                                   const api::AllocationResult* allocation,
+                                                   const api::ResourceClaimConsumer& consumer) {
+  JsonWriter json;
+  // In a merge patch, a resourceVersion is a precondition: 409 if the claim moved on.
+  json.BeginObject().Key("metadata").BeginObject();
+  json.Field("resourceVersion", claim.meta.resource_version).EndObject();
+  json.Key("status").BeginObject();
+  if (allocation != nullptr) {
+    json.Key("allocation");
+    WriteAllocation(json, *allocation);
+  }
+  // A merge patch replaces a list whole: the claim's consumers, then the pod.
+  json.Key("reservedFor").BeginArray();
+  for (const api::ResourceClaimConsumer& existing : claim.reserved_for) {
+    WriteConsumer(json, existing);
+  }
+  WriteConsumer(json, consumer);
+  json.EndArray().EndObject().EndObject();
+  return json.str();
+}
+
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> ApiClaimStatusWriter::WriteReservation(
+    const api::ResourceClaim& claim, const api::AllocationResult* allocation,
+    const api::ResourceClaimConsumer& consumer) {
+  KUBESCHED_RETURN_IF_ERROR(ValidatePathSegment("claim namespace", claim.meta.namespace_name));
+  KUBESCHED_RETURN_IF_ERROR(ValidatePathSegment("claim name", claim.meta.name));
+  const std::string target =
+      absl::StrCat("/apis/resource.k8s.io/v1/namespaces/", claim.meta.namespace_name,
+                   "/resourceclaims/", claim.meta.name);
+  const std::string name = absl::StrCat(claim.meta.namespace_name, "/", claim.meta.name);
+  // The status patch builds on the version the finalizer's patch left, which is the claim as
+  // decided on in every other respect.
+  std::string version = claim.meta.resource_version;
+  if (allocation != nullptr) {
+    auto protected_claim = PatchClaim(
+        *transport_, target, FinalizerPatch(claim), "application/strategic-merge-patch+json",
+        absl::StrCat("adding the delete-protection finalizer to resourceclaim ", name));
+    if (!protected_claim.ok()) return protected_claim.status();
+    version = (*protected_claim)->meta.resource_version;
+  }
+  api::ResourceClaim decided_on = claim;
+  decided_on.meta.resource_version = version;
+  return PatchClaim(
+      *transport_, target + "/status", ReservationPatch(decided_on, allocation, consumer),
+      "application/merge-patch+json", absl::StrCat("writing the status of resourceclaim ", name));
+}
+
+}  // namespace kubesched::client
