@@ -161,6 +161,10 @@ class Allocator {
   // classes' and the claims' device configuration. Valid while the claims and the node's devices
   // of that search are.
   std::vector<ClaimAllocation> Results() const;
+  // The devices of that allocation, in the order they were picked, without building it.
+  void ForEachPicked(absl::FunctionRef<void(const NodeDevices::DeviceRef&)> fn) const {
+    for (const Pick& pick : picks_) fn(node_->devices()[pick.device]);
+  }
 
  private:
   using Spec = PreparedClaims::Spec;

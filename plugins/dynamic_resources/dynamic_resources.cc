@@ -12,6 +12,7 @@
 #include "plugins/dynamic_resources/pod_claims.h"
 #include "plugins/helper/args.h"
 #include "plugins/names.h"
+#include "scheduler/framework/picked_devices.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::plugins {
@@ -88,6 +89,31 @@ absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
       *claims.prepared, scratch.devices,
       [&dra](const DeviceId& id) { return dra.allocated_devices.Contains(id); }, deadline);
 }
+
+// What other plugins read of the pod's devices (framework::PickedDevices): the search of Filter,
+// repeated on the caller's thread.
+class Picks final : public framework::PickedDevices {
+ public:
+  Picks(std::shared_ptr<const PodClaims> claims, absl::Duration timeout)
+      : claims_(std::move(claims)), timeout_(timeout) {}
+  void ForEachDevice(
+      const framework::NodeInfo& node,
+      absl::FunctionRef<void(const api::ResourceSlice&, const api::Device&)> fn) const override {
+    if (node.node() == nullptr || !claims_->prepared.has_value()) return;
+    Scratch& scratch = ThisThreadScratch();
+    const absl::StatusOr<bool> found = SearchNode(*claims_, *node.node(), timeout_, scratch);
+    if (!found.ok() || !*found) return;
+    scratch.allocator.ForEachPicked(
+        [&fn](const NodeDevices::DeviceRef& ref) { fn(*ref.slice, *ref.device); });
+  }
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<Picks>(claims_, timeout_);
+  }
+
+ private:
+  std::shared_ptr<const PodClaims> claims_;
+  absl::Duration timeout_;
+};
 
 // Upstream's validateDeviceClass for every request and sub-request of a claim to allocate.
 Status CheckClasses(const api::ResourceClaim& claim, const framework::DraState& dra) {
@@ -191,8 +217,12 @@ framework::PreFilterOutcome DynamicResources::PreFilter(framework::CycleState& s
     if (!prepared.ok()) return {Status::Error(util::Std(prepared.status().message())), {}};
     claims->prepared = *std::move(prepared);
   }
+  std::shared_ptr<const PodClaims> shared = std::move(claims);
+  if (shared->prepared.has_value()) {
+    state.Write(framework::PickedDevicesKey(), std::make_unique<Picks>(shared, filter_timeout_));
+  }
   auto data = std::make_unique<CycleData>();
-  data->pod_claims = std::move(claims);
+  data->pod_claims = std::move(shared);
   state.Write(Key(), std::move(data));
   return {Status::Success(), {}};
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/framework/picked_devices.h"
 #include "tests/plugins/dynamic_resources/dra_world.h"
 #include "tests/plugins/plugin_fixture.h"
 
@@ -242,6 +243,29 @@ TEST_CASE("a shared claim that is allocated pins its pods to its node and is onl
   REQUIRE(world.plugin().Reserve(own_state, *owner, "node-1").IsSuccess());
   REQUIRE(world.plugin().PreBind(own_state, *owner, "node-1").IsSuccess());
   CHECK(world.writer().writes().size() == 1);
+}
+
+TEST_CASE("other plugins read the devices the pod would get on each node", "[dra]") {
+  DraWorld world(TwoNodes() + GpuClaim("two", 2, "H100") +
+                 GpuClaim("other", 1, "", AllocatedOn("node-1", "gpu-0")));
+  const auto picked = [&](const framework::CycleState& state, const std::string& node) {
+    const auto* devices = state.Read<framework::PickedDevices>(framework::PickedDevicesKey());
+    REQUIRE(devices != nullptr);
+    std::vector<std::string> names;
+    devices->ForEachDevice(*world.Snapshot().Get(node), [&](const api::ResourceSlice& slice,
+                                                            const api::Device& device) {
+      names.push_back(slice.node_name + "/" + std::string(api::SymbolText(device.name)));
+    });
+    return names;
+  };
+  CycleState state;
+  REQUIRE(world.Judge(*ClaimPod("p", {{"gpu", "claim:two"}}), state).pre_filter.IsSuccess());
+  CHECK(picked(state, "node-2") == std::vector<std::string>{"node-2/gpu-0", "node-2/gpu-1"});
+  CHECK(picked(state, "node-1").empty());
+  // A pod whose claims are all allocated picks nothing, and has no such state.
+  CycleState allocated;
+  REQUIRE(world.Judge(*ClaimPod("q", {{"gpu", "claim:other"}}), allocated).pre_filter.IsSuccess());
+  CHECK(allocated.Read<framework::PickedDevices>(framework::PickedDevicesKey()) == nullptr);
 }
 
 TEST_CASE("a claim reserved for as many consumers as a claim may have is in use", "[dra]") {
