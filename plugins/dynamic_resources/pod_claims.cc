@@ -86,7 +86,10 @@ ResolvedClaims ResolveClaims(const api::Pod& pod, const framework::DraState& dra
                                     namespace_name, "/", pod.meta.name, " (pod is not owner)"));
       return resolved;
     }
-    resolved.claims.push_back(std::move(claim));
+    // Two entries may name one claim: it is allocated and reserved once.
+    if (std::find(resolved.claims.begin(), resolved.claims.end(), claim) == resolved.claims.end()) {
+      resolved.claims.push_back(std::move(claim));
+    }
   }
   return resolved;
 }

@@ -28,7 +28,7 @@ framework::Status CheckClaimNames(const api::Pod& pod);
 
 struct ResolvedClaims {
   framework::Status status;
-  // On success, one per claim the pod needs, in spec order (entries that need none left out).
+  // On success, each claim the pod needs once, in spec order (entries that need none left out).
   std::vector<std::shared_ptr<const api::ResourceClaim>> claims;
 };
 

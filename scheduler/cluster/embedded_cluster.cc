@@ -113,7 +113,10 @@ absl::Status EmbeddedCluster::Create(const api::Object& object) {
         using T = std::decay_t<decltype(typed)>;
         if constexpr (std::is_same_v<T, api::Pod>) {
           absl::Status status = Insert(pods_, typed, "Pod");
-          if (status.ok()) CreateTemplateClaimsLocked(KeyOf(typed));
+          // Most pods have no claims: they cost the ResourceClaim controller nothing.
+          if (status.ok() && !typed.spec.resource_claims.empty()) {
+            CreateTemplateClaimsLocked(KeyOf(typed));
+          }
           return status;
         }
         if constexpr (std::is_same_v<T, api::Node>) return Insert(nodes_, typed, "Node");

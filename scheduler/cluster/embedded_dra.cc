@@ -51,6 +51,12 @@ void EmbeddedCluster::CreateTemplateClaimsLocked(const std::string& pod_key) {
 void EmbeddedCluster::CreateTemplateClaimsForLocked(const std::string& pod_key) {
   const auto it = pods_.find(pod_key);
   if (it == pods_.end() || !it->second->spec.node_name.empty() || it->second->IsTerminal()) return;
+  const std::vector<api::PodResourceClaim>& entries = it->second->spec.resource_claims;
+  if (std::none_of(entries.begin(), entries.end(), [&](const api::PodResourceClaim& entry) {
+        return NeedsClaimFromTemplate(*it->second, entry);
+      })) {
+    return;
+  }
   api::Pod pod = *it->second;
   bool changed = false;
   for (const api::PodResourceClaim& entry : pod.spec.resource_claims) {

@@ -58,6 +58,9 @@ TEST_CASE("a claim fits the nodes whose devices its selectors match", "[dra]") {
   CHECK(world.Judge(*ClaimPod("p", {{"gpu", "claim:a100"}})).nodes == Nodes("pass", kCannot));
   CHECK(world.Judge(*ClaimPod("p", {{"gpu", "claim:two-h100"}})).nodes == Nodes(kCannot, "pass"));
   CHECK(world.Judge(*ClaimPod("p", {{"gpu", "claim:three"}})).nodes == Nodes(kCannot, kCannot));
+  // Two entries naming one claim ask for its devices once.
+  CHECK(world.Judge(*ClaimPod("p", {{"a", "claim:two-h100"}, {"b", "claim:two-h100"}})).nodes ==
+        Nodes(kCannot, "pass"));
   // Two claims of one pod get different devices of one node.
   CHECK(world.Judge(*ClaimPod("p", {{"a", "claim:a100"}, {"b", "claim:three"}})).nodes ==
         Nodes(kCannot, kCannot));
