@@ -9,8 +9,10 @@ scripts/install-deps.sh --test
 python3 scripts/check-layers.py
 build=build-test
 rm -rf "$build"
-# -O1 -g1: sanitizer builds compile much faster than at -O2 -g and still report file:line.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DKUBESCHED_SANITIZE=ON >/dev/null
+# -O1 -g1: sanitizer builds compile much faster than at -O2 -g and still report file:line. The
+# tests' own code at -O0 compiles in about half the time; the code under test keeps -O1.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DKUBESCHED_SANITIZE=ON \
+  -DKUBESCHED_TEST_FLAGS=-O0 >/dev/null
 cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
