@@ -3,7 +3,14 @@
 # every test through ctest, then each fuzz target for a short while. Used by the README and by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase says how long it took, so that a slow CI run shows where its time went.
+phase_start=$SECONDS
+phase_done() {
+  echo "test.sh: $1 took $((SECONDS - phase_start)) s (total $SECONDS s)"
+  phase_start=$SECONDS
+}
 scripts/install-deps.sh --test
+phase_done "installing dependencies"
 # The include directions of ARCHITECTURE.md first: a wrong include fails in a second, not after
 # the build.
 python3 scripts/check-layers.py
@@ -14,8 +21,11 @@ rm -rf "$build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DKUBESCHED_SANITIZE=ON \
   -DKUBESCHED_TEST_FLAGS=-O0 >/dev/null
 cmake --build "$build" -j"$(nproc)"
+phase_done "the sanitizer build"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
+phase_done "the tests"
 # The decoders of untrusted input under libFuzzer, briefly: a clang build of only what they need.
 scripts/fuzz.sh 20
+phase_done "the fuzz build and runs"
