@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/inter_pod_affinity/required_counts.h"
 #include "plugins/inter_pod_affinity/topology.h"
@@ -16,6 +18,7 @@ using framework::NodeInfo;
 using framework::PodInfo;
 using framework::Snapshot;
 using framework::Status;
+using framework::ValueIn;
 using inter_pod_affinity::NodeLabels;
 using inter_pod_affinity::PackPair;
 using inter_pod_affinity::RequiredCounter;
@@ -31,6 +34,13 @@ using inter_pod_affinity::UpdateDomain;
 struct PreFilterState final : framework::StateData {
   std::shared_ptr<const RequiredCounts> counts;
   std::shared_ptr<const RequiredTerms> terms;
+  // The nodes' values of the pod's topology keys and of existing_anti_affinity_keys, and the
+  // columns parallel to the pod's required affinity terms, its anti-affinity terms and the keys
+  // (a key noted after PreFilter has none: it is read from the labels).
+  std::shared_ptr<const framework::LabelColumns> columns;
+  absl::InlinedVector<const std::vector<api::Symbol>*, 2> affinity_columns;
+  absl::InlinedVector<const std::vector<api::Symbol>*, 2> anti_affinity_columns;
+  absl::InlinedVector<const std::vector<api::Symbol>*, 2> existing_columns;
   // The state's own copy of the counts once the PreFilter extensions changed them (counts then
   // points at it); null while the counts are shared.
   std::shared_ptr<RequiredCounts> own;
@@ -64,33 +74,42 @@ int64_t CountAt(const TopologyMap& map, api::Symbol key, api::Symbol value) {
 
 // Every topology key must be on the node, and each domain must hold a pod matching all terms,
 // unless no such pod exists anywhere and the pod would match itself.
-bool SatisfiesPodAffinity(const PreFilterState& state, const PodInfo& pod,
+bool SatisfiesPodAffinity(const PreFilterState& state, const PodInfo& pod, const NodeInfo& node,
                           const api::LabelSet& labels) {
   bool pods_exist = true;
-  for (const framework::AffinityTerm& term : pod.required_affinity) {
-    const std::optional<api::Symbol> value = labels.Get(term.topology_key);
+  for (size_t i = 0; i < pod.required_affinity.size(); ++i) {
+    const framework::AffinityTerm& term = pod.required_affinity[i];
+    const std::optional<api::Symbol> value =
+        ValueIn(state.affinity_columns[i], term.topology_key, node, labels);
     if (!value) return false;
     if (CountAt(state.counts->affinity, term.topology_key, *value) <= 0) pods_exist = false;
   }
   return pods_exist || (state.counts->affinity.empty() && state.terms->matches_own_affinity);
 }
 
-bool SatisfiesPodAntiAffinity(const PreFilterState& state, const PodInfo& pod,
+bool SatisfiesPodAntiAffinity(const PreFilterState& state, const PodInfo& pod, const NodeInfo& node,
                               const api::LabelSet& labels) {
   const TopologyMap& counts = state.counts->anti_affinity;
   if (counts.empty()) return true;
-  for (const framework::AffinityTerm& term : pod.required_anti_affinity) {
-    const std::optional<api::Symbol> value = labels.Get(term.topology_key);
+  for (size_t i = 0; i < pod.required_anti_affinity.size(); ++i) {
+    const framework::AffinityTerm& term = pod.required_anti_affinity[i];
+    const std::optional<api::Symbol> value =
+        ValueIn(state.anti_affinity_columns[i], term.topology_key, node, labels);
     if (value && CountAt(counts, term.topology_key, *value) > 0) return false;
   }
   return true;
 }
 
-bool SatisfiesExistingPodsAntiAffinity(const PreFilterState& state, const api::LabelSet& labels) {
+// A pair of the map is a label of the node only if its key is one of the keys the map has held.
+bool SatisfiesExistingPodsAntiAffinity(const PreFilterState& state, const NodeInfo& node,
+                                       const api::LabelSet& labels) {
   const TopologyMap& counts = state.counts->existing_anti_affinity;
   if (counts.empty()) return true;
-  for (const auto& [key, value] : labels.pairs()) {
-    if (CountAt(counts, key, value) > 0) return false;
+  const auto& keys = state.counts->existing_anti_affinity_keys;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto* column = i < state.existing_columns.size() ? state.existing_columns[i] : nullptr;
+    const std::optional<api::Symbol> value = ValueIn(column, keys[i], node, labels);
+    if (value && CountAt(counts, keys[i], *value) > 0) return false;
   }
   return true;
 }
@@ -110,6 +129,25 @@ framework::PreFilterOutcome InterPodAffinity::PreFilter(CycleState& state, const
   auto data = std::make_unique<PreFilterState>();
   data->counts = counter->counts();
   data->terms = counter->terms();
+  absl::InlinedVector<api::Symbol, 8> keys(data->counts->existing_anti_affinity_keys.begin(),
+                                           data->counts->existing_anti_affinity_keys.end());
+  for (const framework::AffinityTerm& term : pod.required_affinity)
+    keys.push_back(term.topology_key);
+  for (const framework::AffinityTerm& term : pod.required_anti_affinity) {
+    keys.push_back(term.topology_key);
+  }
+  label_columns_.Update(snapshot, keys);
+  data->columns = label_columns_.columns();
+  const framework::LabelColumns& columns = *data->columns;
+  for (const framework::AffinityTerm& term : pod.required_affinity) {
+    data->affinity_columns.push_back(columns.Column(term.topology_key));
+  }
+  for (const framework::AffinityTerm& term : pod.required_anti_affinity) {
+    data->anti_affinity_columns.push_back(columns.Column(term.topology_key));
+  }
+  for (const api::Symbol key : data->counts->existing_anti_affinity_keys) {
+    data->existing_columns.push_back(columns.Column(key));
+  }
   state.Write(PreFilterKey(), std::move(data));
   return {};
 }
@@ -125,6 +163,7 @@ Status InterPodAffinity::UpdateWithPod(CycleState& state, const PodInfo& pod,
   const api::LabelSet* namespace_labels = terms.namespace_known ? &terms.namespace_labels : nullptr;
   for (const framework::AffinityTerm& term : changed.required_anti_affinity) {
     if (TermMatches(term, pod.get(), namespace_labels)) {
+      data->MutableCounts().NoteExistingAntiAffinityKey(term.topology_key);
       UpdateDomain(data->MutableCounts().existing_anti_affinity, labels, term.topology_key, delta);
     }
   }
@@ -159,13 +198,13 @@ Status InterPodAffinity::Filter(const CycleState& state, const PodInfo& pod,
   const api::LabelSet& labels = NodeLabels(node);
   // Order and codes as upstream: a missing affinity partner cannot be fixed by preemption,
   // anti-affinity conflicts can (by evicting the conflicting pods).
-  if (!SatisfiesPodAffinity(*data, pod, labels)) {
+  if (!SatisfiesPodAffinity(*data, pod, node, labels)) {
     return Status::Unresolvable(kReasonAffinityRulesNotMatch);
   }
-  if (!SatisfiesPodAntiAffinity(*data, pod, labels)) {
+  if (!SatisfiesPodAntiAffinity(*data, pod, node, labels)) {
     return Status::Unschedulable(kReasonAntiAffinityRulesNotMatch);
   }
-  if (!SatisfiesExistingPodsAntiAffinity(*data, labels)) {
+  if (!SatisfiesExistingPodsAntiAffinity(*data, node, labels)) {
     return Status::Unschedulable(kReasonExistingAntiAffinityRulesNotMatch);
   }
   return Status::Success();

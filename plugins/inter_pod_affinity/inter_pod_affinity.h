@@ -17,6 +17,7 @@
 #include "plugins/inter_pod_affinity/required_counts.h"
 #include "plugins/plugin_handle.h"
 #include "scheduler/framework/kept_result.h"
+#include "scheduler/framework/label_columns.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::plugins {
@@ -95,6 +96,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   const config::InterPodAffinityArgs args_;
   framework::KeptResults<inter_pod_affinity::RequiredCounter> required_{kKeptTemplates};
   framework::KeptResults<inter_pod_affinity::PreferredScores> preferred_{kKeptTemplates};
+  // The nodes' values of the topology keys Filter reads, by snapshot position.
+  framework::KeptLabelColumns label_columns_;
 };
 
 }  // namespace kubesched::plugins

@@ -90,7 +90,12 @@ void RequiredCounter::Recount(const framework::NodeInfo& node, uint32_t position
     for (const Share& share : old->second)
       Subtract(MapOf(counts, share.which), share.pair, share.count);
   }
-  for (const Share& share : scratch_) MapOf(counts, share.which)[share.pair] += share.count;
+  for (const Share& share : scratch_) {
+    MapOf(counts, share.which)[share.pair] += share.count;
+    if (share.which == Which::kExistingAntiAffinity) {
+      counts.NoteExistingAntiAffinityKey(PairKey(share.pair));
+    }
+  }
   if (scratch_.empty()) {
     shares_.erase(old);
   } else if (old != shares_.end()) {

@@ -19,10 +19,20 @@ namespace kubesched::plugins::inter_pod_affinity {
 struct RequiredCounts {
   // Pods with required anti-affinity whose terms select the incoming pod.
   TopologyMap existing_anti_affinity;
+  // Every topology key existing_anti_affinity has held a pair of (it may hold none of some now),
+  // so that Filter looks up the node's values of these keys only, not every label of the node.
+  absl::InlinedVector<api::Symbol, 2> existing_anti_affinity_keys;
   // Pods matching ALL of the incoming pod's required affinity terms, per pair of each term.
   TopologyMap affinity;
   // Pods matching each of the incoming pod's required anti-affinity terms.
   TopologyMap anti_affinity;
+
+  void NoteExistingAntiAffinityKey(api::Symbol key) {
+    for (const api::Symbol known : existing_anti_affinity_keys) {
+      if (known == key) return;
+    }
+    existing_anti_affinity_keys.push_back(key);
+  }
 };
 
 // A template's required terms as resolved against the snapshot's namespaces, and what depends on

@@ -23,6 +23,7 @@ using TopologyPair = uint64_t;
 inline TopologyPair PackPair(api::Symbol key, api::Symbol value) {
   return (static_cast<uint64_t>(key) << 32) | value;
 }
+inline api::Symbol PairKey(TopologyPair pair) { return static_cast<api::Symbol>(pair >> 32); }
 
 // Per topology pair: a count of pods (filtering) or a sum of weights (scoring).
 using TopologyMap = absl::flat_hash_map<TopologyPair, int64_t>;

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "plugins/pod_topology_spread/common.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/pod_topology_spread/spread_counts.h"
@@ -29,7 +30,9 @@ using pod_topology_spread::SpreadCounts;
 // cycle and shared (never changed while shared), and the constraints they are for.
 struct PreFilterState final : framework::StateData {
   std::shared_ptr<const std::vector<Constraint>> constraints;
-  std::shared_ptr<const SpreadCounts> counts;  // parallel to constraints
+  std::shared_ptr<const SpreadCounts> counts;              // parallel to constraints
+  std::shared_ptr<const framework::LabelColumns> columns;  // the constraints' topology keys
+  absl::InlinedVector<const std::vector<api::Symbol>*, 2> key_columns;  // parallel to constraints
   // The state's own copy of the counts once the PreFilter extensions changed them (counts then
   // points at it); null while the counts are shared.
   std::shared_ptr<SpreadCounts> own;
@@ -74,6 +77,13 @@ framework::PreFilterOutcome PodTopologySpread::PreFilter(CycleState& state, cons
   auto data = std::make_unique<PreFilterState>();
   data->constraints = counter->constraints();
   data->counts = counter->counts();
+  absl::InlinedVector<api::Symbol, 4> keys;
+  for (const Constraint& c : *data->constraints) keys.push_back(c.topology_key);
+  label_columns_.Update(snapshot, keys);
+  data->columns = label_columns_.columns();
+  for (const api::Symbol topology_key : keys) {
+    data->key_columns.push_back(data->columns->Column(topology_key));
+  }
   state.Write(PreFilterKey(), std::move(data));
   return {};
 }
@@ -87,7 +97,8 @@ Status PodTopologySpread::Filter(const CycleState& state, const PodInfo& pod,
   const std::vector<Constraint>& constraints = *data->constraints;
   for (size_t i = 0; i < constraints.size(); ++i) {
     const Constraint& c = constraints[i];
-    const std::optional<api::Symbol> value = labels.Get(c.topology_key);
+    const std::optional<api::Symbol> value =
+        framework::ValueIn(data->key_columns[i], c.topology_key, node, labels);
     if (!value) return Status::Unresolvable(kReasonTopologySpreadMissingLabel);
     const ConstraintCounts& counts = (*data->counts)[i];
     const auto it = counts.per_domain.find(*value);

@@ -18,6 +18,7 @@
 #include "plugins/pod_topology_spread/spread_counts.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/framework/kept_result.h"
+#include "scheduler/framework/label_columns.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::plugins {
@@ -107,6 +108,8 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   std::vector<api::TopologySpreadConstraint> default_constraints_;
   util::WorkerPool* pool_ = nullptr;
   framework::KeptResults<pod_topology_spread::SpreadCounter> kept_{kKeptTemplates};
+  // The nodes' values of the constraints' topology keys, by snapshot position, for Filter.
+  framework::KeptLabelColumns label_columns_;
   // System defaulting: nodes without a zone label still get hostname spreading when the pod
   // relies on the defaults (upstream's requireAllTopologies is false then).
   bool system_defaulted_ = false;
