@@ -13,7 +13,11 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "config/plugin_args.h"
+#include "plugins/inter_pod_affinity/preferred_scores.h"
+#include "plugins/inter_pod_affinity/required_counts.h"
 #include "plugins/plugin_handle.h"
+#include "scheduler/framework/kept_result.h"
+#include "scheduler/framework/label_columns.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::plugins {
@@ -31,8 +35,11 @@ inline constexpr std::string_view kReasonAntiAffinityRulesNotMatch =
 inline constexpr std::string_view kReasonExistingAntiAffinityRulesNotMatch =
     "node(s) didn't satisfy existing pods anti-affinity rules";
 
-// Stateless between cycles: everything per pod lives in CycleState, so one instance serves
-// concurrent Filter/Score calls from worker threads (both are const and read-only).
+// Per pod, everything Filter and Score read lives in CycleState, so one instance serves
+// concurrent Filter/Score calls from worker threads (both are const and read-only). Between
+// cycles, PreFilter and PreScore keep their counts for the last few pod templates and bring them
+// up to date by the nodes that changed (required_counts.h, preferred_scores.h); they run on the
+// scheduling thread only.
 class InterPodAffinity final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
                                public framework::PreScorePlugin,
@@ -83,7 +90,14 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
                                   const framework::PodInfo& changed,
                                   const framework::NodeInfo& node, int64_t delta) const;
 
+  // Templates kept at once: pods of a few templates may alternate in the queue.
+  static constexpr size_t kKeptTemplates = 8;
+
   const config::InterPodAffinityArgs args_;
+  framework::KeptResults<inter_pod_affinity::RequiredCounter> required_{kKeptTemplates};
+  framework::KeptResults<inter_pod_affinity::PreferredScores> preferred_{kKeptTemplates};
+  // The nodes' values of the topology keys Filter reads, by snapshot position.
+  framework::KeptLabelColumns label_columns_;
 };
 
 }  // namespace kubesched::plugins

@@ -12,11 +12,11 @@ const api::LabelSet& NodeLabels(const framework::NodeInfo& node) {
 }
 
 void ResolvedTerms::Add(const framework::AffinityTerm& term, int32_t weight,
-                        const framework::Snapshot& snapshot) {
+                        const framework::Snapshot& snapshot, Copy copy) {
   // An empty selector ({}) stays as it is: upstream keeps it as "every namespace", which also
   // covers pods in namespaces it has never seen.
   if (!term.namespace_selector.has_value() || term.namespace_selector->empty()) {
-    terms_.push_back({&term, weight});
+    terms_.push_back({copy == Copy::kKeep ? &resolved_.emplace_back(term) : &term, weight});
     return;
   }
   framework::AffinityTerm& resolved = resolved_.emplace_back(term);

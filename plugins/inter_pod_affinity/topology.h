@@ -23,6 +23,7 @@ using TopologyPair = uint64_t;
 inline TopologyPair PackPair(api::Symbol key, api::Symbol value) {
   return (static_cast<uint64_t>(key) << 32) | value;
 }
+inline api::Symbol PairKey(TopologyPair pair) { return static_cast<api::Symbol>(pair >> 32); }
 
 // Per topology pair: a count of pods (filtering) or a sum of weights (scoring).
 using TopologyMap = absl::flat_hash_map<TopologyPair, int64_t>;
@@ -72,11 +73,17 @@ struct ResolvedTerm {
 // term's namespace list (mergeAffinityTermNamespacesIfNotEmpty), so matching an existing pod
 // needs no look-up of its namespace, and a pod whose namespace has no Namespace object is
 // selected only through the explicit list. Terms with nothing to resolve are referenced, not
-// copied; the PodInfo they come from must outlive this object.
+// copied, unless `keep` says to: the PodInfo they come from must then outlive this object.
+// Never copied itself (it points into itself): shared through pointers.
 class ResolvedTerms {
  public:
-  void Add(const framework::AffinityTerm& term, int32_t weight,
-           const framework::Snapshot& snapshot);
+  ResolvedTerms() = default;
+  ResolvedTerms(const ResolvedTerms&) = delete;
+  ResolvedTerms& operator=(const ResolvedTerms&) = delete;
+
+  enum class Copy : uint8_t { kReference, kKeep };
+  void Add(const framework::AffinityTerm& term, int32_t weight, const framework::Snapshot& snapshot,
+           Copy copy = Copy::kReference);
 
   const std::vector<ResolvedTerm>& terms() const { return terms_; }
   bool empty() const { return terms_.empty(); }

@@ -32,6 +32,7 @@ struct Constraint {
   bool Selects(const api::LabelSet& labels) const {
     return !selects_nothing && selector.Matches(labels);
   }
+  bool operator==(const Constraint&) const = default;
 };
 
 // The incoming pod's constraints with `action`: its own when it has any (of any action),

@@ -15,7 +15,10 @@
 #include "absl/types/span.h"
 #include "config/plugin_args.h"
 #include "plugins/plugin_handle.h"
+#include "plugins/pod_topology_spread/spread_counts.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/framework/kept_result.h"
+#include "scheduler/framework/label_columns.h"
 #include "scheduler/framework/plugin.h"
 
 namespace kubesched::plugins {
@@ -35,8 +38,10 @@ inline constexpr std::string_view kReasonTopologySpreadMissingLabel =
 // maxSkew 5, both ScheduleAnyway.
 std::vector<api::TopologySpreadConstraint> SystemDefaultSpreadConstraints();
 
-// Stateless between cycles: everything per pod lives in CycleState, so one instance serves
-// concurrent Filter/Score calls from worker threads.
+// Per pod, everything Filter and Score read lives in CycleState, so one instance serves
+// concurrent Filter/Score calls from worker threads. Between cycles, PreFilter keeps the domain
+// counts of the last few pod templates and brings them up to date by the nodes that changed
+// (spread_counts.h); it runs on the scheduling thread only.
 //
 // Default constraints: upstream gives a pod without constraints of its own the default ones,
 // with a selector merged from the Services, ReplicationControllers, ReplicaSets and StatefulSets
@@ -60,7 +65,8 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
 
   std::string_view Name() const override;
 
-  // Counts, per DoNotSchedule constraint, the matching pods in each eligible topology domain.
+  // Counts, per DoNotSchedule constraint, the matching pods in each eligible topology domain
+  // (kept for the pod's template, recounting only the nodes changed since its last pod).
   // Skip when the pod has no DoNotSchedule constraint (own or defaulted); Error when a selector
   // is invalid, as upstream.
   framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
@@ -96,8 +102,14 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   static constexpr int64_t kIgnoredNode = -1;
 
  private:
+  // Templates kept at once: pods of a few templates may alternate in the queue.
+  static constexpr size_t kKeptTemplates = 8;
+
   std::vector<api::TopologySpreadConstraint> default_constraints_;
   util::WorkerPool* pool_ = nullptr;
+  framework::KeptResults<pod_topology_spread::SpreadCounter> kept_{kKeptTemplates};
+  // The nodes' values of the constraints' topology keys, by snapshot position, for Filter.
+  framework::KeptLabelColumns label_columns_;
   // System defaulting: nodes without a zone label still get hostname spreading when the pod
   // relies on the defaults (upstream's requireAllTopologies is false then).
   bool system_defaulted_ = false;

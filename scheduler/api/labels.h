@@ -46,6 +46,7 @@ struct Requirement {
   bool valid = true;
 
   bool Matches(const LabelSet& labels) const;
+  bool operator==(const Requirement&) const = default;
 };
 
 // metav1.LabelSelector: matchLabels become In requirements. An empty selector matches everything;
@@ -56,6 +57,7 @@ struct LabelSelector {
 
   bool Matches(const LabelSet& labels) const;
   bool empty() const { return requirements.empty(); }
+  bool operator==(const LabelSelector&) const = default;
 };
 
 // A matchFields requirement; only metadata.name is supported upstream.
@@ -66,6 +68,7 @@ struct FieldRequirement {
   bool valid = true;
 
   bool Matches(std::string_view node_name) const;
+  bool operator==(const FieldRequirement&) const = default;
 };
 
 // v1.NodeSelectorTerm: match_expressions and match_fields are ANDed. A term with no requirements
@@ -75,6 +78,7 @@ struct NodeSelectorTerm {
   std::vector<FieldRequirement> match_fields;
 
   bool Matches(const LabelSet& node_labels, std::string_view node_name) const;
+  bool operator==(const NodeSelectorTerm&) const = default;
 };
 
 // v1.NodeSelector: terms are ORed.
@@ -82,6 +86,7 @@ struct NodeSelector {
   std::vector<NodeSelectorTerm> terms;
 
   bool Matches(const LabelSet& node_labels, std::string_view node_name) const;
+  bool operator==(const NodeSelector&) const = default;
 };
 
 // Label key/value syntax as upstream validates them (qualified name; value of at most 63

@@ -80,6 +80,7 @@ struct Toleration {
   std::optional<int64_t> toleration_seconds;
 
   bool Tolerates(const Taint& taint) const;
+  bool operator==(const Toleration&) const = default;
 };
 
 struct PreferredSchedulingTerm {

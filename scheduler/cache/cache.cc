@@ -308,24 +308,28 @@ void Cache::RemovePodGroup(const std::string& key) {
 
 // Walks the recency list from the head and stops at the first node the snapshot already has.
 void Cache::Impl::CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
-                                   SnapshotUpdateStats& stats,
-                                   std::vector<const NodeInfo*>* refreshed) {
+                                   SnapshotUpdateStats& stats, std::vector<NodeInfo*>& copied) {
   for (NodeItem* item = head; item != nullptr && item->info.generation() > since;
        item = item->next) {
     const NodeInfo& fresh = item->info;
     // Placeholders are not scheduling targets; RemoveDeletedNodes drops a stale copy.
     if (fresh.node() == nullptr) continue;
     NodeInfo* copy = builder.Find(fresh.name());
+    bool affinity_lists = false;
     if (copy == nullptr) {
       copy = builder.Upsert(fresh.name());
       stats.lists_rebuilt = true;
-    } else if (ListMembershipChanges(*copy, fresh)) {
+    } else if (NodePresenceChanges(*copy, fresh)) {
       stats.lists_rebuilt = true;
+    } else {
+      affinity_lists = AffinityListsChange(*copy, fresh);
     }
     *copy = fresh;
     builder.RefreshRow(copy);
+    // A node's first pod with affinity (or its last leaving) moves no other node.
+    if (affinity_lists) builder.RefreshAffinityLists(copy);
     ++stats.nodes_copied;
-    if (refreshed != nullptr) refreshed->push_back(copy);
+    copied.push_back(copy);
   }
 }
 
@@ -362,7 +366,10 @@ Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
   const int64_t since = snapshot->generation();
   SnapshotUpdateStats stats;
   if (refreshed != nullptr) refreshed->clear();
-  impl_->CopyChangedNodes(builder, since, stats, refreshed);
+  std::vector<NodeInfo*>& copied = impl_->copied_scratch;
+  copied.clear();
+  impl_->CopyChangedNodes(builder, since, stats, copied);
+  if (refreshed != nullptr) refreshed->assign(copied.begin(), copied.end());
   impl_->RemoveDeletedNodes(builder, stats);
   if (impl_->namespaces_generation > since) impl_->CopyNamespaces(*snapshot, builder);
   if (impl_->pdbs_generation > since) {
@@ -385,6 +392,7 @@ Cache::SnapshotUpdateStats Cache::UpdateSnapshot(framework::Snapshot* snapshot,
     builder.SetGangs(std::make_shared<const framework::GangState>(impl_->gangs));
   }
   if (stats.lists_rebuilt) builder.RebuildLists();
+  builder.RecordChanges(impl_->generation, copied);
   builder.SetClusterTotals(impl_->totals.allocatable, impl_->totals.requested);
   builder.SetNodeGroups(impl_->grouping.Published());
   builder.set_generation(impl_->generation);

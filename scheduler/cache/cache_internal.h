@@ -55,7 +55,6 @@ inline bool PlacedSinceSample(const NodeInfo& info, absl::Time placed_at) {
   return info.metrics().has_value() && placed_at >= info.metrics()->timestamp;
 }
 
-// Whether copying `fresh` over `stale` changes which snapshot lists the node belongs to.
 // Whether two image lists hold the same names (a node status update rarely changes them).
 inline bool SameImageNames(const std::vector<framework::NodeImage>& a,
                            const std::vector<framework::NodeImage>& b) {
@@ -63,9 +62,13 @@ inline bool SameImageNames(const std::vector<framework::NodeImage>& a,
                     [](const auto& x, const auto& y) { return x.name == y.name; });
 }
 
-inline bool ListMembershipChanges(const NodeInfo& stale, const NodeInfo& fresh) {
-  return (stale.node() == nullptr) != (fresh.node() == nullptr) ||
-         stale.pods_with_affinity().empty() != fresh.pods_with_affinity().empty() ||
+inline bool NodePresenceChanges(const NodeInfo& stale, const NodeInfo& fresh) {
+  return (stale.node() == nullptr) != (fresh.node() == nullptr);
+}
+// Whether copying `fresh` over `stale` moves the node into or out of the snapshot's affinity
+// lists (SnapshotBuilder::RefreshAffinityLists; no other node moves).
+inline bool AffinityListsChange(const NodeInfo& stale, const NodeInfo& fresh) {
+  return stale.pods_with_affinity().empty() != fresh.pods_with_affinity().empty() ||
          stale.pods_with_required_anti_affinity().empty() !=
              fresh.pods_with_required_anti_affinity().empty();
 }
@@ -208,6 +211,8 @@ struct Cache::Impl {
   absl::CondVar storage_changed;
   bool storage_waits_stopped ABSL_GUARDED_BY(mu) = false;
   SnapshotUpdateStats last_update ABSL_GUARDED_BY(mu);
+  // The snapshot copies one UpdateSnapshot wrote, kept to spare an allocation per update.
+  std::vector<NodeInfo*> copied_scratch ABSL_GUARDED_BY(mu);
   // Sums over the nodes with a node object (placeholders add nothing), kept exact by ChangeNode.
   ClusterTotals totals ABSL_GUARDED_BY(mu);
   // The same sums per group of alike nodes, for the Watermark strategy; off unless enabled.
@@ -353,8 +358,9 @@ struct Cache::Impl {
     return status;
   }
 
+  // Appends the snapshot's copies it wrote to `copied`.
   void CopyChangedNodes(framework::SnapshotBuilder& builder, int64_t since,
-                        SnapshotUpdateStats& stats, std::vector<const NodeInfo*>* refreshed)
+                        SnapshotUpdateStats& stats, std::vector<NodeInfo*>& copied)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void RemoveDeletedNodes(framework::SnapshotBuilder& builder, SnapshotUpdateStats& stats)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);

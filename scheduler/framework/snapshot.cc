@@ -1,5 +1,6 @@
 #include "scheduler/framework/snapshot.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -52,6 +53,7 @@ void SnapshotBuilder::RemoveIf(const std::function<bool(const NodeInfo&)>& pred)
     ++kept;
   }
   if (kept == storage.size()) return;
+  snapshot_->changes_.Invalidate();
   storage.resize(kept);
   auto& index = snapshot_->index_by_name_;
   for (auto it = index.begin(); it != index.end();) {
@@ -67,10 +69,12 @@ void SnapshotBuilder::RemoveIf(const std::function<bool(const NodeInfo&)>& pred)
 
 void SnapshotBuilder::SetNamespaceLabels(api::Symbol namespace_symbol, api::LabelSet labels) {
   snapshot_->namespace_labels_[namespace_symbol] = std::move(labels);
+  snapshot_->changes_.Invalidate();
 }
 
 void SnapshotBuilder::RemoveNamespace(api::Symbol namespace_symbol) {
   snapshot_->namespace_labels_.erase(namespace_symbol);
+  snapshot_->changes_.Invalidate();
 }
 
 void SnapshotBuilder::SetClusterTotals(const api::ResourceList& allocatable,
@@ -98,15 +102,36 @@ void SnapshotBuilder::RefreshRow(NodeInfo* info) {
   info->set_table_row(&row);
 }
 
+void SnapshotBuilder::RefreshAffinityLists(const NodeInfo* info) {
+  const uint32_t position = info->snapshot_position();
+  if (position >= snapshot_->nodes_.size() || snapshot_->nodes_[position] != info) return;
+  const auto place = [&](std::vector<const NodeInfo*>& list, bool member) {
+    const auto it = std::lower_bound(
+        list.begin(), list.end(), position,
+        [](const NodeInfo* node, uint32_t p) { return node->snapshot_position() < p; });
+    const bool present = it != list.end() && *it == info;
+    if (member && !present) list.insert(it, info);
+    if (!member && present) list.erase(it);
+  };
+  place(snapshot_->nodes_with_affinity_pods_, !info->pods_with_affinity().empty());
+  place(snapshot_->nodes_with_required_anti_affinity_pods_,
+        !info->pods_with_required_anti_affinity().empty());
+}
+
 void SnapshotBuilder::RebuildLists() {
   snapshot_->nodes_.clear();
   snapshot_->nodes_with_affinity_pods_.clear();
   snapshot_->nodes_with_required_anti_affinity_pods_.clear();
+  bool moved = false;
   for (const auto& info : snapshot_->storage_) {
+    const uint32_t before = info->snapshot_position();
     info->set_snapshot_position(SnapshotPosition::kNone);
     info->set_table_row(nullptr);
+    if (info->node() != nullptr) {
+      info->set_snapshot_position(static_cast<uint32_t>(snapshot_->nodes_.size()));
+    }
+    moved |= info->snapshot_position() != before;
     if (info->node() == nullptr) continue;
-    info->set_snapshot_position(static_cast<uint32_t>(snapshot_->nodes_.size()));
     snapshot_->nodes_.push_back(info.get());
     if (!info->pods_with_affinity().empty()) {
       snapshot_->nodes_with_affinity_pods_.push_back(info.get());
@@ -124,6 +149,18 @@ void SnapshotBuilder::RebuildLists() {
     rows[position] = info->own_row();
     info->set_table_row(&rows[position]);
   }
+  if (moved) snapshot_->changes_.Invalidate();
+}
+
+void SnapshotBuilder::RecordChanges(int64_t generation, const std::vector<NodeInfo*>& changed) {
+  std::vector<uint32_t> positions;
+  positions.reserve(changed.size());
+  for (const NodeInfo* info : changed) {
+    const uint32_t position = info->snapshot_position();
+    if (position != SnapshotPosition::kNone) positions.push_back(position);
+  }
+  // Beyond twice the node count, recounting every node is cheaper than following the record.
+  snapshot_->changes_.Record(generation, positions, 2 * snapshot_->nodes_.size() + 1024);
 }
 
 }  // namespace kubesched::framework

@@ -13,6 +13,7 @@
 #include "scheduler/api/labels.h"
 #include "scheduler/framework/dra_state.h"
 #include "scheduler/framework/gang_state.h"
+#include "scheduler/framework/node_changes.h"
 #include "scheduler/framework/node_groups.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/storage_state.h"
@@ -44,6 +45,16 @@ class Snapshot {
     return namespace_labels_;
   }
   int64_t generation() const { return generation_; }
+  // A number naming this snapshot's node positions and namespaces: no other Snapshot of the
+  // process carries it, nor this one once nodes moved or namespaces changed. With generation(),
+  // it names the state that a result kept from one cycle to the next was computed on.
+  uint64_t id() const { return changes_.epoch(); }
+  // The positions of the nodes changed in place after generation `since`, for plugins that bring
+  // such a result up to date node by node; false when the snapshot cannot tell (see
+  // NodeChangeLog::ChangedSince): then the result must be computed afresh.
+  bool NodesChangedSince(int64_t since, std::vector<uint32_t>* positions) const {
+    return changes_.ChangedSince(since, positions);
+  }
   // How many nodes hold each image name (ImageLocality's spread); empty when no node reports
   // images.
   const absl::flat_hash_map<api::Symbol, int32_t>& image_node_counts() const {
@@ -94,6 +105,7 @@ class Snapshot {
   std::shared_ptr<const NodeGroups> node_groups_ = std::make_shared<const NodeGroups>();
   absl::Time time_ = absl::UnixEpoch();
   int64_t generation_ = 0;
+  NodeChangeLog changes_;
 };
 
 // The only writer of a Snapshot's internals. Exposed so that the cache and test builders can fill
@@ -143,6 +155,17 @@ class SnapshotBuilder {
   // Rewrites the row of `info` (a NodeInfo of this snapshot just changed in place) from its own
   // row, unless the lists are to be rebuilt anyway (a node that has no position yet). O(1).
   void RefreshRow(NodeInfo* info);
+  // Puts `info` (a NodeInfo of this snapshot, changed in place) into or out of the affinity lists
+  // as its pods now say, keeping the lists in node order: O(log nodes) look-ups and the list's
+  // pointers moved, no row rewritten. Unless the lists are to be rebuilt anyway (a node that has
+  // no position yet).
+  void RefreshAffinityLists(const NodeInfo* info);
+  // The update to `generation` is complete, and `changed` (NodeInfos of this snapshot) changed in
+  // place (see Snapshot::NodesChangedSince). The cache calls it at the end of every update, after
+  // the lists are final. A writer that never calls it leaves the snapshot unable to tell what
+  // changed, which is always safe. Removing nodes, positions that move and namespace changes make
+  // the record start again here.
+  void RecordChanges(int64_t generation, const std::vector<NodeInfo*>& changed);
 
  private:
   Snapshot* snapshot_;

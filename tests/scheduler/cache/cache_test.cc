@@ -234,6 +234,28 @@ TEST_CASE("a snapshot update after one assume copies exactly one node", "[core]"
   CHECK(f.snapshot.Get("n17")->requested().Get(api::kCpu) == 1000);
 }
 
+TEST_CASE("a snapshot tells which nodes each update changed, until nodes come or go", "[core]") {
+  Fixture f(4);
+  f.cache.UpdateSnapshot(&f.snapshot);
+  const int64_t start = f.snapshot.generation();
+  std::vector<uint32_t> changed;
+  CHECK(f.snapshot.NodesChangedSince(start, &changed));
+  CHECK(changed.empty());
+  REQUIRE(f.cache.AssumePod(Pod("p", "n3")).ok());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  REQUIRE(f.cache.AddPod(Pod("q", "n1")).ok());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(f.snapshot.NodesChangedSince(start, &changed));
+  std::vector<std::string> names;
+  for (const uint32_t position : changed) names.push_back(f.snapshot.nodes()[position]->name());
+  CHECK(names == std::vector<std::string>{"n3", "n1"});
+  f.cache.AddNode(NodeBuilder("n5").Capacity({{"cpu", "8"}}).Ptr());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  changed.clear();
+  CHECK_FALSE(f.snapshot.NodesChangedSince(start, &changed));
+  CHECK(f.snapshot.NodesChangedSince(f.snapshot.generation(), &changed));
+}
+
 TEST_CASE("a snapshot update without changes copies nothing", "[core]") {
   Fixture f(5);
   f.cache.UpdateSnapshot(&f.snapshot);
@@ -276,10 +298,50 @@ TEST_CASE("a first pod with affinity puts its node into the affinity lists", "[c
   REQUIRE(f.cache.AssumePod(MakePodInfo(PodBuilder("p").NodeName("n2").Affinity(affinity).Ptr(), 0))
               .ok());
   f.cache.UpdateSnapshot(&f.snapshot);
-  CHECK(f.cache.LastSnapshotUpdate().lists_rebuilt);
+  // No other node moves, so the lists change in place.
+  CHECK_FALSE(f.cache.LastSnapshotUpdate().lists_rebuilt);
   REQUIRE(f.snapshot.nodes_with_required_anti_affinity_pods().size() == 1);
   CHECK(f.snapshot.nodes_with_required_anti_affinity_pods()[0]->name() == "n2");
   CHECK(f.snapshot.nodes_with_affinity_pods().size() == 1);
+}
+
+TEST_CASE("the affinity lists keep node order as nodes gain and lose pods with affinity",
+          "[core]") {
+  Fixture f(5);
+  f.cache.UpdateSnapshot(&f.snapshot);
+  api::PodAffinityTerm term;
+  term.label_selector = api::LabelSelector{};
+  term.topology_key = api::Intern("kubernetes.io/hostname");
+  api::Affinity affinity;
+  affinity.pod_affinity.emplace().required.push_back(term);
+  const auto names = [&] {
+    std::vector<std::string> out;
+    for (const auto* node : f.snapshot.nodes_with_affinity_pods()) out.push_back(node->name());
+    return out;
+  };
+  // The nodes of `members`, in the snapshot's node order.
+  const auto in_node_order = [&](const std::vector<std::string>& members) {
+    std::vector<std::string> out;
+    for (const auto* node : f.snapshot.nodes()) {
+      if (std::find(members.begin(), members.end(), node->name()) != members.end()) {
+        out.push_back(node->name());
+      }
+    }
+    return out;
+  };
+  for (const char* node : {"n4", "n2", "n5"}) {
+    REQUIRE(
+        f.cache
+            .AddPod(MakePodInfo(
+                PodBuilder(std::string("p-") + node).NodeName(node).Affinity(affinity).Ptr(), 0))
+            .ok());
+    f.cache.UpdateSnapshot(&f.snapshot);
+  }
+  CHECK(names() == in_node_order({"n2", "n4", "n5"}));
+  REQUIRE(f.cache.RemovePod("default/p-n4").ok());
+  f.cache.UpdateSnapshot(&f.snapshot);
+  CHECK(names() == in_node_order({"n2", "n5"}));
+  CHECK(f.snapshot.nodes_with_required_anti_affinity_pods().empty());
 }
 
 TEST_CASE("namespace labels reach the snapshot and leave it when removed", "[core]") {
