@@ -42,6 +42,10 @@ absl::StatusOr<PluginArgs> DecodePluginArgs(std::string_view plugin_name, const 
 void DecodeQueuesSection(yaml::Reader& reader, const YAML::Node& node, std::string_view path,
                          bool in_file, QueuesConfig* out);
 
+// Decodes `queues.devices` at `path` (config/queue_devices.cc). Errors are recorded in `reader`.
+void DecodeQueueDevices(yaml::Reader& reader, const YAML::Node& node, std::string_view path,
+                        QueuesConfig* out);
+
 // Decodes the file's `policyConfigMap` ({namespace, name}, both required) at `path`. Defined in
 // config.cc.
 void DecodePolicyConfigMap(yaml::Reader& reader, const YAML::Node& node, std::string_view path,

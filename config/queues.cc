@@ -370,10 +370,17 @@ void UnwrapRoot(Reader& r, std::string_view path, std::vector<QueueSpec>* tree) 
 
 void DecodeQueuesSection(Reader& r, const YAML::Node& node, std::string_view path, bool in_file,
                          QueuesConfig* out) {
-  static constexpr std::array<std::string_view, 7> kFileFields = {
-      "modelLabels", "models", "tree", "autoCreate", "configMap", "ledger", "ledgerInterval"};
+  static constexpr std::array<std::string_view, 8> kFileFields = {
+      "modelLabels", "models",    "tree",   "autoCreate",
+      "devices",     "configMap", "ledger", "ledgerInterval"};
   static constexpr std::array<std::string_view, 4> kMapFields = {"modelLabels", "models", "tree",
                                                                  "autoCreate"};
+  if (!in_file && HasValue(Get(node, "devices"))) {
+    r.Fail(Field(path, "devices"),
+           "may be set in the configuration file only: what counts as a device resource is "
+           "fixed while kubesched runs");
+    return;
+  }
   if (in_file) {
     if (!r.Map(node, path, kFileFields)) return;
   } else if (!r.Map(node, path, kMapFields)) {
@@ -396,6 +403,7 @@ void DecodeQueuesSection(Reader& r, const YAML::Node& node, std::string_view pat
     CheckChildMax(r, out->tree[i], Index(tree_path, i), {});
   }
   if (!in_file) return;
+  DecodeQueueDevices(r, Get(node, "devices"), Field(path, "devices"), out);
   DecodeObjectRef(r, Get(node, "configMap"), Field(path, "configMap"), &out->config_map);
   DecodeObjectRef(r, Get(node, "ledger"), Field(path, "ledger"), &out->ledger);
   r.Duration(Get(node, "ledgerInterval"), Field(path, "ledgerInterval"), &out->ledger_interval);

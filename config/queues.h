@@ -54,6 +54,22 @@ struct ObjectRef {
   }
 };
 
+// A kind of Dynamic Resource Allocation device that counts as a resource, as the device plugin's
+// `nvidia.com/gpu` counts: in queue quota (max, typed keys, budgets) and in the scores that weigh
+// the resource (NodeResourcesBalancedAllocation, the Watermark's allocated ratio). A device
+// published by `driver` whose attributes have every value in `attributes` is one `resource`; its
+// model, for typed keys (`<resource>.<model>`), is the value of `model_attribute`, spaces and other
+// characters a label value may not hold turned into '-' (as GPU feature discovery writes product
+// names in labels), then named through QueuesConfig::models as a node's model label value is.
+struct DeviceResourceSpec {
+  std::string driver;           // "gpu.nvidia.com"
+  std::string resource;         // "nvidia.com/gpu": an extended resource name
+  std::string model_attribute;  // fully qualified ("gpu.nvidia.com/productName"); "" for none
+  // Fully qualified attribute name -> the value's text (strings and versions as written, integers
+  // in decimal, booleans true or false), in the order written.
+  std::vector<std::pair<std::string, std::string>> attributes;
+};
+
 // Updates of a watched configuration ConfigMap (queues, policies) taken and refused, and why the
 // last one was refused.
 struct ConfigReloads {
@@ -74,6 +90,10 @@ struct QueuesConfig {
   // value matches two models (the decoder refuses overlapping patterns). In the order written.
   std::vector<std::pair<std::string, std::vector<std::string>>> models;
   std::vector<QueueSpec> tree;  // root's children
+  // The DRA devices counted as resources, the first kind that matches a device counting it. Set
+  // in the configuration file only: it decides what every node offers, so it is fixed while the
+  // scheduler runs (a ConfigMap reload keeps the file's).
+  std::vector<DeviceResourceSpec> devices;
   // Pods with no queue label or namespace annotation go to root.<namespace> (under the namespace's
   // kubesched.io/parent-queue). Off: such pods stay pending.
   bool auto_create = true;

@@ -50,9 +50,18 @@ struct Decision {
   std::vector<std::optional<api::AllocationResult>> allocations;
 };
 
+// A device preemption's what-if has freed, and the victim whose claim held it.
+struct FreedDevice {
+  std::string pod_key;
+  DeviceId device;
+};
+
 struct CycleData final : framework::StateData {
   std::shared_ptr<const PodClaims> pod_claims;
   std::shared_ptr<const Decision> decision;  // from Reserve
+  // Preemption's what-if copies only (RemovePod): the devices of claims only victims held, free
+  // to the search on that copy's node. Empty in the cycle's own state.
+  std::vector<FreedDevice> freed;
 
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<CycleData>(*this);
@@ -78,8 +87,10 @@ Scratch& ThisThreadScratch() {
 }
 
 // Gathers `node`'s devices into the thread's scratch and searches them for the pod's claims.
+// `freed`: devices preemption's what-if counts as free although a claim holds them.
 absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
-                                absl::Duration timeout, Scratch& scratch) {
+                                absl::Duration timeout, Scratch& scratch,
+                                const std::vector<FreedDevice>& freed = {}) {
   const framework::DraState& dra = *claims.dra;
   const std::string& name = node.meta.name;
   scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels);
@@ -87,7 +98,31 @@ absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
       timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
   return scratch.allocator.Search(
       *claims.prepared, scratch.devices,
-      [&dra](const DeviceId& id) { return dra.allocated_devices.Contains(id); }, deadline);
+      [&dra, &freed](const DeviceId& id) {
+        return dra.allocated_devices.Contains(id) &&
+               std::none_of(freed.begin(), freed.end(),
+                            [&id](const FreedDevice& device) { return device.device == id; });
+      },
+      deadline);
+}
+
+// The verdict on a node whose devices cannot serve the claims: Unschedulable, which preemption
+// may lift, when they would with no device taken (other pods' claims hold what is missing, and
+// preempting them may free it); UnschedulableAndUnresolvable, as upstream, when even that would
+// not do. The second search runs only on nodes the first one failed.
+Status CannotAllocate(const PodClaims& claims, const api::Node& node, absl::Duration timeout) {
+  const framework::DraState& dra = *claims.dra;
+  Scratch& scratch = ThisThreadScratch();
+  const std::string& name = node.meta.name;
+  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels);
+  const absl::Time deadline =
+      timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
+  const absl::StatusOr<bool> untaken = scratch.allocator.Search(
+      *claims.prepared, scratch.devices, [](const DeviceId&) { return false; }, deadline);
+  if (untaken.ok() && *untaken) {
+    return Status::Unschedulable(dynamic_resources::kCannotAllocateAllClaims);
+  }
+  return Status::Unresolvable(dynamic_resources::kCannotAllocateAllClaims);
 }
 
 // What other plugins read of the pod's devices (framework::PickedDevices): the search of Filter,
@@ -244,12 +279,50 @@ Status DynamicResources::Filter(const framework::CycleState& state,
   }
   if (!claims.prepared.has_value()) return Status::Success();
   absl::StatusOr<bool> found =
-      SearchNode(claims, *node.node(), filter_timeout_, ThisThreadScratch());
+      SearchNode(claims, *node.node(), filter_timeout_, ThisThreadScratch(), data->freed);
   if (!found.ok()) {
     if (absl::IsDeadlineExceeded(found.status())) return Status::Unresolvable(kTimedOut);
     return Status::Error(util::Std(found.status().message()));
   }
-  if (!*found) return Status::Unresolvable(dynamic_resources::kCannotAllocateAllClaims);
+  if (!*found) return CannotAllocate(claims, *node.node(), filter_timeout_);
+  return Status::Success();
+}
+
+Status DynamicResources::RemovePod(framework::CycleState& state, const framework::PodInfo& /*pod*/,
+                                   const framework::PodInfo& removed,
+                                   const framework::NodeInfo& /*node*/) const {
+  if (removed.get().spec.resource_claims.empty()) return Status::Success();
+  auto* data = state.ReadMutable<CycleData>(Key());
+  // A pod whose claims are all allocated already searches nothing: freed devices cannot help it.
+  if (data == nullptr || data->pod_claims == nullptr || !data->pod_claims->prepared.has_value()) {
+    return Status::Success();
+  }
+  const dynamic_resources::ResolvedClaims victim =
+      dynamic_resources::ResolveClaims(removed.get(), *data->pod_claims->dra);
+  if (!victim.status.IsSuccess()) return Status::Success();
+  for (const auto& claim : victim.claims) {
+    // A claim other pods use too keeps its devices when the victim goes; so does one the
+    // ResourceClaim controller would not release (the victim is not among its consumers).
+    if (!claim->allocation.has_value() || claim->reserved_for.size() != 1 ||
+        !dynamic_resources::ReservedForPod(*claim, removed.get())) {
+      continue;
+    }
+    for (const api::DeviceRequestAllocationResult& result : claim->allocation->devices) {
+      if (result.admin_access) continue;
+      data->freed.push_back({removed.key, {result.driver, result.pool, result.device}});
+    }
+  }
+  return Status::Success();
+}
+
+Status DynamicResources::AddPod(framework::CycleState& state, const framework::PodInfo& /*pod*/,
+                                const framework::PodInfo& added,
+                                const framework::NodeInfo& /*node*/) const {
+  if (added.get().spec.resource_claims.empty()) return Status::Success();
+  auto* data = state.ReadMutable<CycleData>(Key());
+  if (data == nullptr) return Status::Success();
+  std::erase_if(data->freed,
+                [&added](const FreedDevice& freed) { return freed.pod_key == added.key; });
   return Status::Success();
 }
 

@@ -28,11 +28,16 @@ namespace kubesched::plugins {
 // Filter (UnschedulableAndUnresolvable): an allocated claim whose node selector rejects the node
 // (`resourceclaim not available on the node`); claims to allocate that the node's devices cannot
 // serve (`cannot allocate all claims`), counting as taken every device allocated to another
-// claim, assumed allocations included; a search that runs past filterTimeout (`timed out trying
-// to allocate devices`); an Error when a selector fails on a device. The node's devices come
-// from the snapshot's index (its own slices by name, plus the node-selected and allNodes ones),
-// searched with this thread's allocator: no allocation and no strings per node.
-// Reserve: searches the chosen node again, builds the allocations and assumes them in the cache
+// claim, assumed allocations included (only Unschedulable when the node's devices would serve
+// them were none taken: preemption may free some); a search that runs past filterTimeout (`timed
+// out trying to allocate devices`); an Error when a selector fails on a device. The node's devices
+// come from the snapshot's index (its own slices by name, plus the node-selected and allNodes
+// ones), searched with this thread's allocator: no allocation and no strings per node. Preemption
+// (PreFilterExtensions): on a what-if copy of a node, the devices of a victim's claims that only
+// the victim holds count as free, so a pod whose claims need them may preempt it (the ResourceClaim
+// controller releases such a claim once its pod is gone). Devices of a claim shared with other pods
+// stay taken. Other plugins' framework::PickedDevices do not see them freed. Reserve: searches the
+// chosen node again, builds the allocations and assumes them in the cache
 // (framework::ClaimAssumeCache), so the next cycle sees the devices taken and the claims in
 // flight; Unreserve forgets those not written yet.
 // PreBind (a bind worker): writes each claim's status.allocation (when allocated now) and adds
@@ -46,6 +51,7 @@ namespace kubesched::plugins {
 // Unreserve. Filter's scratch is per thread.
 class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::PreFilterPlugin,
+                               public framework::PreFilterExtensions,
                                public framework::FilterPlugin,
                                public framework::ReservePlugin,
                                public framework::PreBindPlugin {
@@ -62,6 +68,15 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::PreFilterOutcome PreFilter(framework::CycleState& state, const framework::PodInfo& pod,
                                         const framework::Snapshot& snapshot) override;
   bool AllocatesResourceClaims() const override { return true; }
+  const framework::PreFilterExtensions* pre_filter_extensions() const override { return this; }
+  // Preemption's what-if: a victim taken off the node frees the devices of its claims that no
+  // other pod uses (RemovePod); put back, it holds them again (AddPod). Other pods change nothing.
+  framework::Status RemovePod(framework::CycleState& state, const framework::PodInfo& pod,
+                              const framework::PodInfo& removed,
+                              const framework::NodeInfo& node) const override;
+  framework::Status AddPod(framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::PodInfo& added,
+                           const framework::NodeInfo& node) const override;
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
   // Reads the node's name and labels and the snapshot's DRA objects, never its pods.

@@ -8,6 +8,8 @@
 #include "plugins/helper/args.h"
 #include "plugins/helper/resource_weights.h"
 #include "plugins/names.h"
+#include "scheduler/framework/device_resources.h"
+#include "scheduler/framework/picked_devices.h"
 
 namespace kubesched::plugins {
 namespace {
@@ -19,6 +21,8 @@ struct Entry {
   api::ResourceId id;
   int64_t weight;
   int64_t pod_request;
+  // DRA devices count as this resource: a node's counted devices join its amounts.
+  bool devices = false;
 };
 using Entries = absl::InlinedVector<Entry, 8>;
 
@@ -35,25 +39,50 @@ CycleState::Key StateKey() {
   return key;
 }
 
-// Appends the pod's scoring entries; returns whether any configured request is non-zero.
+// Appends the pod's scoring entries; returns whether any configured request is non-zero. With
+// `devices` (DRA devices counting as resources), a resource they count as takes the devices the
+// pod's claims get (`device_request`) besides its requests.
 bool BuildEntries(const std::vector<NodeResourcesBalancedAllocation::ResourceWeight>& resources,
-                  const framework::PodInfo& pod, Entries* out) {
+                  const framework::PodInfo& pod, const framework::DeviceResources* devices,
+                  const api::ResourceList& device_request, Entries* out) {
   bool any_request = false;
   for (const auto& r : resources) {
     if (r.id == api::kPods) continue;  // upstream has no allocatable/requested pair for pods
-    const int64_t request = pod.requests.Get(r.id);
+    const bool counted = devices != nullptr && devices->Counts(r.id);
+    const int64_t request = pod.requests.Get(r.id) + (counted ? device_request.Get(r.id) : 0);
     any_request = any_request || request != 0;
     if (request == 0 && api::IsScalarResource(r.id)) continue;
-    out->push_back({r.id, r.weight, request});
+    out->push_back({r.id, r.weight, request, counted});
   }
   return any_request;
 }
 
+// The devices the pod's claims would get, by the resource they count as, on the first node that
+// passed Filter: which devices a pod gets depends little on the node, and one search per pod
+// keeps the score's cost per node what it was.
+api::ResourceList DeviceRequest(const framework::CycleState& state,
+                                const framework::DeviceResources& devices,
+                                absl::Span<const framework::NodeInfo* const> feasible) {
+  api::ResourceList request;
+  const auto* picks = state.Read<framework::PickedDevices>(framework::PickedDevicesKey());
+  if (picks == nullptr || feasible.empty()) return request;
+  picks->ForEachDevice(*feasible.front(),
+                       [&](const api::ResourceSlice& slice, const api::Device& device) {
+                         const auto* kind = devices.KindOf(slice.driver, device);
+                         if (kind != nullptr) request.Add(kind->resource, 1);
+                       });
+  return request;
+}
+
 // f = min(1, requested / allocatable); false when the node has none of the resource.
 bool Fraction(const Entry& e, const framework::NodeInfo& node, double* fraction) {
-  const int64_t allocatable = node.allocatable_amount(e.id);
+  int64_t allocatable = node.allocatable_amount(e.id);
+  int64_t requested = node.requested_amount(e.id) + e.pod_request;
+  if (e.devices) {
+    allocatable += node.device_allocatable().Get(e.id);
+    requested += node.device_requested().Get(e.id);
+  }
   if (allocatable == 0) return false;
-  const int64_t requested = node.requested_amount(e.id) + e.pod_request;
   *fraction = std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable));
   return true;
 }
@@ -126,11 +155,18 @@ std::string_view NodeResourcesBalancedAllocation::Name() const {
 }
 
 Status NodeResourcesBalancedAllocation::PreScore(
-    CycleState& state, const framework::PodInfo& pod, const framework::Snapshot& /*snapshot*/,
-    absl::Span<const framework::NodeInfo* const> /*feasible*/) {
+    CycleState& state, const framework::PodInfo& pod, const framework::Snapshot& snapshot,
+    absl::Span<const framework::NodeInfo* const> feasible) {
   auto data = std::make_unique<BalancedState>();
+  const framework::DeviceResources* devices = snapshot.dra().device_resources.get();
+  const api::ResourceList device_request =
+      devices == nullptr || pod.get().spec.resource_claims.empty()
+          ? api::ResourceList()
+          : DeviceRequest(state, *devices, feasible);
   // A best-effort pod would otherwise pile onto one node (upstream issue 129138).
-  if (!BuildEntries(resources_, pod, &data->entries)) return Status::Skip();
+  if (!BuildEntries(resources_, pod, devices, device_request, &data->entries)) {
+    return Status::Skip();
+  }
   state.Write(StateKey(), std::move(data));
   return Status::Success();
 }
@@ -142,7 +178,7 @@ int64_t NodeResourcesBalancedAllocation::Score(const CycleState& state,
     return BalancedScore(data->entries, node);
   }
   Entries local;
-  BuildEntries(resources_, pod, &local);
+  BuildEntries(resources_, pod, nullptr, api::ResourceList(), &local);
   return BalancedScore(local, node);
 }
 

@@ -24,6 +24,12 @@ namespace kubesched::plugins {
 // (|f0 - f1| / 2 for two resources), so equal weights reproduce upstream's scores bit for bit.
 // No normalizer; default weight 1.
 //
+// DRA devices that the queue configuration counts as a resource (`devices`: a GPU as
+// `nvidia.com/gpu`) count as it here too: a node's amounts of the resource include the devices
+// its own slices publish and those of them allocated (NodeInfo::device_allocatable, kept by the
+// cache), and the pod's request the devices its claims would get, counted once per pod on the
+// first feasible node. Nothing changes for a resource devices do not count as.
+//
 // PreScore stores the per-pod (resource, weight, request) list in CycleState (key
 // "NodeResourcesBalancedAllocation") and returns Skip when every configured request is zero.
 // Score only reads and is safe to call concurrently.

@@ -21,8 +21,15 @@ namespace kubesched::plugins {
 // (label, value) pairs and Filter compares them with the node's labels, so a pod whose A100 quota
 // is used up still lands on a V100 node. With nothing blocked per model, Filter is skipped.
 //
-// Reserve checks once more and charges the pod to its queue on that node (typed key included);
-// Unreserve refunds it unless the informers already saw it bound.
+// DRA devices (the queue configuration's `devices`) count as the resource they are: for a pod with
+// resource claims whose path limits such a resource (a max or spent budget on `nvidia.com/gpu`,
+// or a typed key of it), Filter counts the devices DynamicResources would give it on each node
+// (framework::PickedDevices, which repeats that node's search) by resource and model against the
+// room PreFilter found; any other pod pays nothing for it.
+//
+// Reserve checks once more and charges the pod to its queue on that node (typed key included, and
+// the devices its claims get there); Unreserve refunds it unless the informers already saw it
+// bound.
 class QueueQuota final : public framework::PreFilterPlugin,
                          public framework::FilterPlugin,
                          public framework::ReservePlugin,
@@ -42,7 +49,7 @@ class QueueQuota final : public framework::PreFilterPlugin,
   std::vector<std::string> WaitKeys(const framework::PodInfo& pod) const override;
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
-  // Reads the node's model label and the quota tracker only.
+  // Reads the node's model label, its devices and the quota tracker only.
   bool FilterReadsPods() const override { return false; }
   framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                             std::string_view node_name) override;

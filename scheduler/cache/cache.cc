@@ -27,6 +27,7 @@ void Cache::AddNode(std::shared_ptr<const api::Node> node) {
     impl_->CountImages(before, -1);
     impl_->CountImages(item->info.images(), +1);
   }
+  impl_->RecountDevices(item->info.name());
 }
 
 void Cache::UpdateNode(std::shared_ptr<const api::Node> node) { AddNode(std::move(node)); }

@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "scheduler/framework/claim_binding.h"
+#include "scheduler/framework/device_resources.h"
 #include "scheduler/framework/gang_membership.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/snapshot.h"
@@ -133,6 +134,16 @@ class Cache : public framework::VolumeAssumeCache, public framework::ClaimAssume
   void SetDraObject(std::shared_ptr<const T> object);
   template <typename T>
   void RemoveDraObject(const T& object);
+  // Starts counting, on every node, the DRA devices of the kinds in `resources` that its own
+  // slices publish and claims hold (NodeInfo::device_allocatable, device_requested; in the
+  // cluster and group sums as their resource), and publishes `resources` in the snapshots'
+  // DraState. Called once at start-up, before events flow, when the queue configuration counts
+  // devices; otherwise the cache counts none and pays nothing for it.
+  void EnableDeviceResources(std::shared_ptr<const framework::DeviceResources> resources);
+  // Calls fn with the DRA objects as the next snapshot gets them (assumed claims included), under
+  // the cache's lock: fn must not call the cache. For what the quota counts of a bound pod's
+  // claims.
+  void ReadDra(absl::FunctionRef<void(const framework::DraState&)> fn) const;
   // PodGroups by "namespace/name", handed to snapshots when they change (framework::GangState);
   // a snapshot copies only the shards changed since the last one.
   void SetPodGroup(std::shared_ptr<const api::PodGroup> group);

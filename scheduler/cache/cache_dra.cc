@@ -65,6 +65,19 @@ bool Erase(DraState& state, const std::string& key, const api::ResourceClaimTemp
   return true;
 }
 
+// The stored object of a kind whose changes move the nodes' device counts (slices, claims); null
+// for the others, which count nothing.
+template <typename T>
+std::shared_ptr<const T> Current(const DraState& state, const std::string& key) {
+  if constexpr (std::is_same_v<T, api::ResourceSlice>) {
+    return state.slices.Get(key);
+  } else if constexpr (std::is_same_v<T, api::ResourceClaim>) {
+    return state.claims.Get(key);
+  } else {
+    return nullptr;
+  }
+}
+
 // Whether resourceVersion `a` is newer than `b`. Versions are opaque to clients, but every API
 // server (and the embedded cluster) hands out increasing integers, which upstream's assume cache
 // compares too; versions that are not integers count as newer whenever they differ.
@@ -133,8 +146,15 @@ void Cache::SetDraObject(std::shared_ptr<const T> object) {
       assumptions.claims.erase(it);
     }
   }
+  const std::shared_ptr<const T> before = Current<T>(impl_->dra, key);
+  [[maybe_unused]] const T* after = object.get();
   Store(impl_->dra, key, std::move(object));
   impl_->dra_generation = impl_->NextGeneration();
+  if constexpr (std::is_same_v<T, api::ResourceSlice>) {
+    impl_->SliceChanged(before.get(), after);
+  } else if constexpr (std::is_same_v<T, api::ResourceClaim>) {
+    impl_->RecountClaimNodes(before.get(), after);
+  }
 }
 
 template <typename T>
@@ -149,8 +169,14 @@ void Cache::RemoveDraObject(const T& object) {
       assumptions.claims.erase(it);
     }
   }
+  const std::shared_ptr<const T> before = Current<T>(impl_->dra, key);
   if (!Erase(impl_->dra, key, &object)) return;
   impl_->dra_generation = impl_->NextGeneration();
+  if constexpr (std::is_same_v<T, api::ResourceSlice>) {
+    impl_->SliceChanged(before.get(), nullptr);
+  } else if constexpr (std::is_same_v<T, api::ResourceClaim>) {
+    impl_->RecountClaimNodes(before.get(), nullptr);
+  }
 }
 
 #define KUBESCHED_DRA_KIND(T)                                     \
@@ -184,8 +210,10 @@ absl::Status Cache::AssumeClaims(
       assumed = {pod, dra.claims.Get(key), false};
       assumptions.by_pod[pod].push_back(key);
     }
+    const std::shared_ptr<const api::ResourceClaim> before = dra.claims.Get(key);
     dra.SetClaim(key, claim);
     dra.pending_allocations.Set(key, std::make_shared<const std::string>(pod));
+    impl_->RecountClaimNodes(before.get(), claim.get());
   }
   impl_->dra_generation = impl_->NextGeneration();
   return absl::OkStatus();
@@ -212,7 +240,10 @@ void Cache::ClaimWritten(std::string_view pod_key,
   }
   it->second.written = true;
   dra.pending_allocations.Remove(key);
+  const std::shared_ptr<const api::ResourceClaim> before = dra.claims.Get(key);
+  const api::ResourceClaim* after = stored.get();
   dra.SetClaim(key, std::move(stored));
+  impl_->RecountClaimNodes(before.get(), after);
   impl_->dra_generation = impl_->NextGeneration();
 }
 
@@ -232,11 +263,14 @@ void Cache::ForgetClaims(std::string_view pod_key) {
       kept.push_back(key);
       continue;
     }
-    if (it->second.observed != nullptr) {
-      dra.SetClaim(key, std::move(it->second.observed));
+    const std::shared_ptr<const api::ResourceClaim> before = dra.claims.Get(key);
+    const std::shared_ptr<const api::ResourceClaim> after = it->second.observed;
+    if (after != nullptr) {
+      dra.SetClaim(key, after);
     } else {
       dra.RemoveClaim(key);
     }
+    impl_->RecountClaimNodes(before.get(), after.get());
     dra.pending_allocations.Remove(key);
     assumptions.claims.erase(it);
     changed = true;
@@ -247,6 +281,11 @@ void Cache::ForgetClaims(std::string_view pod_key) {
     pod->second = std::move(kept);
   }
   if (changed) impl_->dra_generation = impl_->NextGeneration();
+}
+
+void Cache::ReadDra(absl::FunctionRef<void(const framework::DraState&)> fn) const {
+  absl::MutexLock lock(&impl_->mu);
+  fn(impl_->dra);
 }
 
 size_t Cache::AssumedClaimCount() const {

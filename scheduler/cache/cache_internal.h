@@ -18,6 +18,7 @@
 #include "scheduler/api/storage.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/cache/node_grouping.h"
+#include "scheduler/framework/device_resources.h"
 #include "scheduler/framework/dra_state.h"
 #include "scheduler/framework/gang_state.h"
 #include "scheduler/framework/storage_state.h"
@@ -250,21 +251,51 @@ struct Cache::Impl {
   // (O(resources) per change), and the node moves to the head of the recency list.
   template <typename Change>
   void ChangeNode(NodeItem* item, Change&& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (item->info.node() != nullptr) {
-      totals.allocatable.Subtract(item->info.allocatable());
-      totals.requested.Subtract(item->info.requested());
-    }
+    if (item->info.node() != nullptr) CountTotals(item->info, -1);
     grouping.Count(item->group, item->info, -1);
     change(item->info);
     // A node's group changes only with its Node object: pod changes keep it.
     if (item->info.node() != item->grouped_node) RegroupNode(item);
     grouping.Count(item->group, item->info, +1);
-    if (item->info.node() != nullptr) {
-      totals.allocatable.Add(item->info.allocatable());
-      totals.requested.Add(item->info.requested());
-    }
+    if (item->info.node() != nullptr) CountTotals(item->info, +1);
     MoveToHead(item);
   }
+
+  void CountTotals(const NodeInfo& info, int sign) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (sign > 0) {
+      totals.allocatable.Add(info.allocatable());
+      totals.requested.Add(info.requested());
+    } else {
+      totals.allocatable.Subtract(info.allocatable());
+      totals.requested.Subtract(info.requested());
+    }
+    // DRA devices that count as a resource count in the sums as that resource.
+    if (device_resources == nullptr) return;
+    if (sign > 0) {
+      totals.allocatable.Add(info.device_allocatable());
+      totals.requested.Add(info.device_requested());
+    } else {
+      totals.allocatable.Subtract(info.device_allocatable());
+      totals.requested.Subtract(info.device_requested());
+    }
+  }
+
+  // DRA devices counted as resources on each node (cache_devices.cc): off (null) unless the queue
+  // configuration counts devices (EnableDeviceResources). The node of each node-local pool, by
+  // (driver, pool), says where an allocated device is.
+  std::shared_ptr<const framework::DeviceResources> device_resources ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<std::pair<api::Symbol, api::Symbol>, std::string> pool_nodes
+      ABSL_GUARDED_BY(mu);
+  // Counts the devices `node_name`'s own slices publish, and those allocated, again: O(the
+  // node's devices). A node without a Node object is counted when it gets one.
+  void RecountDevices(const std::string& node_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // A claim's allocation changed (`before` or `after` may be null): the nodes of the devices of
+  // either are counted again.
+  void RecountClaimNodes(const api::ResourceClaim* before, const api::ResourceClaim* after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // A slice came, changed or went: the pool index follows and its node is counted again.
+  void SliceChanged(const api::ResourceSlice* before, const api::ResourceSlice* after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   void RegroupNode(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     item->group = grouping.GroupOf(item->info.node());

@@ -100,6 +100,16 @@ void NodeGrouping::Count(int32_t slot, const framework::NodeInfo& info, int sign
     group.allocatable.Subtract(info.allocatable());
     group.requested.Subtract(info.requested());
   }
+  // DRA devices that count as a resource (empty unless the cache counts them) count as it.
+  if (info.device_allocatable().size() != 0) {
+    if (sign > 0) {
+      group.allocatable.Add(info.device_allocatable());
+      group.requested.Add(info.device_requested());
+    } else {
+      group.allocatable.Subtract(info.device_allocatable());
+      group.requested.Subtract(info.device_requested());
+    }
+  }
   changed_ = true;
 }
 

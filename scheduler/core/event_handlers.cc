@@ -57,7 +57,7 @@ void Scheduler::OnPodAdded(const std::shared_ptr<const api::Pod>& pod) {
     if (pod->IsTerminal()) return;  // finished pods take no resources
     auto info = MakeInfo(pod);
     (void)cache_->AddPod(info);
-    quota_->ChargeBound(*info);
+    quota_->ChargeBound(*info, DevicesOf(*pod));
     queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
     return;
   }
@@ -84,7 +84,7 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
       if (!pod->IsTerminal()) {
         auto info = MakeInfo(pod);
         (void)cache_->AddPod(info);
-        quota_->ChargeBound(*info);
+        quota_->ChargeBound(*info, DevicesOf(*pod));
         queue_->MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
       }
       return;
@@ -219,9 +219,15 @@ void Scheduler::OnDeviceClass(const client::Event<api::DeviceClass>& event) {
 }
 void Scheduler::OnResourceSlice(const client::Event<api::ResourceSlice>& event) {
   OnDraObject(event, framework::ClusterEvent::kDeviceInventoryChanged);
+  const bool deleted = event.type == EventType::kDeleted;
+  ChargeSliceChange(deleted ? event.object.get() : event.old_object.get(),
+                    deleted ? nullptr : event.object.get());
 }
 void Scheduler::OnResourceClaim(const client::Event<api::ResourceClaim>& event) {
   OnDraObject(event, framework::ClusterEvent::kResourceClaimChanged);
+  const bool deleted = event.type == EventType::kDeleted;
+  ChargeClaimChange(deleted ? event.object.get() : event.old_object.get(),
+                    deleted ? nullptr : event.object.get());
 }
 void Scheduler::OnResourceClaimTemplate(const client::Event<api::ResourceClaimTemplate>& event) {
   OnDraObject(event, framework::ClusterEvent::kResourceClaimChanged);

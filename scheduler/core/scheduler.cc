@@ -60,6 +60,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const config::Confi
     });
   }
   s->cache_ = std::make_unique<cache::Cache>(deps.clock);
+  s->cache_->EnableDeviceResources(s->quota_->device_resources());
   s->waiting_ = std::make_unique<WaitingPodRegistry>();
   plugins::PluginHandle handle;
   handle.binder = deps.binder;

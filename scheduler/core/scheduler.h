@@ -186,6 +186,14 @@ class Scheduler : public client::ClusterEventHandler {
   void OnStorageObject(const client::Event<T>& event);
   template <typename T>
   void OnDraObject(const client::Event<T>& event, framework::ClusterEvent cluster_event);
+  // DRA devices in queue quota (device_charges.cc): the devices the pod's claims hold as the
+  // cache has them now; a charged, bound pod charged them anew; the first consumers of a claim
+  // that changed recharged; a slice's devices counted as known models, and the pods whose devices
+  // were not found yet recharged. No-ops unless the queue configuration counts devices.
+  quota::PodDevices DevicesOf(const api::Pod& pod) const;
+  void RechargeDevicesOf(const std::string& pod_key);
+  void ChargeClaimChange(const api::ResourceClaim* before, const api::ResourceClaim* after);
+  void ChargeSliceChange(const api::ResourceSlice* before, const api::ResourceSlice* after);
   // The profile that schedules `pod` when it is pending for us (not bound, not terminal, not
   // being deleted, its schedulerName ours); null otherwise.
   const runtime::Framework* PendingFrameworkFor(const api::Pod& pod) const;

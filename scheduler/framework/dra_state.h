@@ -25,6 +25,8 @@
 
 namespace kubesched::framework {
 
+class DeviceResources;  // device_resources.h
+
 // A multiset of keys (a key counts as present while its count is above zero), split in shards
 // that are shared between copies and copied on the first write after a copy, as ShardedObjectMap.
 // Threads: as ShardedObjectMap.
@@ -99,6 +101,9 @@ struct DraState {
   // key: the key of the pod they are being allocated for. No other pod may use such a claim until
   // the write ends, as upstream's in-flight allocations.
   ShardedObjectMap<std::string> pending_allocations;
+  // The kinds of devices that count as a resource (the queue configuration's `devices`), as the
+  // cache counts them on each node (NodeInfo::device_allocatable); null when none do. Set once.
+  std::shared_ptr<const DeviceResources> device_resources;
 
   void SetSlice(const std::string& name, std::shared_ptr<const api::ResourceSlice> slice);
   void RemoveSlice(std::string_view name);

@@ -335,6 +335,13 @@ void NodeInfo::SetMetrics(std::optional<MetricsSample> sample,
   generation_ = generation;
 }
 
+void NodeInfo::SetDeviceAmounts(api::ResourceList allocatable, api::ResourceList requested,
+                                int64_t generation) {
+  device_allocatable_ = std::move(allocatable);
+  device_requested_ = std::move(requested);
+  generation_ = generation;
+}
+
 void NodeInfo::AddVirtualSinceSample(const api::ResourceList& amounts) {
   virtual_requested_since_sample_.Add(amounts);
 }

@@ -189,6 +189,14 @@ class NodeInfo {
     return virtual_requested_since_sample_;
   }
 
+  // DRA devices of the kinds that count as a resource (framework::DeviceResources): those the
+  // node's own ResourceSlices publish (their pools' newest generation), and those of them that
+  // claims hold, by resource. Kept by the cache when the queue configuration counts devices, for
+  // the scores and the watermark that weigh the resource; empty otherwise. Apart from
+  // allocatable() and requested(), which NodeResourcesFit reads: a DRA GPU is no device plugin's.
+  const api::ResourceList& device_allocatable() const { return device_allocatable_; }
+  const api::ResourceList& device_requested() const { return device_requested_; }
+
   // Bumped on every change; the snapshot copies nodes whose generation is newer than its own.
   int64_t generation() const { return generation_; }
   // The index of this node in its snapshot's nodes(), so that per-node side tables are flat
@@ -211,6 +219,8 @@ class NodeInfo {
   // by the cache within the same change as AddPod / RemovePod (which set the generation).
   void AddVirtualSinceSample(const api::ResourceList& amounts);
   void SubtractVirtualSinceSample(const api::ResourceList& amounts);
+  void SetDeviceAmounts(api::ResourceList allocatable, api::ResourceList requested,
+                        int64_t generation);
 
  private:
   void RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation);
@@ -244,6 +254,8 @@ class NodeInfo {
   std::optional<MetricsSample> metrics_{};
   api::ResourceList virtual_requested_since_sample_{};
   std::shared_ptr<const std::vector<NodeImage>> images_;  // null: none
+  api::ResourceList device_allocatable_{};
+  api::ResourceList device_requested_{};
 };
 
 }  // namespace kubesched::framework

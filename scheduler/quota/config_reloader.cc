@@ -40,8 +40,10 @@ void QueueConfigReloader::Reload(const api::ConfigMap& map, bool deleted) {
       if (warn_) warn_(map.meta, kQueueConfigRejectedReason, error);
       return;
     }
-    // Where the ConfigMap lives and where the ledger goes stay the file's business.
+    // Where the ConfigMap lives, where the ledger goes and which devices count stay the file's
+    // business.
     parsed->config_map = file_queues_.config_map;
+    parsed->devices = file_queues_.devices;
     parsed->ledger = file_queues_.ledger;
     parsed->ledger_interval = file_queues_.ledger_interval;
     tracker_->SetConfig(*std::move(parsed));

@@ -3,6 +3,31 @@
 #include <string_view>
 
 namespace kubesched::quota {
+namespace {
+
+bool KeptInLabelValue(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
+}
+
+char Normalized(char c) { return KeptInLabelValue(c) ? c : '-'; }
+
+// Whether NormalizeDeviceModel(text) starts with `prefix` (or equals it, when `whole`).
+bool NormalizedMatches(std::string_view text, std::string_view prefix, bool whole) {
+  if (text.size() < prefix.size() || (whole && text.size() != prefix.size())) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (Normalized(text[i]) != prefix[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string NormalizeDeviceModel(std::string_view text) {
+  std::string normalized(text);
+  for (char& c : normalized) c = Normalized(c);
+  return normalized;
+}
 
 std::shared_ptr<const ModelNames> ModelNames::Build(
     const std::vector<std::pair<std::string, std::vector<std::string>>>& models) {
@@ -14,6 +39,7 @@ std::shared_ptr<const ModelNames> ModelNames::Build(
         names->prefixes_.emplace_back(pattern.substr(0, pattern.size() - 1), model_symbol);
       } else {
         names->exact_.emplace(api::Intern(pattern), model_symbol);
+        names->exact_texts_.emplace_back(pattern, model_symbol);
       }
     }
   }
@@ -28,6 +54,18 @@ api::Symbol ModelNames::Resolve(api::Symbol value) const {
     if (text.starts_with(prefix)) return model;
   }
   return value;
+}
+
+bool ModelNames::NamesDeviceModel(std::string_view text, api::Symbol model) const {
+  // The decoder refuses overlapping patterns: a value matches one pattern at most, an exact value
+  // before any prefix, as Resolve looks them up.
+  for (const auto& [value, named] : exact_texts_) {
+    if (NormalizedMatches(text, value, /*whole=*/true)) return named == model;
+  }
+  for (const auto& [prefix, named] : prefixes_) {
+    if (NormalizedMatches(text, prefix, /*whole=*/false)) return named == model;
+  }
+  return !text.empty() && NormalizedMatches(text, api::SymbolText(model), /*whole=*/true);
 }
 
 }  // namespace kubesched::quota

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,10 +31,20 @@ class ModelNames {
   bool Names(std::optional<api::Symbol> value, api::Symbol model) const {
     return value.has_value() && Resolve(*value) == model;
   }
+  // Whether a DRA device whose model attribute reads `text` is of `model`: as Resolve would
+  // answer for NormalizeDeviceModel(text), without building it (Filter calls it per device).
+  bool NamesDeviceModel(std::string_view text, api::Symbol model) const;
 
  private:
   absl::flat_hash_map<api::Symbol, api::Symbol> exact_;
-  std::vector<std::pair<std::string, api::Symbol>> prefixes_;  // (prefix, model)
+  std::vector<std::pair<std::string, api::Symbol>> exact_texts_;  // (value, model)
+  std::vector<std::pair<std::string, api::Symbol>> prefixes_;     // (prefix, model)
 };
+
+// A DRA device's model attribute as a label value, so that `models` and typed keys read it as
+// they read a node's model label: each character a label value may not hold (a space, a '/') is
+// '-', as GPU feature discovery writes product names ("NVIDIA A100-SXM4-80GB" reads
+// "NVIDIA-A100-SXM4-80GB").
+std::string NormalizeDeviceModel(std::string_view text);
 
 }  // namespace kubesched::quota

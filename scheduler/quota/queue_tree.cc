@@ -1,5 +1,7 @@
 #include "scheduler/quota/queue_tree.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "scheduler/util/strings.h"
@@ -11,6 +13,15 @@ QueueTree QueueTree::Build(const config::QueuesConfig& config) {
   for (const auto& [resource, label] : config.model_labels) {
     tree.models_.push_back(
         {api::InternResource(resource), api::Intern(label), absl::StrCat(resource, ".")});
+  }
+  // DRA devices with a model have typed keys too, whether or not nodes label the resource.
+  for (const config::DeviceResourceSpec& device : config.devices) {
+    const api::ResourceId id = api::InternResource(device.resource);
+    const bool known =
+        std::any_of(tree.models_.begin(), tree.models_.end(),
+                    [id](const ModelResource& model) { return model.resource == id; });
+    if (device.model_attribute.empty() || known) continue;
+    tree.models_.push_back({id, api::kEmptySymbol, absl::StrCat(device.resource, ".")});
   }
   tree.model_names_ = ModelNames::Build(config.models);
   QueueNode& root = tree.nodes_.emplace_back();

@@ -21,11 +21,11 @@ namespace kubesched::quota {
 inline constexpr char kRootQueue[] = "root";
 
 // A resource whose usage is also counted per node model: nodes labelled `label_key=V` charge
-// `<resource>.<V>` as well.
+// `<resource>.<V>` as well; so do DRA devices of the resource by their model attribute.
 struct ModelResource {
   api::ResourceId resource = 0;
-  api::Symbol label_key = api::kEmptySymbol;
-  std::string prefix;  // "<resource>."
+  api::Symbol label_key = api::kEmptySymbol;  // kEmptySymbol: DRA devices only
+  std::string prefix;                         // "<resource>."
 };
 
 // A limit (max or budget) on a typed key, which only placements on that model's nodes charge.

@@ -25,7 +25,8 @@ std::string NormalizeQueuePath(std::string_view name) {
   return absl::StrCat(kRootQueue, ".", Absl(name));
 }
 
-QuotaTracker::QuotaTracker(const util::Clock* clock, config::QueuesConfig config) : clock_(clock) {
+QuotaTracker::QuotaTracker(const util::Clock* clock, config::QueuesConfig config)
+    : clock_(clock), device_resources_(CompileDeviceResources(config)) {
   absl::MutexLock lock(&mu_);
   config_ = std::move(config);
   RebuildLocked();
@@ -149,7 +150,7 @@ void QuotaTracker::RebuildLocked() {
   for (auto& [key, charge] : charges_) {
     const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
     charge.queue = where.queue >= 0 ? where.queue : where.account;
-    charge.amounts = TypedAmounts(charge.base, charge.node);
+    charge.amounts = ChargeAmountsLocked(charge);
     ApplyLocked(charge, +1, now);
   }
   RefreshAllHoldsLocked();

@@ -19,7 +19,14 @@
 // Implemented by concern: quota_tracker.cc (inputs and rebuilds), quota_tracker_placement.cc,
 // quota_tracker_admission.cc, quota_tracker_usage.cc (charges and reports),
 // quota_tracker_budgets.cc (budgets and the ledger), quota_tracker_gangs.cc (group holds),
-// quota_preemption.cc.
+// quota_tracker_devices.cc (DRA devices: device_usage.h), quota_preemption.cc.
+//
+// DRA devices (the configuration's `devices`): a pod's charge counts the devices its claims hold
+// (CountPodDevices for a bound pod, the devices picked on the node for an assumed one) to their
+// resource and to the typed key of their model, so that limits, usage and budgets count them as
+// they count a device plugin's GPUs. Which devices a pending pod gets depends on the node:
+// Admit lists the limits they count against (Admission::device_limits) for QueueQuota's Filter,
+// and Reserve checks the chosen node's devices.
 
 #include <functional>
 #include <memory>
@@ -30,12 +37,15 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "config/queues.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/framework/device_resources.h"
 #include "scheduler/framework/pod_info.h"
+#include "scheduler/quota/device_usage.h"
 #include "scheduler/quota/queue_tree.h"
 #include "scheduler/quota/wait_keys.h"
 #include "scheduler/util/clock.h"
@@ -58,6 +68,35 @@ struct BlockedModel {
   std::shared_ptr<const ModelNames> model_names;
 };
 
+// A limit on the path of a pod with resource claims that the devices its claims would get count
+// against: a max or a spent budget on a resource DRA devices count as (`nvidia.com/gpu`), or on a
+// typed key of it (`nvidia.com/gpu.A100`). Which devices a pod gets depends on the node, so
+// QueueQuota's Filter counts them node by node (framework::PickedDevices) against `room`.
+struct DeviceLimit {
+  api::ResourceId resource = 0;           // nvidia.com/gpu, also for a typed limit
+  api::Symbol model = api::kEmptySymbol;  // a typed limit's model (ModelNames); empty: untyped
+  // What devices may still take: max − used (− other groups' holds and the pod's own request of
+  // the resource, for an untyped limit). A typed limit's room is shared with the pod's request
+  // when the node's model label names the model (the device plugin's GPUs there).
+  int64_t room = 0;
+  bool budget = false;  // a spent budget: no such device may be added at all
+  std::string queue;    // the queue whose limit it is
+  std::string message;  // the FailedScheduling reason
+  // A typed limit's node label, and which label values (and device models) are its model.
+  api::Symbol label_key = api::kEmptySymbol;
+  std::shared_ptr<const ModelNames> model_names;
+
+  // Whether the devices `devices` (and the pod's `request` of the device plugin's kind, on a node
+  // labelled `labels`) go over this limit.
+  bool Exceeded(int64_t devices, int64_t request, const api::LabelSet& labels) const {
+    if (devices <= 0) return false;
+    if (budget) return true;
+    const bool request_here =
+        model != api::kEmptySymbol && model_names->Names(labels.Get(label_key), model);
+    return devices + (request_here ? request : 0) > room;
+  }
+};
+
 enum class Verdict {
   kFits,        // fits every untyped limit and budget (typed ones: see blocked_models)
   kOverQuota,   // used + request > max somewhere on the path: waits for usage to drop
@@ -71,6 +110,8 @@ struct Admission {
   std::string message;         // why not, for anything but kFits
   std::string blocking_queue;  // the deepest queue whose limit or budget blocks
   std::vector<BlockedModel> blocked_models;
+  // For a pod with resource claims, when DRA devices count as a resource its path limits.
+  std::vector<DeviceLimit> device_limits;
 };
 
 // The wait keys of a pod or group held back with `admission` ("quota:<queue>", "budget:<queue>",
@@ -108,6 +149,7 @@ struct UnmatchedTypedLimit {
   std::string resource;  // nvidia.com/gpu.A100
   std::string model;     // A100
   bool budget = false;   // a budget rather than a max
+  bool devices = false;  // DRA devices of the resource would count too (none of the model)
   // The warning users see (log, Event, explain, simulate).
   std::string Message() const;
 };
@@ -182,11 +224,28 @@ class QuotaTracker {
   // "budget:<queue>", "placement"); empty when it fits now.
   std::vector<std::string> WaitKeys(const framework::PodInfo& pod);
 
-  // Reserve: checks the pod against its queue once more, with `node`'s model, and charges it as
-  // assumed. On failure, the FailedScheduling message.
-  absl::Status Reserve(const framework::PodInfo& pod, std::string_view node);
-  // A pod the informers show bound and running (confirms an assumed charge).
-  void ChargeBound(const framework::PodInfo& pod);
+  // Reserve: checks the pod against its queue once more, with `node`'s model and the DRA devices
+  // its claims get there (`devices`), and charges it as assumed. On failure, the FailedScheduling
+  // message.
+  absl::Status Reserve(const framework::PodInfo& pod, std::string_view node,
+                       const DeviceTally& devices = {});
+  // A pod the informers show bound and running (confirms an assumed charge), with the devices its
+  // claims hold (CountPodDevices). An assumed charge keeps the devices Reserve gave it unless
+  // `devices` names some and they differ.
+  void ChargeBound(const framework::PodInfo& pod, const PodDevices& devices = {});
+  // The devices of a charged pod's claims changed (a claim allocated, released, or resolved once
+  // its slice is seen): the pod is charged them instead. Returns whether the charge changed; a
+  // charge that shrank wakes the quota keys of its queues.
+  bool SetPodDevices(const std::string& pod_key, const PodDevices& devices);
+  // The charged pods some of whose devices no slice published when they were counted.
+  std::vector<std::string> PodsWithUnresolvedDevices();
+  // The devices a ResourceSlice publishes appearing (+1) or going (-1): their models are models
+  // that exist, for UnmatchedTypedLimits.
+  void CountPublishedDevices(const DeviceTally& devices, int sign);
+  // The configuration's `devices`, compiled; null when it lists none. Fixed for the tracker's life.
+  const std::shared_ptr<const framework::DeviceResources>& device_resources() const {
+    return device_resources_;
+  }
   // Refunds the pod's charge (deleted, terminated, expired, unreserved). `assumed_only`: only if
   // it has not been confirmed bound (a failed bind must not refund a pod that did bind). Wakes
   // (and returns) the wait keys this may help.
@@ -270,7 +329,8 @@ class QuotaTracker {
     std::string label_queue;
     std::string node;
     api::ResourceList base;     // requests + one pod
-    api::ResourceList amounts;  // base + the node's typed keys
+    PodDevices devices;         // the DRA devices its claims hold
+    api::ResourceList amounts;  // base + the node's typed keys + the devices' (ChargeAmounts)
     int queue = 0;              // where it is counted: its leaf, or the deepest existing queue
     bool assumed = true;
     std::string gang;      // the pod's group key; "" for none
@@ -359,6 +419,27 @@ class QuotaTracker {
   void RefreshAllHoldsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   api::ResourceList TypedAmounts(const api::ResourceList& base, const std::string& node) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What the charge counts: its base, the typed keys of its node's model, and its devices by
+  // resource and by typed key of their model.
+  api::ResourceList ChargeAmountsLocked(const PodCharge& charge) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The typed key `<resource>.<model>` a device of `model` (DeviceCount::model) charges; 0 when
+  // the resource has no typed keys or the device no model.
+  api::ResourceId DeviceTypedKeyLocked(api::ResourceId resource, api::Symbol model) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Admission::device_limits for `pod` at `leaf` (quota_tracker_devices.cc).
+  void AddDeviceLimitsLocked(const framework::PodInfo& pod, int leaf,
+                             const api::ResourceList& request, absl::Time now, Admission* admission)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The message of the first limit `devices` go over on `node`; nullopt when none.
+  std::optional<std::string> DeviceShortfallLocked(const Admission& admission,
+                                                   const DeviceTally& devices,
+                                                   const framework::PodInfo& pod,
+                                                   const std::string& node) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // "queue <path>: budget for <resource> used up (...)": the message of a spent budget.
+  std::string BudgetMessageLocked(int queue, size_t budget, double spent) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyLocked(const PodCharge& charge, int sign, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FoldBudgetsLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -371,6 +452,7 @@ class QuotaTracker {
   }
 
   const util::Clock* const clock_;
+  const std::shared_ptr<const framework::DeviceResources> device_resources_;
   WakeHandler wake_;
   mutable absl::Mutex mu_;
   config::QueuesConfig config_ ABSL_GUARDED_BY(mu_);
@@ -397,6 +479,10 @@ class QuotaTracker {
   absl::flat_hash_map<std::string, std::vector<std::pair<api::ResourceId, api::ResourceId>>>
       node_models_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, api::LabelSet> node_labels_ ABSL_GUARDED_BY(mu_);
+  // The devices published slices hold, by resource and model (CountPublishedDevices).
+  DeviceTally published_devices_ ABSL_GUARDED_BY(mu_);
+  // Charged pods with devices no slice published when they were counted.
+  absl::flat_hash_set<std::string> unresolved_devices_ ABSL_GUARDED_BY(mu_);
   // From ImportLedger: pods first seen running are charged from here at the earliest.
   std::optional<absl::Time> ledger_written_at_ ABSL_GUARDED_BY(mu_);
 };

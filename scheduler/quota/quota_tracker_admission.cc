@@ -54,25 +54,29 @@ std::optional<QuotaTracker::Shortfall> QuotaTracker::FindShortfallLocked(
   return std::nullopt;
 }
 
+std::string QuotaTracker::BudgetMessageLocked(int q, size_t b, double spent) const {
+  // Called after SpentLocked, so the period start is the current one.
+  const QueueNode& node = tree_.node(q);
+  const config::BudgetLimit& limit = node.budget[b];
+  std::string message = absl::StrCat("queue ", node.path, ": budget for ",
+                                     Absl(api::ResourceName(limit.resource)), " used up (used ",
+                                     FormatHours(Hours(limit.resource, spent)), " of ", limit.text);
+  if (const std::string per = DescribePeriod(node.period); !per.empty()) {
+    absl::StrAppend(&message, " ", per);
+  }
+  absl::StrAppend(&message, ")");
+  if (auto reset = PeriodEnd(node.period, budgets_[q][b].period_start); reset.has_value()) {
+    absl::StrAppend(&message, "; budget spent, resets at ", FormatResetTime(*reset));
+  } else {
+    absl::StrAppend(&message, "; budget spent, it has no period and never resets");
+  }
+  return message;
+}
+
 bool QuotaTracker::CheckBudgetsLocked(int leaf, const api::ResourceList& wanted, absl::Time now,
                                       bool typed_too, Admission* admission) {
-  // Called after SpentLocked, so the period start is the current one.
-  auto budget_message = [&](int q, size_t b, double spent) {
-    const QueueNode& node = tree_.node(q);
-    const config::BudgetLimit& limit = node.budget[b];
-    std::string message = absl::StrCat(
-        "queue ", node.path, ": budget for ", Absl(api::ResourceName(limit.resource)),
-        " used up (used ", FormatHours(Hours(limit.resource, spent)), " of ", limit.text);
-    if (const std::string per = DescribePeriod(node.period); !per.empty()) {
-      absl::StrAppend(&message, " ", per);
-    }
-    absl::StrAppend(&message, ")");
-    if (auto reset = PeriodEnd(node.period, budgets_[q][b].period_start); reset.has_value()) {
-      absl::StrAppend(&message, "; budget spent, resets at ", FormatResetTime(*reset));
-    } else {
-      absl::StrAppend(&message, "; budget spent, it has no period and never resets");
-    }
-    return message;
+  const auto budget_message = [this](int q, size_t b, double spent) {
+    return BudgetMessageLocked(q, b, spent);
   };
   for (int q = leaf; q >= 0; q = tree_.node(q).parent) {
     const QueueNode& node = tree_.node(q);
@@ -139,6 +143,7 @@ Admission QuotaTracker::CheckLocked(const framework::PodInfo& pod, const Resolut
            node.path, false, tree_.shared_model_names()});
     }
   }
+  AddDeviceLimitsLocked(pod, where.queue, request, now, &admission);
   return admission;
 }
 
@@ -161,10 +166,13 @@ std::vector<std::string> AdmissionWaitKeys(const Admission& admission) {
       break;
   }
   std::vector<std::string> keys;
-  for (const auto& blocked : admission.blocked_models) {
-    std::string key = blocked.budget ? BudgetKey(blocked.queue) : QuotaKey(blocked.queue);
+  const auto add = [&keys](bool budget, const std::string& queue) {
+    std::string key = budget ? BudgetKey(queue) : QuotaKey(queue);
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
-  }
+  };
+  for (const auto& blocked : admission.blocked_models) add(blocked.budget, blocked.queue);
+  // Which of them held the pod back on some node is not known here: any may.
+  for (const auto& limit : admission.device_limits) add(limit.budget, limit.queue);
   return keys;
 }
 

@@ -12,6 +12,7 @@ namespace kubesched::quota {
 std::string UnmatchedTypedLimit::Message() const {
   return absl::StrCat("queue ", queue, ": the ", budget ? "budget" : "max", " on ", resource,
                       " matches no node: no node's model label names model ", model,
+                      devices ? " and no ResourceSlice publishes a device of it" : "",
                       " (check the queue configuration's models)");
 }
 
@@ -21,11 +22,18 @@ std::vector<UnmatchedTypedLimit> QuotaTracker::UnmatchedTypedLimits() {
   for (const auto& [node, models] : node_models_) {
     for (const auto& [generic, typed] : models) present.insert(typed);
   }
+  // DRA devices' models are models that exist as much as nodes' labels.
+  for (const DeviceCount& devices : published_devices_.counts()) {
+    if (const api::ResourceId typed = DeviceTypedKeyLocked(devices.resource, devices.model)) {
+      present.insert(typed);
+    }
+  }
   std::vector<UnmatchedTypedLimit> unmatched;
   auto add = [&](const QueueNode& node, const TypedKey& key, bool budget) {
     if (present.contains(key.typed)) return;
+    const bool devices = device_resources_ != nullptr && device_resources_->Counts(key.generic);
     unmatched.push_back({node.path, std::string(api::ResourceName(key.typed)),
-                         std::string(api::SymbolText(key.label_value)), budget});
+                         std::string(api::SymbolText(key.label_value)), budget, devices});
   };
   for (size_t q = 0; q < tree_.size(); ++q) {
     const QueueNode& node = tree_.node(static_cast<int>(q));

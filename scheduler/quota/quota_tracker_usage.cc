@@ -55,7 +55,28 @@ void QuotaTracker::ApplyLocked(const PodCharge& charge, int sign, absl::Time now
   RefreshHoldLocked(charge.gang);
 }
 
-absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_view node) {
+api::ResourceId QuotaTracker::DeviceTypedKeyLocked(api::ResourceId resource,
+                                                   api::Symbol model) const {
+  if (model == api::kEmptySymbol) return 0;
+  for (const ModelResource& typed : tree_.model_resources()) {
+    if (typed.resource == resource) return TypedResource(typed, model);
+  }
+  return 0;
+}
+
+api::ResourceList QuotaTracker::ChargeAmountsLocked(const PodCharge& charge) const {
+  api::ResourceList amounts = TypedAmounts(charge.base, charge.node);
+  for (const DeviceCount& devices : charge.devices.tally.counts()) {
+    amounts.Add(devices.resource, devices.count);
+    if (const api::ResourceId typed = DeviceTypedKeyLocked(devices.resource, devices.model)) {
+      amounts.Add(typed, devices.count);
+    }
+  }
+  return amounts;
+}
+
+absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_view node,
+                                   const DeviceTally& devices) {
   const absl::Time now = clock_->Now();
   const api::Pod& p = pod.get();
   absl::MutexLock lock(&mu_);
@@ -75,25 +96,38 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
       }
     }
   }
+  if (auto over = DeviceShortfallLocked(admission, devices, pod, charge.node)) {
+    return absl::ResourceExhaustedError(*over);
+  }
   if (auto old = charges_.find(pod.key); old != charges_.end()) {
     ApplyLocked(old->second, -1, now);
     EraseChargeLocked(old);
   }
   charge.base = BaseAmounts(pod);
-  charge.amounts = TypedAmounts(charge.base, charge.node);
+  charge.devices.tally = devices;
+  charge.amounts = ChargeAmountsLocked(charge);
   charge.queue = where.queue;
   ApplyLocked(charge, +1, now);
   AddChargeLocked(pod.key, std::move(charge));
   return absl::OkStatus();
 }
 
-void QuotaTracker::ChargeBound(const framework::PodInfo& pod) {
+void QuotaTracker::ChargeBound(const framework::PodInfo& pod, const PodDevices& devices) {
   const absl::Time now = clock_->Now();
   const api::Pod& p = pod.get();
   absl::MutexLock lock(&mu_);
   if (auto it = charges_.find(pod.key); it != charges_.end()) {
     if (it->second.node == p.spec.node_name) {
       it->second.assumed = false;
+      // The claims written before the binding show the devices Reserve charged; a claim the
+      // cache does not show yet keeps them until it does (SetPodDevices).
+      if (!devices.tally.empty() && !(devices == it->second.devices)) {
+        ApplyLocked(it->second, -1, now);
+        it->second.devices = devices;
+        it->second.amounts = ChargeAmountsLocked(it->second);
+        ApplyLocked(it->second, +1, now);
+      }
+      if (devices.unresolved) unresolved_devices_.insert(pod.key);
       return;
     }
     ApplyLocked(it->second, -1, now);
@@ -109,8 +143,10 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod) {
   const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
   charge.queue = where.queue >= 0 ? where.queue : where.account;
   charge.base = BaseAmounts(pod);
-  charge.amounts = TypedAmounts(charge.base, charge.node);
+  charge.devices = devices;
+  charge.amounts = ChargeAmountsLocked(charge);
   ApplyLocked(charge, +1, now);
+  if (devices.unresolved) unresolved_devices_.insert(pod.key);
   // Running since before this process saw it: what it spent since the ledger was written (or
   // since it started, if later) counts too.
   if (ledger_written_at_.has_value() && p.status.start_time.has_value()) {
@@ -136,6 +172,7 @@ void QuotaTracker::AddChargeLocked(const std::string& pod_key, PodCharge charge)
 
 void QuotaTracker::EraseChargeLocked(absl::flat_hash_map<std::string, PodCharge>::iterator it) {
   charged_priorities_.erase(charged_priorities_.find(it->second.priority));
+  unresolved_devices_.erase(it->first);
   charges_.erase(it);
 }
 

@@ -367,5 +367,45 @@ TEST_CASE("filterTimeout must not be negative", "[dra]") {
   CHECK(plugins::NewDynamicResources(std::monostate(), {}).ok());
 }
 
+TEST_CASE("preemption's what-if frees the devices of claims only its victims hold", "[dra]") {
+  const std::string victim_only = "[{resource: pods, name: victim, uid: victim-uid}]";
+  const std::string shared =
+      "[{resource: pods, name: victim, uid: victim-uid}, "
+      "{resource: pods, name: other, uid: other-uid}]";
+  DraWorld world(TwoNodes() +
+                 GpuClaim("held", 1, "A100", AllocatedOn("node-1", "gpu-0", victim_only)) +
+                 GpuClaim("shared", 1, "A100", AllocatedOn("node-1", "gpu-1", shared)) +
+                 GpuClaim("one", 1, "A100") + GpuClaim("two", 2, "A100"));
+  const framework::PodInfoPtr victim =
+      ClaimPod("victim", {{"a", "claim:held"}, {"b", "claim:shared"}});
+  const framework::PodInfoPtr pod = ClaimPod("p", {{"gpu", "claim:one"}});
+  CycleState state;
+  REQUIRE(world.Judge(*pod, state).pre_filter.IsSuccess());
+  const framework::NodeInfo& node_1 = *world.Snapshot().Get("node-1");
+  const framework::NodeInfo& node_2 = *world.Snapshot().Get("node-2");
+  // Both A100s are held: preemption may free them on node-1; node-2 has none to free.
+  CHECK(world.plugin().Filter(state, *pod, node_1).code() == framework::Code::kUnschedulable);
+  CHECK(world.plugin().Filter(state, *pod, node_2).code() ==
+        framework::Code::kUnschedulableAndUnresolvable);
+
+  const framework::PreFilterExtensions* extensions = world.plugin().pre_filter_extensions();
+  REQUIRE(extensions != nullptr);
+  const std::unique_ptr<CycleState> what_if = state.Clone();
+  REQUIRE(extensions->RemovePod(*what_if, *pod, *victim, node_1).IsSuccess());
+  CHECK(world.plugin().Filter(*what_if, *pod, node_1).IsSuccess());
+  CHECK_FALSE(world.plugin().Filter(state, *pod, node_1).IsSuccess());  // the cycle's own state
+  REQUIRE(extensions->AddPod(*what_if, *pod, *victim, node_1).IsSuccess());
+  CHECK_FALSE(world.plugin().Filter(*what_if, *pod, node_1).IsSuccess());
+
+  // The shared claim keeps its device: two A100s are not to be had by preempting the victim.
+  const framework::PodInfoPtr wants_two = ClaimPod("q", {{"gpu", "claim:two"}});
+  CycleState two_state;
+  REQUIRE(world.Judge(*wants_two, two_state).pre_filter.IsSuccess());
+  const std::unique_ptr<CycleState> two_what_if = two_state.Clone();
+  REQUIRE(extensions->RemovePod(*two_what_if, *wants_two, *victim, node_1).IsSuccess());
+  CHECK(world.plugin().Filter(*two_what_if, *wants_two, node_1).code() ==
+        framework::Code::kUnschedulable);
+}
+
 }  // namespace
 }  // namespace kubesched

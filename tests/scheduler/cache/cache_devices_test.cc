@@ -1,0 +1,139 @@
+// The cache's count of DRA devices that count as a resource (cache_devices.cc): each node's own
+// slices' devices and those allocated, in the node and in the cluster's sums, following slices,
+// pool generations and claims; nothing at all unless enabled.
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "scheduler/api/decode.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/framework/device_resources.h"
+#include "scheduler/framework/snapshot.h"
+#include "scheduler/util/clock.h"
+
+namespace kubesched::cache {
+namespace {
+
+const api::ResourceId kGpu = api::InternResource("nvidia.com/gpu");
+
+std::shared_ptr<const framework::DeviceResources> Gpus() {
+  framework::DeviceResources::Kind kind;
+  kind.driver = api::Intern("gpu.nvidia.com");
+  kind.resource = kGpu;
+  kind.attributes = {{api::Intern("gpu.nvidia.com/type"), "gpu"}};
+  return std::make_shared<const framework::DeviceResources>(
+      std::vector<framework::DeviceResources::Kind>{kind});
+}
+
+void Add(Cache& cache, const std::string& yaml) {
+  auto decoded = api::DecodeObjects(yaml, "test");
+  REQUIRE(decoded.ok());
+  REQUIRE(decoded->problems.empty());
+  for (api::Object& object : decoded->objects) {
+    std::visit(
+        [&cache](auto& typed) {
+          using T = std::decay_t<decltype(typed)>;
+          if constexpr (std::is_same_v<T, api::Node>) {
+            cache.AddNode(std::make_shared<const api::Node>(std::move(typed)));
+          } else if constexpr (std::is_same_v<T, api::ResourceSlice> ||
+                               std::is_same_v<T, api::ResourceClaim>) {
+            cache.SetDraObject(std::make_shared<const T>(std::move(typed)));
+          }
+        },
+        object);
+  }
+}
+
+// Slice `name` of node `node`'s pool at `generation`: `gpus` GPUs and one device of another type.
+std::string Slice(const std::string& name, const std::string& node, int gpus, int generation = 1) {
+  std::string yaml = absl::StrCat(
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: ", name,
+      "}\nspec:\n  driver: gpu.nvidia.com\n  nodeName: ", node, "\n  pool: {name: ", node,
+      ", generation: ", generation, ", resourceSliceCount: 1}\n  devices:\n",
+      "  - {name: nic, attributes: {type: {string: nic}}}\n");
+  for (int i = 0; i < gpus; ++i) {
+    absl::StrAppend(&yaml, "  - {name: gpu-", i, ", attributes: {type: {string: gpu}}}\n");
+  }
+  return yaml;
+}
+
+// Claim `name`, allocated `device` of node `node`'s pool, or unallocated when `device` is "".
+std::string Claim(const std::string& name, const std::string& node, const std::string& device) {
+  std::string yaml = absl::StrCat(
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: ", name,
+      ", namespace: default}\nspec: {devices: {requests: [{name: gpu, exactly: "
+      "{deviceClassName: gpu}}]}}\n");
+  if (!device.empty()) {
+    absl::StrAppend(&yaml, "status: {allocation: {devices: {results: [{request: gpu, driver: ",
+                    "gpu.nvidia.com, pool: ", node, ", device: ", device, "}]}}}\n");
+  }
+  return yaml;
+}
+
+constexpr char kNodes[] = R"(---
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {allocatable: {cpu: '8', pods: '110'}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-2}
+status: {allocatable: {cpu: '8', pods: '110'}}
+)";
+
+TEST_CASE("a node counts the devices its slices publish and those claims hold", "[cache][dra]") {
+  util::FakeClock clock;
+  Cache cache(&clock);
+  cache.EnableDeviceResources(Gpus());
+  Add(cache, kNodes);
+  Add(cache, Slice("node-1-gpus", "node-1", 4) + Claim("a", "node-1", "gpu-0") +
+                 Claim("b", "node-1", "nic") + Claim("c", "", ""));
+  framework::Snapshot snapshot;
+  cache.UpdateSnapshot(&snapshot);
+  CHECK(snapshot.Get("node-1")->device_allocatable().Get(kGpu) == 4);
+  CHECK(snapshot.Get("node-1")->device_requested().Get(kGpu) == 1);
+  CHECK(snapshot.Get("node-1")->allocatable().Get(kGpu) == 0);  // NodeResourcesFit's stays
+  CHECK(snapshot.Get("node-2")->device_allocatable().Get(kGpu) == 0);
+  CHECK(snapshot.cluster_allocatable().Get(kGpu) == 4);
+  CHECK(snapshot.cluster_requested().Get(kGpu) == 1);
+
+  SECTION("a claim released gives its device back") {
+    Add(cache, Claim("a", "node-1", ""));
+    cache.UpdateSnapshot(&snapshot);
+    CHECK(snapshot.Get("node-1")->device_requested().Get(kGpu) == 0);
+    CHECK(snapshot.cluster_requested().Get(kGpu) == 0);
+  }
+  SECTION("a newer generation of the pool replaces the older one") {
+    Add(cache, Slice("node-1-gpus-v2", "node-1", 2, 2));
+    cache.UpdateSnapshot(&snapshot);
+    CHECK(snapshot.Get("node-1")->device_allocatable().Get(kGpu) == 2);
+    CHECK(snapshot.cluster_allocatable().Get(kGpu) == 2);
+  }
+  SECTION("a slice that goes takes its devices with it") {
+    auto decoded = api::DecodeObjects(Slice("node-1-gpus", "node-1", 4), "test");
+    REQUIRE(decoded.ok());
+    cache.RemoveDraObject(std::get<api::ResourceSlice>(decoded->objects.front()));
+    cache.UpdateSnapshot(&snapshot);
+    CHECK(snapshot.Get("node-1")->device_allocatable().Get(kGpu) == 0);
+    CHECK(snapshot.cluster_allocatable().Get(kGpu) == 0);
+  }
+}
+
+TEST_CASE("without device resources the cache counts no device", "[cache][dra]") {
+  util::FakeClock clock;
+  Cache cache(&clock);
+  Add(cache, kNodes);
+  Add(cache, Slice("node-1-gpus", "node-1", 4) + Claim("a", "node-1", "gpu-0"));
+  framework::Snapshot snapshot;
+  cache.UpdateSnapshot(&snapshot);
+  CHECK(snapshot.Get("node-1")->device_allocatable().size() == 0);
+  CHECK(snapshot.cluster_allocatable().Get(kGpu) == 0);
+  CHECK(snapshot.dra().device_resources == nullptr);
+}
+
+}  // namespace
+}  // namespace kubesched::cache
