@@ -82,12 +82,26 @@ absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
                                 absl::Duration timeout, Scratch& scratch) {
   const framework::DraState& dra = *claims.dra;
   const std::string& name = node.meta.name;
-  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels);
+  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels, dra);
   const absl::Time deadline =
       timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
-  return scratch.allocator.Search(
-      *claims.prepared, scratch.devices,
-      [&dra](const DeviceId& id) { return dra.allocated_devices.Contains(id); }, deadline);
+  // Devices come pool by pool: one look-up per pool, then its few held devices are searched.
+  framework::PoolId pool;
+  bool pool_known = false;
+  const framework::PoolAllocations* held = nullptr;  // null: none in `pool`
+  const auto allocated = [&](const DeviceId& id) {
+    if (!pool_known || id.driver != pool.driver || id.pool != pool.pool) {
+      pool = {id.driver, id.pool};
+      pool_known = true;
+      held = dra.allocated_by_pool.Find(pool);
+    }
+    if (held == nullptr) return false;
+    const auto it = std::lower_bound(held->begin(), held->end(), id.device,
+                                     [](const std::pair<api::Symbol, int32_t>& entry,
+                                        api::Symbol name) { return entry.first < name; });
+    return it != held->end() && it->first == id.device;
+  };
+  return scratch.allocator.Search(*claims.prepared, scratch.devices, allocated, deadline);
 }
 
 // What other plugins read of the pod's devices (framework::PickedDevices): the search of Filter,
@@ -249,7 +263,11 @@ Status DynamicResources::Filter(const framework::CycleState& state,
     if (absl::IsDeadlineExceeded(found.status())) return Status::Unresolvable(kTimedOut);
     return Status::Error(util::Std(found.status().message()));
   }
-  if (!*found) return Status::Unresolvable(dynamic_resources::kCannotAllocateAllClaims);
+  if (!*found) {
+    return Status::Unresolvable(ThisThreadScratch().devices.HasInvalidPool()
+                                    ? dynamic_resources::kInvalidPools
+                                    : dynamic_resources::kCannotAllocateAllClaims);
+  }
   return Status::Success();
 }
 
