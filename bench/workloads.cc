@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "bench/dra_shape.h"
 #include "bench/scale_shape.h"
 
 namespace kubesched::bench {
@@ -146,8 +147,9 @@ std::string CsiNode(int index) {
 
 std::string Pod(const std::string& name, const std::string& namespace_name, PodShape shape,
                 const std::string& node_name, PodVolume volume = PodVolume::kNone,
-                const std::string& gang_annotations = "") {
+                const std::string& gang_annotations = "", const std::string& extra_spec = "") {
   ShapeParts parts = PartsOf(shape);
+  parts.spec += extra_spec;
   if (!gang_annotations.empty()) parts.annotations = gang_annotations;
   std::string metadata =
       absl::StrCat(R"("name":")", name, R"(","namespace":")", namespace_name, "\"");
@@ -294,6 +296,15 @@ const std::vector<WorkloadSpec>& Workloads() {
       }(),
       Shaped("SchedulingBasic20k", 20000, true),
       Shaped("SchedulingBasic50k", 50000, true),
+      // Dynamic Resource Allocation (kubesched): 5000 nodes with 8 GPUs each published as
+      // devices, of three models; each measured pod claims 1 to 8 GPUs of one model through a
+      // ResourceClaimTemplate (bench/dra_shape.h): 22,479 of the 40,000 in all.
+      [] {
+        WorkloadSpec spec{
+            .name = "SchedulingDRA", .nodes = 5000, .init_pods = 1000, .measured_pods = 5000};
+        spec.dra_gpus_per_node = 8;
+        return spec;
+      }(),
   };
   return *workloads;
 }
@@ -303,6 +314,12 @@ GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) 
   for (int i = 0; i < spec.nodes; ++i) {
     cluster.push_back(spec.scale_shape ? ShapedNode(i) : Node(i, spec.zones, spec.node_cpu));
     if (spec.volume == PodVolume::kCsi) cluster.push_back(CsiNode(i));
+    if (spec.dra_gpus_per_node > 0) cluster.push_back(DraNodeSlice(i, spec.dra_gpus_per_node));
+  }
+  if (spec.dra_gpus_per_node > 0) {
+    for (std::string& object : DraClassAndTemplates(kTestNamespace)) {
+      cluster.push_back(std::move(object));
+    }
   }
   // Claims and volumes of every pod are in the cluster from the start, as upstream creates them
   // before their pods.
@@ -331,9 +348,10 @@ GeneratedFiles Generate(const WorkloadSpec& spec, const std::string& directory) 
       gang = absl::StrCat(R"({"kubesched.io/pod-group":"gang-)", i / spec.gang_size,
                           R"(","kubesched.io/pod-group-min-member":")", spec.gang_size, "\"}");
     }
-    workload.push_back(spec.scale_shape
-                           ? ShapedPod(name, kTestNamespace, i, "", false)
-                           : Pod(name, kTestNamespace, spec.measured_shape, "", spec.volume, gang));
+    const std::string claims = spec.dra_gpus_per_node > 0 ? DraPodClaims(i) : "";
+    workload.push_back(spec.scale_shape ? ShapedPod(name, kTestNamespace, i, "", false)
+                                        : Pod(name, kTestNamespace, spec.measured_shape, "",
+                                              spec.volume, gang, claims));
   }
   GeneratedFiles files{absl::StrCat(directory, "/", spec.name, "-cluster.json"),
                        absl::StrCat(directory, "/", spec.name, "-workload.json")};

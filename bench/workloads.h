@@ -73,6 +73,9 @@ struct WorkloadSpec {
   bool scale_shape = false;
   // Left out of a run of every workload (they take minutes); run by name with --workload.
   bool opt_in = false;
+  // > 0: every node publishes this many GPUs as devices, and each measured pod claims some of
+  // them through a claim template (bench/dra_shape.h).
+  int dra_gpus_per_node = 0;
 };
 
 // The workloads `kubesched_bench` knows, with upstream's sizes (the 5000-node performance cases).

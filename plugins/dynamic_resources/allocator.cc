@@ -213,13 +213,13 @@ absl::Status PreparedClaims::AddPrograms(const Spec& spec, bool of_class,
   const std::vector<api::DeviceSelector>& list =
       of_class ? spec.device_class->selectors : spec.spec->selectors;
   for (size_t i = 0; i < list.size(); ++i) {
-    const absl::StatusOr<cel::Program>& program = selectors.Get(list[i].cel_expression);
-    if (!program.ok()) {
+    const CompiledSelector& selector = selectors.Get(list[i].cel_expression);
+    if (!selector.program.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(SelectorOwner(spec, of_class), ": selector #", i,
-                       ": CEL compile error: ", program.status().message()));
+                       ": CEL compile error: ", selector.program.status().message()));
     }
-    programs_.push_back(&*program);
+    programs_.push_back(&selector);
   }
   return absl::OkStatus();
 }
@@ -261,7 +261,10 @@ absl::StatusOr<std::vector<ClaimAllocation>> Allocator::Allocate(const Allocatio
   };
   absl::StatusOr<bool> found = Search(*claims, node, allocated);
   if (!found.ok()) return found.status();
-  if (!*found) return absl::ResourceExhaustedError(util::Absl(kCannotAllocateAllClaims));
+  if (!*found) {
+    return absl::ResourceExhaustedError(
+        util::Absl(node.HasInvalidPool() ? kInvalidPools : kCannotAllocateAllClaims));
+  }
   return Results();
 }
 
@@ -291,8 +294,10 @@ absl::Status Allocator::Begin(const PreparedClaims& claims, const NodeDevices& n
   error_ = absl::OkStatus();
   constraints_.assign(claims.constraint_attributes_.size(), Constraint{});
   const std::vector<NodeDevices::DeviceRef>& devices = node.devices();
-  taken_.resize(devices.size());
-  for (size_t d = 0; d < devices.size(); ++d) taken_[d] = allocated(devices[d].id()) ? 1 : 0;
+  allocated_.resize(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) allocated_[d] = allocated(devices[d].id()) ? 1 : 0;
+  picked_.assign(devices.size(), 0);
+  claim_picked_.assign(claims.claims_.size(), 0);
   const std::vector<Spec>& specs = claims.specs_;
   matches_.assign(specs.size() * devices.size(), 0);
   spec_count_.resize(specs.size());
@@ -302,17 +307,19 @@ absl::Status Allocator::Begin(const PreparedClaims& claims, const NodeDevices& n
     if (!IsAll(specs[s])) continue;
     if (absl::Status status = CollectAllDevices(s); !status.ok()) return status;
   }
+  CountRestOfClaims();
   return absl::OkStatus();
 }
 
 absl::Status Allocator::CollectAllDevices(uint32_t spec_index) {
   first_all_device_[spec_index] = static_cast<uint32_t>(all_devices_.size());
   for (const NodeDevices::Pool& pool : node_->pools()) {
-    if (pool.incomplete) {
+    if (!pool.usable()) {
       return absl::InvalidArgumentError(absl::StrCat(
           claims_->Describe(claims_->specs_[spec_index]),
           ": asks for all devices, but resource pool ", util::Absl(api::SymbolText(pool.driver)),
-          "/", util::Absl(api::SymbolText(pool.name)), " is currently being updated"));
+          "/", util::Absl(api::SymbolText(pool.name)),
+          pool.incomplete ? " is currently being updated" : " is currently invalid"));
     }
     for (size_t d = pool.first_device; d < pool.end_device; ++d) {
       const std::optional<bool> matches = Matches(spec_index, static_cast<uint32_t>(d));
@@ -323,6 +330,24 @@ absl::Status Allocator::CollectAllDevices(uint32_t spec_index) {
   spec_count_[spec_index] =
       static_cast<int64_t>(all_devices_.size()) - first_all_device_[spec_index];
   return absl::OkStatus();
+}
+
+// For each slot, the fewest devices the slots after it of the same claim need (an alternative of
+// a firstAvailable request counts with its smallest), so that an alternative that cannot stay
+// within the claim's limit is passed over without trying devices.
+void Allocator::CountRestOfClaims() {
+  const std::vector<PreparedClaims::Slot>& slots = claims_->slots_;
+  rest_of_claim_.assign(slots.size(), 0);
+  for (size_t slot = slots.size(); slot-- > 1;) {
+    const uint32_t claim = claims_->specs_[slots[slot].first_spec].claim;
+    if (claims_->specs_[slots[slot - 1].first_spec].claim != claim) continue;
+    int64_t fewest = INT64_MAX;
+    for (uint32_t s = slots[slot].first_spec; s < slots[slot].first_spec + slots[slot].spec_count;
+         ++s) {
+      fewest = std::min(fewest, spec_count_[s]);
+    }
+    rest_of_claim_[slot - 1] = rest_of_claim_[slot] + fewest;
+  }
 }
 
 // Allocates the request at `slot` and everything after it: each alternative of a firstAvailable
@@ -346,6 +371,7 @@ Allocator::Outcome Allocator::Fill(size_t slot, uint32_t spec_index, int64_t pic
   if (picked == count) {
     return count == 0 ? Outcome::kFail : Step(slot + 1);  // All needs a device at least
   }
+  if (picked == 0 && OverClaimLimit(slot, spec_index)) return Outcome::kFail;
   if (IsAll(spec)) {
     const uint32_t device = all_devices_[first_all_device_[spec_index] + picked];
     if (!Available(spec, device) || !Take(spec_index, device)) return Outcome::kFail;
@@ -369,8 +395,24 @@ Allocator::Outcome Allocator::Fill(size_t slot, uint32_t spec_index, int64_t pic
   return Outcome::kFail;
 }
 
+// A request with admin access may use a device that is allocated or used by another claim, but
+// not one its own claim uses; any other request only a device nothing uses.
 bool Allocator::Available(const Spec& spec, uint32_t device) const {
-  return spec.request->admin_access || taken_[device] == 0;
+  if (spec.request->admin_access) return !PickedForClaim(spec.claim, device);
+  return allocated_[device] == 0 && picked_[device] == 0;
+}
+
+bool Allocator::PickedForClaim(uint32_t claim, uint32_t device) const {
+  if (picked_[device] == 0) return false;
+  return std::any_of(picks_.begin(), picks_.end(), [&](const Pick& pick) {
+    return pick.device == device && claims_->specs_[pick.spec].claim == claim;
+  });
+}
+
+bool Allocator::OverClaimLimit(size_t slot, uint32_t spec) const {
+  const int64_t least =
+      claim_picked_[claims_->specs_[spec].claim] + spec_count_[spec] + rest_of_claim_[slot];
+  return least > kMaxDevicesPerClaim;
 }
 
 // Reads the clock once per kTriesPerClockRead devices tried, so that a quick search never does.
@@ -394,21 +436,35 @@ std::optional<bool> Allocator::Matches(uint32_t spec_index, uint32_t device) {
   return matches;
 }
 
+// Each selector's verdict on the device's shape is looked up first and remembered once
+// evaluated; the device's view is only built for a selector that has not seen the shape yet (or
+// failed on it, to give the message).
 absl::Status Allocator::Evaluate(const Spec& spec, uint32_t device, bool& matches) {
-  FillView(device);
-  const cel::DeviceView view{api::SymbolText(node_->devices()[device].slice->driver),
-                             view_attributes_, view_capacity_, false};
+  const NodeDevices::DeviceRef& ref = node_->devices()[device];
+  const api::DeviceShape shape = ref.device->shape;
+  bool view_filled = false;
   const uint32_t total = spec.class_programs + spec.claim_programs;
   for (uint32_t i = 0; i < total; ++i) {
-    const absl::StatusOr<bool> result = claims_->programs_[spec.first_program + i]->Evaluate(view);
-    const bool of_class = i < spec.class_programs;
-    if (!result.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(claims_->SelectorOwner(spec, of_class), ": selector #",
-                       of_class ? i : i - spec.class_programs,
-                       ": CEL runtime error: ", result.status().message()));
+    const CompiledSelector& selector = *claims_->programs_[spec.first_program + i];
+    VerdictMemo::Verdict verdict = selector.verdicts.Get(shape);
+    if (verdict == VerdictMemo::kUnknown || verdict == VerdictMemo::kError) {
+      if (!view_filled) FillView(device);
+      view_filled = true;
+      const cel::DeviceView view{api::SymbolText(ref.slice->driver), view_attributes_,
+                                 view_capacity_, false};
+      const absl::StatusOr<bool> result = selector.program->Evaluate(view);
+      if (!result.ok()) {
+        selector.verdicts.Set(shape, VerdictMemo::kError);
+        const bool of_class = i < spec.class_programs;
+        return absl::InvalidArgumentError(
+            absl::StrCat(claims_->SelectorOwner(spec, of_class), ": selector #",
+                         of_class ? i : i - spec.class_programs,
+                         ": CEL runtime error: ", result.status().message()));
+      }
+      verdict = *result ? VerdictMemo::kTrue : VerdictMemo::kFalse;
+      selector.verdicts.Set(shape, verdict);
     }
-    if (!*result) {
+    if (verdict == VerdictMemo::kFalse) {
       matches = false;
       return absl::OkStatus();
     }
@@ -452,7 +508,8 @@ bool Allocator::Take(uint32_t spec_index, uint32_t device) {
     }
     if (constraint.count++ == 0) constraint.value = value;
   }
-  if (!spec.request->admin_access) taken_[device] = 1;
+  ++picked_[device];
+  ++claim_picked_[spec.claim];
   picks_.push_back({spec_index, device});
   return true;
 }
@@ -463,7 +520,8 @@ void Allocator::Release(uint32_t spec_index, uint32_t device) {
   for (uint32_t c = 0; c < claim.constraint_count; ++c) {
     if ((spec.constraint_mask >> c & 1) != 0) --constraints_[claim.first_constraint + c].count;
   }
-  if (!spec.request->admin_access) taken_[device] = 0;
+  --picked_[device];
+  --claim_picked_[spec.claim];
   picks_.pop_back();
 }
 
@@ -509,12 +567,25 @@ void Allocator::AddConfig(size_t claim, api::AllocationResult& allocation) const
   }
   std::sort(chosen.begin(), chosen.end(),
             [](const Spec* a, const Spec* b) { return a->slot < b->slot; });
+  // A class's configuration is written once, naming every request it was chosen for.
+  std::vector<std::pair<const api::DeviceClass*, size_t>> written;  // class, first entry
   for (const Spec* spec : chosen) {
-    for (const api::OpaqueDeviceConfiguration& config : spec->device_class->config) {
-      std::string request = spec->sub == nullptr
-                                ? spec->request->name
-                                : absl::StrCat(spec->request->name, "/", spec->sub->name);
-      allocation.config.push_back({true, {std::move(request)}, config});
+    std::string request = spec->sub == nullptr
+                              ? spec->request->name
+                              : absl::StrCat(spec->request->name, "/", spec->sub->name);
+    const auto seen = std::find_if(written.begin(), written.end(), [spec](const auto& entry) {
+      return entry.first == spec->device_class;
+    });
+    const std::vector<api::OpaqueDeviceConfiguration>& configs = spec->device_class->config;
+    if (seen != written.end()) {
+      for (size_t i = 0; i < configs.size(); ++i) {
+        allocation.config[seen->second + i].requests.push_back(request);
+      }
+      continue;
+    }
+    written.emplace_back(spec->device_class, allocation.config.size());
+    for (const api::OpaqueDeviceConfiguration& config : configs) {
+      allocation.config.push_back({true, {request}, config});
     }
   }
   const api::ResourceClaim& source = *claims_->claims_[claim].claim;

@@ -11,7 +11,13 @@
 // - matchAttribute constraints make the devices of the named requests (all when none are named)
 //   agree on an attribute they all must have;
 // - a device serves one request of one claim at most, unless the request asks for admin access,
-//   which may use any matching device, taken or not, and takes none;
+//   which may use any matching device that no other request of its own claim uses, taken or
+//   not (a device it uses is then in use for the requests without admin access that follow);
+// - the devices of one claim are 32 at most: an alternative of a firstAvailable request that
+//   would go past them is passed over;
+// - pools are gathered as NodeDevices describes: incomplete and invalid pools offer no devices,
+//   and an All request over one is an error; when no allocation is found and a pool was invalid,
+//   the node fails with kInvalidPools instead;
 // - the search backtracks over devices in NodeDevices' order, so the answer is deterministic: the
 //   first allocation in that order.
 //
@@ -53,6 +59,8 @@ inline constexpr size_t kMaxConstraintsPerClaim = 32;
 
 // The message when the node lacks devices for the claims (upstream's Filter reason).
 inline constexpr std::string_view kCannotAllocateAllClaims = "cannot allocate all claims";
+// The message when it lacks them and one of its pools names a device twice (upstream's).
+inline constexpr std::string_view kInvalidPools = "invalid resource pools were encountered";
 
 using DeviceIdSet = absl::flat_hash_set<DeviceId>;
 
@@ -131,7 +139,7 @@ class PreparedClaims {
   std::vector<api::Symbol> constraint_attributes_;  // per constraint of every claim
   std::vector<Spec> specs_;
   std::vector<Slot> slots_;
-  std::vector<const cel::Program*> programs_;
+  std::vector<const CompiledSelector*> programs_;
 };
 
 // The search of one node's devices for a pod's prepared claims. Not thread-safe: it keeps its
@@ -145,15 +153,16 @@ class Allocator {
 
   // Prepares the claims, searches the node and builds the result: one allocation per claim
   // without one, in the order of input.claims. Failures: ResourceExhausted
-  // kCannotAllocateAllClaims when the node's devices do not suffice, and those of
-  // PreparedClaims::Prepare and Search ("claim ns/name, request gpu: class gpu-class:
-  // selector #0: CEL runtime error: 1:36: no such key: model; expression: ...").
+  // kCannotAllocateAllClaims (or kInvalidPools) when the node's devices do not suffice, and those
+  // of PreparedClaims::Prepare and Search ("claim ns/name, request gpu: class gpu-class: selector
+  // #0: CEL runtime error: 1:36: no such key: model; expression: ...").
   absl::StatusOr<std::vector<ClaimAllocation>> Allocate(const AllocationInput& input,
                                                         const NodeDevices& node);
 
   // Whether `node`'s devices that `allocated` leaves free suffice for `claims`; Results() then
   // builds what was found. Failures: InvalidArgument for a selector that fails on a device and
-  // for an All request over a pool that is being updated; DeadlineExceeded when the search runs
+  // for an All request over a pool that is being updated or invalid; DeadlineExceeded when the
+  // search runs
   // past `deadline` (checked every few thousand devices tried).
   absl::StatusOr<bool> Search(const PreparedClaims& claims, const NodeDevices& node,
                               IsAllocated allocated, absl::Time deadline = absl::InfiniteFuture());
@@ -180,6 +189,7 @@ class Allocator {
 
   absl::Status Begin(const PreparedClaims& claims, const NodeDevices& node, IsAllocated allocated);
   absl::Status CollectAllDevices(uint32_t spec_index);
+  void CountRestOfClaims();
   bool IsAll(const Spec& spec) const {
     return spec.spec->allocation_mode == api::DeviceAllocationMode::kAll;
   }
@@ -192,6 +202,8 @@ class Allocator {
   bool Take(uint32_t spec, uint32_t device);
   void Release(uint32_t spec, uint32_t device);
   bool Available(const Spec& spec, uint32_t device) const;
+  bool PickedForClaim(uint32_t claim, uint32_t device) const;
+  bool OverClaimLimit(size_t slot, uint32_t spec) const;
   bool OutOfTime();
   void FillView(uint32_t device);
   void AddConfig(size_t claim, api::AllocationResult& allocation) const;
@@ -203,8 +215,11 @@ class Allocator {
   std::vector<int64_t> spec_count_;         // devices to pick per spec (All: the node's matches)
   std::vector<uint32_t> first_all_device_;  // All: where the spec's devices start in all_devices_
   std::vector<uint32_t> all_devices_;
-  std::vector<uint8_t> taken_;    // per device: allocated elsewhere or picked in this search
-  std::vector<uint8_t> matches_;  // per spec and device: 0 unknown, 1 match, 2 no match
+  std::vector<uint8_t> allocated_;      // per device: allocated to another claim
+  std::vector<uint8_t> picked_;         // per device: how many requests of this search use it
+  std::vector<int64_t> claim_picked_;   // per claim: devices picked so far
+  std::vector<int64_t> rest_of_claim_;  // per slot: the fewest devices the claim's later slots need
+  std::vector<uint8_t> matches_;        // per spec and device: 0 unknown, 1 match, 2 no match
   std::vector<Pick> picks_;
   std::vector<cel::DeviceAttribute> view_attributes_;
   std::vector<cel::DeviceCapacity> view_capacity_;

@@ -93,17 +93,31 @@ absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
                                 const std::vector<FreedDevice>& freed = {}) {
   const framework::DraState& dra = *claims.dra;
   const std::string& name = node.meta.name;
-  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels);
+  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels, dra);
   const absl::Time deadline =
       timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
-  return scratch.allocator.Search(
-      *claims.prepared, scratch.devices,
-      [&dra, &freed](const DeviceId& id) {
-        return dra.allocated_devices.Contains(id) &&
-               std::none_of(freed.begin(), freed.end(),
-                            [&id](const FreedDevice& device) { return device.device == id; });
-      },
-      deadline);
+  // Devices come pool by pool: one look-up per pool, then its few held devices are searched.
+  framework::PoolId pool;
+  bool pool_known = false;
+  const framework::PoolAllocations* held = nullptr;  // null: none in `pool`
+  const auto held_by_claim = [&](const DeviceId& id) {
+    if (!pool_known || id.driver != pool.driver || id.pool != pool.pool) {
+      pool = {id.driver, id.pool};
+      pool_known = true;
+      held = dra.allocated_by_pool.Find(pool);
+    }
+    if (held == nullptr) return false;
+    const auto it = std::lower_bound(held->begin(), held->end(), id.device,
+                                     [](const std::pair<api::Symbol, int32_t>& entry,
+                                        api::Symbol name) { return entry.first < name; });
+    return it != held->end() && it->first == id.device;
+  };
+  const auto allocated = [&](const DeviceId& id) {
+    return held_by_claim(id) &&
+           std::none_of(freed.begin(), freed.end(),
+                        [&id](const FreedDevice& device) { return device.device == id; });
+  };
+  return scratch.allocator.Search(*claims.prepared, scratch.devices, allocated, deadline);
 }
 
 // The verdict on a node whose devices cannot serve the claims: Unschedulable, which preemption
@@ -114,7 +128,7 @@ Status CannotAllocate(const PodClaims& claims, const api::Node& node, absl::Dura
   const framework::DraState& dra = *claims.dra;
   Scratch& scratch = ThisThreadScratch();
   const std::string& name = node.meta.name;
-  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels);
+  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels, dra);
   const absl::Time deadline =
       timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
   const absl::StatusOr<bool> untaken = scratch.allocator.Search(
@@ -284,7 +298,12 @@ Status DynamicResources::Filter(const framework::CycleState& state,
     if (absl::IsDeadlineExceeded(found.status())) return Status::Unresolvable(kTimedOut);
     return Status::Error(util::Std(found.status().message()));
   }
-  if (!*found) return CannotAllocate(claims, *node.node(), filter_timeout_);
+  if (!*found) {
+    if (ThisThreadScratch().devices.HasInvalidPool()) {
+      return Status::Unresolvable(dynamic_resources::kInvalidPools);
+    }
+    return CannotAllocate(claims, *node.node(), filter_timeout_);
+  }
   return Status::Success();
 }
 

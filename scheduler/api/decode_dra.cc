@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "rapidjson/stringbuffer.h"
 #include "rapidjson/writer.h"
@@ -106,15 +107,22 @@ absl::Status DecodeCapacity(const Json& device, const Path& path, Symbol driver,
   return absl::OkStatus();
 }
 
+// Device names are unique within a slice, as the API server validates them: an allocation names
+// a device by driver, pool and name.
 absl::Status DecodeDevices(const Json& spec, const Path& path, ResourceSlice* out) {
+  absl::flat_hash_set<Symbol> names;
   return ForEachElement(spec, "devices", path, [&](const Json& element, const Path& at) {
     KUBESCHED_RETURN_IF_ERROR(ExpectObject(element, at));
     Device device;
     std::string name;
     KUBESCHED_RETURN_IF_ERROR(ReadRequiredString(element, "name", at, &name));
     device.name = Intern(name);
+    if (!names.insert(device.name).second) {
+      return at.Field("name").Error(absl::StrCat("duplicate device name \"", name, "\""));
+    }
     KUBESCHED_RETURN_IF_ERROR(DecodeAttributes(element, at, out->driver, &device));
     KUBESCHED_RETURN_IF_ERROR(DecodeCapacity(element, at, out->driver, &device));
+    device.shape = InternDeviceShape(out->driver, device);
     out->devices.push_back(std::move(device));
     return absl::OkStatus();
   });

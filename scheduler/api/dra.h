@@ -41,10 +41,17 @@ struct DeviceCapacity {
   Quantity value;
 };
 
+// A device's content as a selector sees it (its driver, attributes and capacity), interned:
+// devices that carry the same content share one shape, so that a selector's verdict on a device
+// can be remembered once for all of them, on every node, for every pod. Shapes are never freed.
+using DeviceShape = uint32_t;
+inline constexpr DeviceShape kNoShape = 0;  // not interned: nothing may be remembered
+
 struct Device {
   Symbol name = kEmptySymbol;
   std::vector<DeviceAttribute> attributes;  // sorted by name
   std::vector<DeviceCapacity> capacity;     // sorted by name
+  DeviceShape shape = kNoShape;             // set by the decoder (InternDeviceShape)
 
   // Null when the device has no such attribute (`qualified_name` as DeviceAttribute::name).
   const DeviceAttribute* FindAttribute(Symbol qualified_name) const {
@@ -60,6 +67,10 @@ struct Device {
     return it != capacity.end() && it->name == qualified_name ? &*it : nullptr;
   }
 };
+
+// The shape of `device` published by `driver`: equal for equal content, whatever the device's
+// name. Thread-safe.
+DeviceShape InternDeviceShape(Symbol driver, const Device& device);
 
 // spec.pool: the slices of one pool share a name and generation; only the newest generation
 // counts, and it is complete when resource_slice_count slices of it are seen.

@@ -35,6 +35,7 @@ void DraState::SetSlice(const std::string& name, std::shared_ptr<const api::Reso
     list->push_back(slice);
     shared_slices = std::move(list);
   }
+  CountSlice(*slice, +1);
   slices.Set(name, std::move(slice));
 }
 
@@ -54,6 +55,7 @@ void DraState::RemoveSlice(std::string_view name) {
     std::shared_ptr<const SliceList> rest = Without(*shared_slices, old.get());
     shared_slices = rest != nullptr ? std::move(rest) : std::make_shared<const SliceList>();
   }
+  CountSlice(*old, -1);
   slices.Remove(name);
 }
 
@@ -70,11 +72,72 @@ void DraState::RemoveClaim(std::string_view key) {
   claims.Remove(key);
 }
 
+std::string DraState::PoolKey(api::Symbol driver, api::Symbol pool) {
+  std::string key(api::SymbolText(driver));
+  key += '/';
+  key += api::SymbolText(pool);
+  return key;
+}
+
+int32_t DraState::PoolSlices(api::Symbol driver, api::Symbol pool, int64_t generation) const {
+  const PoolGenerations* generations = pool_generations.Find(PoolKey(driver, pool));
+  if (generations == nullptr) return 0;
+  for (const auto& [seen, count] : generations->slices) {
+    if (seen == generation) return count;
+  }
+  return 0;
+}
+
+bool DraState::NewerPoolGeneration(api::Symbol driver, api::Symbol pool, int64_t generation) const {
+  const PoolGenerations* generations = pool_generations.Find(PoolKey(driver, pool));
+  return generations != nullptr && !generations->slices.empty() &&
+         generations->slices.back().first > generation;
+}
+
+void DraState::CountSlice(const api::ResourceSlice& slice, int32_t delta) {
+  const std::string key = PoolKey(slice.driver, slice.pool.name);
+  const PoolGenerations* old = pool_generations.Find(key);
+  auto updated = old == nullptr ? std::make_shared<PoolGenerations>()
+                                : std::make_shared<PoolGenerations>(*old);
+  auto& entries = updated->slices;
+  auto it = std::lower_bound(entries.begin(), entries.end(), slice.pool.generation,
+                             [](const auto& entry, int64_t g) { return entry.first < g; });
+  if (it == entries.end() || it->first != slice.pool.generation) {
+    if (delta < 0) return;
+    it = entries.insert(it, {slice.pool.generation, 0});
+  }
+  it->second += delta;
+  if (it->second <= 0) entries.erase(it);
+  if (entries.empty()) {
+    pool_generations.Remove(key);
+  } else {
+    pool_generations.Set(key, std::move(updated));
+  }
+}
+
+void DraState::CountInPool(const api::DeviceRequestAllocationResult& result, int32_t delta) {
+  const PoolId pool{result.driver, result.pool};
+  const PoolAllocations* held = allocated_by_pool.Find(pool);
+  if (delta < 0 && held == nullptr) return;
+  PoolAllocations& devices = allocated_by_pool.Mutable(pool);
+  auto it =
+      std::lower_bound(devices.begin(), devices.end(), result.device,
+                       [](const auto& entry, api::Symbol name) { return entry.first < name; });
+  if (it == devices.end() || it->first != result.device) {
+    if (delta < 0) return;
+    it = devices.insert(it, {result.device, 0});
+  }
+  it->second += delta;
+  if (it->second <= 0) devices.erase(it);
+  if (devices.empty()) allocated_by_pool.Remove(pool);
+}
+
 void DraState::CountAllocation(const api::ResourceClaim& claim, int32_t delta) {
   if (!claim.allocation.has_value()) return;
   for (const api::DeviceRequestAllocationResult& result : claim.allocation->devices) {
     if (result.admin_access) continue;
     allocated_devices.Add({result.driver, result.pool, result.device}, delta);
+    CountInPool(result, delta);
   }
 }
 

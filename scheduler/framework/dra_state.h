@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -76,8 +77,67 @@ class ShardedCounts {
   std::array<std::shared_ptr<Shard>, kShards> shards_;
 };
 
+// A map whose values are copied with their shard, in shards shared between copies and copied on
+// the first write after a copy, as ShardedObjectMap. Threads: as ShardedObjectMap.
+template <typename K, typename V>
+class ShardedValues {
+ public:
+  // Null when absent.
+  const V* Find(const K& key) const {
+    const Shard* shard = shards_[ShardOf(key)].get();
+    if (shard == nullptr) return nullptr;
+    const auto it = shard->find(key);
+    return it == shard->end() ? nullptr : &it->second;
+  }
+  // The value to change, default-constructed when absent.
+  V& Mutable(const K& key) { return Writable(ShardOf(key))[key]; }
+  void Remove(const K& key) {
+    const size_t index = ShardOf(key);
+    if (shards_[index] == nullptr || !shards_[index]->contains(key)) return;
+    Writable(index).erase(key);
+  }
+
+ private:
+  using Shard = absl::flat_hash_map<K, V>;
+  static constexpr size_t kShards = 64;
+  static size_t ShardOf(const K& key) { return absl::Hash<K>()(key) % kShards; }
+  Shard& Writable(size_t index) {
+    std::shared_ptr<Shard>& shard = shards_[index];
+    if (shard == nullptr) {
+      shard = std::make_shared<Shard>();
+    } else if (shard.use_count() > 1) {
+      shard = std::make_shared<Shard>(*shard);
+    }
+    return *shard;
+  }
+
+  std::array<std::shared_ptr<Shard>, kShards> shards_;
+};
+
+// A pool, by driver and name.
+struct PoolId {
+  api::Symbol driver = api::kEmptySymbol;
+  api::Symbol pool = api::kEmptySymbol;
+  friend bool operator==(const PoolId& a, const PoolId& b) {
+    return a.driver == b.driver && a.pool == b.pool;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const PoolId& id) {
+    return H::combine(std::move(h), id.driver, id.pool);
+  }
+};
+
+// The devices of one pool that allocations hold, by device name, with how many claims hold each.
+using PoolAllocations = std::vector<std::pair<api::Symbol, int32_t>>;
+
 // ResourceSlices, shared with the state's maps.
 using SliceList = std::vector<std::shared_ptr<const api::ResourceSlice>>;
+
+// The generations the slices of one pool carry, over every node, and how many slices carry each:
+// whether a generation one node sees part of is complete, or already replaced elsewhere.
+struct PoolGenerations {
+  std::vector<std::pair<int64_t, int32_t>> slices;  // (generation, slices), by generation
+};
 
 struct DraState {
   // Classes and slices by name; claims and templates by "namespace/name". Write slices and
@@ -97,10 +157,16 @@ struct DraState {
   // scheduler assumed included: the cache writes them there); devices allocated with admin access
   // hold nothing, as upstream counts them.
   ShardedCounts<api::DeviceId> allocated_devices;
+  // The same devices by pool, sorted by name: one look-up per pool answers for all of its
+  // devices, where the search of a node asks about each.
+  ShardedValues<PoolId, PoolAllocations> allocated_by_pool;
   // Claims whose allocation the scheduler decided on (Reserve) and has not written yet, by claim
   // key: the key of the pod they are being allocated for. No other pod may use such a claim until
   // the write ends, as upstream's in-flight allocations.
   ShardedObjectMap<std::string> pending_allocations;
+  // The generations of every pool (PoolGenerations), by PoolKey; a slice's write changes its
+  // pool's entry only.
+  ShardedObjectMap<PoolGenerations> pool_generations;
   // The kinds of devices that count as a resource (the queue configuration's `devices`), as the
   // cache counts them on each node (NodeInfo::device_allocatable); null when none do. Set once.
   std::shared_ptr<const DeviceResources> device_resources;
@@ -129,12 +195,19 @@ struct DraState {
   const std::string* PendingAllocation(std::string_view claim_key) const {
     return pending_allocations.Find(claim_key);
   }
+  // How many slices of the pool carry `generation`, counted over every node.
+  int32_t PoolSlices(api::Symbol driver, api::Symbol pool, int64_t generation) const;
+  // Whether a slice of the pool, for any node, carries a newer generation than `generation`.
+  bool NewerPoolGeneration(api::Symbol driver, api::Symbol pool, int64_t generation) const;
+  static std::string PoolKey(api::Symbol driver, api::Symbol pool);
   bool empty() const {
     return classes.size() == 0 && slices.size() == 0 && claims.size() == 0 && templates.size() == 0;
   }
 
  private:
   void CountAllocation(const api::ResourceClaim& claim, int32_t delta);
+  void CountSlice(const api::ResourceSlice& slice, int32_t delta);
+  void CountInPool(const api::DeviceRequestAllocationResult& result, int32_t delta);
 };
 
 }  // namespace kubesched::framework

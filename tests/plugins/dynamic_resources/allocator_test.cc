@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "scheduler/api/decode.h"
 #include "tests/plugins/dynamic_resources/dra_builders.h"
 
@@ -138,14 +139,60 @@ TEST_CASE("allocation mode All over an incomplete pool is an error naming the po
         "driver-a/pool-1 is currently being updated");
 }
 
-TEST_CASE("an exact count may use the devices of an incomplete pool", "[dra]") {
+TEST_CASE("an exact count does not use the devices of an incomplete pool", "[dra]") {
   World world = TwoDevices();
   world.slices.front().pool.resource_slice_count = 2;
   world.claims.push_back(MakeClaim("claim-0", {Exactly("req-0", Spec("class-a"))}));
+  CHECK(world.Run().status().message() == "cannot allocate all claims");
+  // The missing slice, published for another node, completes the pool.
+  world.slices.push_back(SliceBuilder("slice-2", kDriverA, "pool-1")
+                             .Node("node-2")
+                             .Generation(1, 2)
+                             .Add(MakeDevice("device-3"))
+                             .Build());
   auto result = world.Run();
   REQUIRE(result.ok());
   CHECK(Results(result->front().allocation) ==
         std::vector<std::string>{"req-0 driver-a/pool-1/device-1"});
+}
+
+TEST_CASE("a pool another node's slices moved to a newer generation offers nothing", "[dra]") {
+  World world = TwoDevices();
+  world.slices.front().pool.resource_slice_count = 2;
+  world.slices.push_back(SliceBuilder("moved", kDriverA, "pool-1")
+                             .Node("node-2")
+                             .Generation(2, 2)
+                             .Add(MakeDevice("device-3"))
+                             .Build());
+  world.claims.push_back(MakeClaim("claim-0", {Exactly("req-0", AllSpec("class-a"))}));
+  // Not even an All request's error: the pool is left out.
+  CHECK(world.Run().status().message() == "cannot allocate all claims");
+}
+
+TEST_CASE("a pool whose slices name one device twice offers nothing", "[dra]") {
+  World world = TwoDevices();
+  world.slices.front().pool.resource_slice_count = 2;
+  world.slices.push_back(SliceBuilder("slice-2", kDriverA, "pool-1")
+                             .Node("node-1")
+                             .Generation(1, 2)
+                             .Add(MakeDevice("device-2"))
+                             .Build());
+  world.claims.push_back(MakeClaim("claim-0", {Exactly("req-0", Spec("class-a"))}));
+  CHECK(world.Run().status().message() == "invalid resource pools were encountered");
+  world.claims.front().spec.requests.front().exactly->allocation_mode =
+      api::DeviceAllocationMode::kAll;
+  CHECK(world.Run().status().message() ==
+        "claim default/claim-0, request req-0: asks for all devices, but resource pool "
+        "driver-a/pool-1 is currently invalid");
+  // A valid pool on the node serves the claim.
+  world.claims.front().spec.requests.front().exactly->allocation_mode =
+      api::DeviceAllocationMode::kExactCount;
+  world.slices.push_back(
+      SliceBuilder("slice-3", kDriverA, "pool-2").Node("node-1").Add(MakeDevice("other")).Build());
+  auto result = world.Run();
+  REQUIRE(result.ok());
+  CHECK(Results(result->front().allocation) ==
+        std::vector<std::string>{"req-0 driver-a/pool-2/other"});
 }
 
 TEST_CASE("only the newest generation of a pool counts", "[dra]") {
@@ -182,7 +229,7 @@ TEST_CASE("devices allocated to other claims are skipped", "[dra]") {
   CHECK(world.Run().status().message() == "cannot allocate all claims");
 }
 
-TEST_CASE("admin access may use allocated devices and takes none", "[dra]") {
+TEST_CASE("admin access may use devices allocated or used by other claims", "[dra]") {
   World world = TwoDevices();
   world.Allocated(kDriverA, "pool-1", "device-1");
   world.Allocated(kDriverA, "pool-1", "device-2");
@@ -397,15 +444,62 @@ TEST_CASE("admin access with All takes every matching device, allocated or not",
   World world = TwoDevices();
   world.Allocated(kDriverA, "pool-1", "device-1");
   world.claims.push_back(MakeClaim("claim-0", {Exactly("req-0", AllSpec("class-a"), true)}));
-  world.claims.push_back(MakeClaim("claim-1", {Exactly("req-0", Spec("class-a"))}));
   auto result = world.Run();
   REQUIRE(result.ok());
-  REQUIRE(result->size() == 2);
   CHECK(
-      Results((*result)[0].allocation) ==
+      Results(result->front().allocation) ==
       std::vector<std::string>{"req-0 driver-a/pool-1/device-1", "req-0 driver-a/pool-1/device-2"});
-  CHECK(Results((*result)[1].allocation) ==
-        std::vector<std::string>{"req-0 driver-a/pool-1/device-2"});
+  // What it uses is in use for a request without admin access that comes after it.
+  world.claims.push_back(MakeClaim("claim-1", {Exactly("req-0", Spec("class-a"))}));
+  CHECK(world.Run().status().message() == "cannot allocate all claims");
+}
+
+TEST_CASE("admin access does not use a device its own claim uses", "[dra]") {
+  World world = TwoDevices();
+  world.claims.push_back(MakeClaim("claim-0", {Exactly("req-0", Spec("class-a"), true),
+                                               Exactly("req-1", AllSpec("class-a"), true)}));
+  CHECK(world.Run().status().message() == "cannot allocate all claims");
+  // Another claim's request with admin access may.
+  world.claims.front().spec.requests.pop_back();
+  world.claims.push_back(MakeClaim("claim-1", {Exactly("req-0", AllSpec("class-a"), true)}));
+  auto result = world.Run();
+  REQUIRE(result.ok());
+  CHECK(
+      Results((*result)[1].allocation) ==
+      std::vector<std::string>{"req-0 driver-a/pool-1/device-1", "req-0 driver-a/pool-1/device-2"});
+}
+
+TEST_CASE("an alternative that would take a claim past 32 devices is passed over", "[dra]") {
+  World world;
+  SliceBuilder slice("slice-1", kDriverA, "pool-1");
+  slice.Node("node-1");
+  for (int i = 0; i < 64; ++i) slice.Add(MakeDevice(absl::StrCat("device-", i)));
+  world.slices.push_back(slice.Build());
+  world.classes.push_back(MakeClass("class-a"));
+  const auto request = [](const char* name) {
+    return FirstAvailable(name, {{"many", Spec("class-a", 32)}, {"half", Spec("class-a", 16)}});
+  };
+  world.claims.push_back(MakeClaim("claim-0", {request("req-0"), request("req-1")}));
+  auto result = world.Run();
+  REQUIRE(result.ok());
+  const std::vector<std::string> results = Results(result->front().allocation);
+  REQUIRE(results.size() == 32);
+  CHECK(results.front() == "req-0/half driver-a/pool-1/device-0");
+  CHECK(results.back() == "req-1/half driver-a/pool-1/device-31");
+}
+
+TEST_CASE("a class's configuration is written once, for every request it served", "[dra]") {
+  World world = TwoDevices();
+  world.classes.front().config.push_back({"driver-a", R"({"mode":"shared"})"});
+  world.claims.push_back(
+      MakeClaim("claim-0", {Exactly("req-0", Spec("class-a")), Exactly("req-1", Spec("class-a"))}));
+  auto result = world.Run();
+  REQUIRE(result.ok());
+  const std::vector<api::DeviceAllocationConfiguration>& config = result->front().allocation.config;
+  REQUIRE(config.size() == 1);
+  CHECK(config.front().from_class);
+  CHECK(config.front().requests == std::vector<std::string>{"req-0", "req-1"});
+  CHECK(config.front().opaque.parameters_json == R"({"mode":"shared"})");
 }
 
 TEST_CASE("a class selector that does not compile is an error naming the class", "[dra]") {
@@ -556,6 +650,31 @@ TEST_CASE("decoded slices, classes and claims allocate by capacity and attribute
         std::vector<std::string>{"gpus gpu.nvidia.com/node-1/gpu-1",
                                  "gpus gpu.nvidia.com/node-1/gpu-2"});
   world.Allocated("gpu.nvidia.com", "node-1", "gpu-2");
+  CHECK(world.Run().status().message() == "cannot allocate all claims");
+}
+
+TEST_CASE("a selector's verdict is remembered for every device of the same content", "[dra]") {
+  auto decoded = api::DecodeObjects(kDecodedCluster, "test");
+  REQUIRE(decoded.ok());
+  World world;
+  for (api::Object& object : decoded->objects) {
+    if (auto* slice = std::get_if<api::ResourceSlice>(&object)) world.slices.push_back(*slice);
+    if (auto* klass = std::get_if<api::DeviceClass>(&object)) world.classes.push_back(*klass);
+    if (auto* claim = std::get_if<api::ResourceClaim>(&object)) world.claims.push_back(*claim);
+  }
+  const std::vector<api::Device>& gpus = world.slices.front().devices;
+  REQUIRE(gpus[1].shape == gpus[2].shape);  // the two H100s differ only in name
+  REQUIRE(world.Run().ok());
+  const CompiledSelector& product = world.selectors->Get(
+      R"(device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100"))");
+  CHECK(product.verdicts.Get(gpus[1].shape) == VerdictMemo::kTrue);
+  // gpu-0 failed the first of the claim's selectors: the second never saw it.
+  const CompiledSelector& memory = world.selectors->Get(
+      R"(device.capacity["gpu.nvidia.com"].memory.isGreaterThan(quantity("40Gi")))");
+  CHECK(memory.verdicts.Get(gpus[0].shape) == VerdictMemo::kFalse);
+  CHECK(product.verdicts.Get(gpus[0].shape) == VerdictMemo::kUnknown);
+  // What is remembered decides: a verdict the memo holds is not evaluated again.
+  memory.verdicts.Set(gpus[1].shape, VerdictMemo::kFalse);
   CHECK(world.Run().status().message() == "cannot allocate all claims");
 }
 

@@ -78,6 +78,36 @@ TEST_CASE("a ResourceSlice's pool, place and devices are read, names interned", 
   CHECK(memory->value.ValueCeil() == int64_t{40} << 30);
 }
 
+TEST_CASE("devices of equal content share a shape whatever their names, others do not", "[api]") {
+  const ResourceSlice slice = DecodeOne<ResourceSlice>(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: d.example.com
+  nodeName: n
+  pool: {name: p, resourceSliceCount: 1}
+  devices:
+  - {name: a, attributes: {model: {string: x}, index: {int: 0}}, capacity: {memory: {value: 1Gi}}}
+  - {name: b, attributes: {index: {int: 0}, model: {string: x}}, capacity: {memory: {value: 1Gi}}}
+  - {name: c, attributes: {model: {string: y}, index: {int: 0}}, capacity: {memory: {value: 1Gi}}}
+  - {name: d, attributes: {model: {string: x}, index: {int: 0}}, capacity: {memory: {value: 2Gi}}}
+  - {name: e, attributes: {model: {string: x}, index: {int: 0}}}
+)");
+  REQUIRE(slice.devices.size() == 5);
+  const DeviceShape a = slice.devices[0].shape;
+  CHECK(a != kNoShape);
+  CHECK(slice.devices[1].shape == a);
+  for (size_t i = 2; i < 5; ++i) {
+    INFO("device " << i);
+    CHECK(slice.devices[i].shape != a);
+  }
+  // The same content under another driver is another shape: a selector sees the driver.
+  Device other = slice.devices[0];
+  CHECK(InternDeviceShape(Intern("e.example.com"), other) != a);
+  CHECK(InternDeviceShape(slice.driver, other) == a);
+}
+
 TEST_CASE("a ResourceSlice for all nodes or for selected nodes is read", "[api]") {
   const ResourceSlice shared = DecodeOne<ResourceSlice>(R"(
 kind: ResourceSlice
@@ -143,6 +173,17 @@ spec:
   pool: {name: p, resourceSliceCount: 1}
   devices: [{name: x, capacity: {memory: {value: lots}}}])"),
                Catch::Contains("spec.devices[0].capacity.memory.value:"));
+  }
+  SECTION("two devices of one name") {
+    CHECK_THAT(ProblemOf(R"(
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: d.example.com
+  nodeName: n
+  pool: {name: p, resourceSliceCount: 1}
+  devices: [{name: x}, {name: y}, {name: x}])"),
+               Catch::Contains("spec.devices[2].name: duplicate device name \"x\""));
   }
 }
 

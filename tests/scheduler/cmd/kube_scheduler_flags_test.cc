@@ -119,17 +119,17 @@ TEST_CASE("the flags --logging-format and --master are read", "[cli][flags]") {
 TEST_CASE("feature gates: known ones kubesched follows pass silently, the rest are warned once",
           "[cli][flags]") {
   std::vector<std::string> warnings;
-  REQUIRE(ParseFeatureGates(" SidecarContainers=true, DynamicResourceAllocation=false,", &warnings)
+  REQUIRE(ParseFeatureGates(" SidecarContainers=true, DynamicResourceAllocation=true,", &warnings)
               .ok());
   CHECK(warnings.empty());
-  REQUIRE(ParseFeatureGates("NoSuchGate=true,DynamicResourceAllocation=true,NoSuchGate=false",
+  REQUIRE(ParseFeatureGates("NoSuchGate=true,DynamicResourceAllocation=false,NoSuchGate=false",
                             &warnings)
               .ok());
   REQUIRE(warnings.size() == 2);
   CHECK(warnings[0] == "--feature-gates: unknown feature gate \"NoSuchGate\"; ignored");
   CHECK(warnings[1] ==
-        "--feature-gates: kubesched always behaves as with DynamicResourceAllocation=false; "
-        "DynamicResourceAllocation=true is ignored");
+        "--feature-gates: kubesched always behaves as with DynamicResourceAllocation=true; "
+        "DynamicResourceAllocation=false is ignored");
 }
 
 TEST_CASE("a malformed feature gate list is an error", "[cli][flags]") {

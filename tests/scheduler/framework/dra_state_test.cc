@@ -1,11 +1,16 @@
 // DraState's indexes follow every write: slices by the node they publish for (others in one
-// shared list), and the devices allocated claims hold; copies share what neither changed.
+// shared list), the slices of each pool generation, and the devices allocated claims hold (by
+// device and by pool); copies share what neither changed.
 
 #include "scheduler/framework/dra_state.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kubesched::framework {
 namespace {
@@ -16,6 +21,13 @@ std::shared_ptr<const api::ResourceSlice> Slice(const std::string& name, const s
   slice->driver = api::Intern("gpu.example.com");
   slice->node_name = node;
   slice->all_nodes = node.empty();
+  return slice;
+}
+
+std::shared_ptr<const api::ResourceSlice> PoolSlice(const std::string& name, int64_t generation,
+                                                    const std::string& node = "node-a") {
+  auto slice = std::make_shared<api::ResourceSlice>(*Slice(name, node));
+  slice->pool = {api::Intern("pool"), generation, 2};
   return slice;
 }
 
@@ -82,6 +94,54 @@ TEST_CASE("the devices of allocated claims are counted, admin access aside", "[d
   state.RemoveClaim("ml/a");
   CHECK(state.allocated_devices.size() == 0);
   CHECK(state.claims.size() == 2);
+}
+
+TEST_CASE("the devices allocated in a pool are kept by name with their claims", "[dra]") {
+  const PoolId pool{api::Intern("gpu.example.com"), api::Intern("pool")};
+  const auto held = [](const DraState& state, const PoolId& id) {
+    const PoolAllocations* devices = state.allocated_by_pool.Find(id);
+    std::map<std::string, int32_t> out;
+    if (devices == nullptr) return out;
+    CHECK(std::is_sorted(devices->begin(), devices->end()));  // searched by name
+    for (const auto& [name, claims] : *devices) out.emplace(api::SymbolText(name), claims);
+    return out;
+  };
+  DraState state;
+  state.SetClaim("ml/b", Claim("b", {"gpu-1", "gpu-0"}));
+  state.SetClaim("ml/c", Claim("c", {"gpu-1"}));
+  state.SetClaim("ml/admin", Claim("admin", {"gpu-2"}, /*admin=*/true));
+  using Held = std::map<std::string, int32_t>;
+  CHECK(held(state, pool) == Held{{"gpu-0", 1}, {"gpu-1", 2}});
+  const DraState before = state;
+  state.RemoveClaim("ml/b");
+  CHECK(held(state, pool) == Held{{"gpu-1", 1}});
+  CHECK(held(before, pool).size() == 2);  // the copy keeps what it had
+  state.RemoveClaim("ml/c");
+  CHECK(state.allocated_by_pool.Find(pool) == nullptr);
+  CHECK(state.allocated_by_pool.Find({pool.driver, api::Intern("other")}) == nullptr);
+}
+
+TEST_CASE("the slices of each pool generation are counted over every node", "[dra]") {
+  const api::Symbol driver = api::Intern("gpu.example.com");
+  const api::Symbol pool = api::Intern("pool");
+  DraState state;
+  state.SetSlice("g1-a", PoolSlice("g1-a", 1, "node-a"));
+  state.SetSlice("g1-b", PoolSlice("g1-b", 1, "node-b"));
+  CHECK(state.PoolSlices(driver, pool, 1) == 2);
+  CHECK(state.PoolSlices(driver, pool, 2) == 0);
+  CHECK_FALSE(state.NewerPoolGeneration(driver, pool, 1));
+  state.SetSlice("g2-a", PoolSlice("g2-a", 2, "node-a"));
+  CHECK(state.NewerPoolGeneration(driver, pool, 1));
+  CHECK_FALSE(state.NewerPoolGeneration(driver, pool, 2));
+  // A slice rewritten at the next generation moves from one count to the other.
+  state.SetSlice("g1-b", PoolSlice("g1-b", 2, "node-b"));
+  CHECK(state.PoolSlices(driver, pool, 1) == 1);
+  CHECK(state.PoolSlices(driver, pool, 2) == 2);
+  state.RemoveSlice("g1-a");
+  state.RemoveSlice("g1-b");
+  state.RemoveSlice("g2-a");
+  CHECK(state.PoolSlices(driver, pool, 2) == 0);
+  CHECK(state.pool_generations.size() == 0);
 }
 
 }  // namespace
