@@ -544,7 +544,7 @@ TEST_CASE("random clusters never give a device twice and leave pending only pods
           "[simulation][dra]") {
   std::mt19937 random(20261126);
   Outcome outcome;
-  for (int iteration = 0; iteration < 300; ++iteration) {
+  for (int iteration = 0; iteration < 150; ++iteration) {
     Case c;
     const std::string yaml = GenerateCase(random, c);
     INFO("iteration " << iteration << "\n" << yaml);
@@ -552,8 +552,9 @@ TEST_CASE("random clusters never give a device twice and leave pending only pods
     CheckCase(c, run, outcome);
   }
   // Both outcomes are exercised.
-  CHECK(outcome.bound > 200);
-  CHECK(outcome.pending > 100);
+  INFO("bound " << outcome.bound << ", pending " << outcome.pending);
+  CHECK(outcome.bound > 100);
+  CHECK(outcome.pending > 50);
 }
 
 }  // namespace
