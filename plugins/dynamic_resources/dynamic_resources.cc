@@ -109,7 +109,7 @@ absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
     if (held == nullptr) return false;
     const auto it = std::lower_bound(held->begin(), held->end(), id.device,
                                      [](const std::pair<api::Symbol, int32_t>& entry,
-                                        api::Symbol name) { return entry.first < name; });
+                                        api::Symbol device) { return entry.first < device; });
     return it != held->end() && it->first == id.device;
   };
   const auto allocated = [&](const DeviceId& id) {
