@@ -50,6 +50,24 @@ bool MatchesNumber(const Requirement& r, Symbol label_value) {
 
 }  // namespace
 
+std::string_view SelectorOperatorName(SelectorOperator op) {
+  switch (op) {
+    case SelectorOperator::kIn:
+      return "In";
+    case SelectorOperator::kNotIn:
+      return "NotIn";
+    case SelectorOperator::kExists:
+      return "Exists";
+    case SelectorOperator::kDoesNotExist:
+      return "DoesNotExist";
+    case SelectorOperator::kGt:
+      return "Gt";
+    case SelectorOperator::kLt:
+      return "Lt";
+  }
+  return "In";
+}
+
 LabelSet LabelSet::FromPairs(std::vector<std::pair<Symbol, Symbol>> pairs) {
   std::stable_sort(pairs.begin(), pairs.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,9 @@ class LabelSet {
 };
 
 enum class SelectorOperator : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+
+// The operator as the API spells it ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt").
+std::string_view SelectorOperatorName(SelectorOperator op);
 
 // One requirement of a label selector or node selector term, compiled at decode time.
 // `valid` is false when upstream's validation would reject it (In/NotIn with no values, Exists

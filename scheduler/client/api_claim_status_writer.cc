@@ -16,28 +16,10 @@ namespace {
 // (upstream's resourceapi.Finalizer).
 constexpr std::string_view kDeleteProtectionFinalizer = "resource.kubernetes.io/delete-protection";
 
-std::string_view OperatorName(api::SelectorOperator op) {
-  switch (op) {
-    case api::SelectorOperator::kIn:
-      return "In";
-    case api::SelectorOperator::kNotIn:
-      return "NotIn";
-    case api::SelectorOperator::kExists:
-      return "Exists";
-    case api::SelectorOperator::kDoesNotExist:
-      return "DoesNotExist";
-    case api::SelectorOperator::kGt:
-      return "Gt";
-    case api::SelectorOperator::kLt:
-      return "Lt";
-  }
-  return "In";
-}
-
 void WriteRequirement(JsonWriter& json, const api::Requirement& requirement) {
   json.BeginObject()
       .Field("key", api::SymbolText(requirement.key))
-      .Field("operator", OperatorName(requirement.op));
+      .Field("operator", api::SelectorOperatorName(requirement.op));
   if (requirement.op == api::SelectorOperator::kGt ||
       requirement.op == api::SelectorOperator::kLt) {
     json.Key("values").BeginArray().String(absl::StrCat(requirement.number)).EndArray();
@@ -63,7 +45,9 @@ void WriteNodeSelector(JsonWriter& json, const api::NodeSelector& selector) {
     if (!term.match_fields.empty()) {
       json.Key("matchFields").BeginArray();
       for (const api::FieldRequirement& field : term.match_fields) {
-        json.BeginObject().Field("key", field.field).Field("operator", OperatorName(field.op));
+        json.BeginObject()
+            .Field("key", field.field)
+            .Field("operator", api::SelectorOperatorName(field.op));
         json.Key("values").BeginArray();
         for (const std::string& value : field.values) json.String(value);
         json.EndArray().EndObject();

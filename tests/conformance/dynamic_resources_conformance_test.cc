@@ -184,24 +184,6 @@ struct Simulated {
   }
 };
 
-std::string OperatorName(api::SelectorOperator op) {
-  switch (op) {
-    case api::SelectorOperator::kIn:
-      return "In";
-    case api::SelectorOperator::kNotIn:
-      return "NotIn";
-    case api::SelectorOperator::kExists:
-      return "Exists";
-    case api::SelectorOperator::kDoesNotExist:
-      return "DoesNotExist";
-    case api::SelectorOperator::kGt:
-      return "Gt";
-    case api::SelectorOperator::kLt:
-      return "Lt";
-  }
-  return "?";
-}
-
 // A requirement as (key, operator, values in order); a term as its two sets of those.
 using RequirementText = std::tuple<std::string, std::string, std::vector<std::string>>;
 using TermText = std::pair<std::set<RequirementText>, std::set<RequirementText>>;
@@ -237,12 +219,13 @@ std::vector<TermText> TermsOf(const api::NodeSelector& selector) {
       std::vector<std::string> values;
       for (api::Symbol v : r.values) values.emplace_back(api::SymbolText(v));
       std::sort(values.begin(), values.end());
-      text.first.insert({std::string(api::SymbolText(r.key)), OperatorName(r.op), values});
+      text.first.insert({std::string(api::SymbolText(r.key)),
+                         std::string(api::SelectorOperatorName(r.op)), values});
     }
     for (const api::FieldRequirement& r : term.match_fields) {
       std::vector<std::string> values = r.values;
       std::sort(values.begin(), values.end());
-      text.second.insert({r.field, OperatorName(r.op), values});
+      text.second.insert({r.field, std::string(api::SelectorOperatorName(r.op)), values});
     }
     terms.push_back(std::move(text));
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,14 @@ TEST_CASE("requirements match labels per operator", "[api]") {
     INFO(c.name);
     CHECK(c.requirement.Matches(Labels(c.labels)) == c.matches);
   }
+}
+
+TEST_CASE("each selector operator has the name the API spells it with", "[api]") {
+  const std::vector<std::pair<SelectorOperator, std::string_view>> names = {
+      {SelectorOperator::kIn, "In"},         {SelectorOperator::kNotIn, "NotIn"},
+      {SelectorOperator::kExists, "Exists"}, {SelectorOperator::kDoesNotExist, "DoesNotExist"},
+      {SelectorOperator::kGt, "Gt"},         {SelectorOperator::kLt, "Lt"}};
+  for (const auto& [op, name] : names) CHECK(SelectorOperatorName(op) == name);
 }
 
 TEST_CASE("an empty label selector matches every label set", "[api]") {
