@@ -11,21 +11,12 @@
 #include "scheduler/api/decode.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/simulate/simulation.h"
+#include "tests/feature/dra_world.h"
 
 namespace kubesched::scheduler {
 namespace {
 
-class Observer : public SchedulingObserver {
- public:
-  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message, int) override {
-    messages[pod.get().meta.name] = message;
-  }
-  void OnBound(const framework::PodInfo& pod, const std::string& node, int) override {
-    bound[pod.get().meta.name] = node;
-    messages.erase(pod.get().meta.name);
-  }
-  std::map<std::string, std::string> messages, bound;
-};
+using dra_testing::World;
 
 constexpr char kConfig[] = R"(
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -39,52 +30,20 @@ queues:
   - {name: ml, max: {nvidia.com/gpu.A100: "3"}}
 )";
 
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
-  Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
+config::Configuration Config() {
+  auto config = config::ParseConfiguration(kConfig);
+  INFO(config.status().message());
+  REQUIRE(config.ok());
+  return *std::move(config);
+}
 
-  explicit World(const std::string& yaml) {
-    Add(yaml);
-    auto config = config::ParseConfiguration(kConfig);
-    INFO(config.status().message());
-    REQUIRE(config.ok());
-    SchedulerDeps deps;
-    deps.clock = &clock;
-    deps.binder = &cluster;
-    deps.bind_executor = &binds;
-    deps.observer = &observer;
-    deps.threads = 2;
-    deps.claim_writer = &cluster;
-    deps.deleter = &cluster;
-    auto created = Scheduler::Create(*config, deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
-  }
-  void Add(const std::string& yaml) {
-    auto decoded = api::DecodeObjects(yaml, "test");
-    REQUIRE(decoded.ok());
-    INFO((decoded->problems.empty() ? std::string() : decoded->problems.front().ToString()));
-    REQUIRE(decoded->problems.empty());
-    for (const api::Object& object : decoded->objects) REQUIRE(cluster.Create(object).ok());
-  }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
-  // The pool (named after its node) of the device the pod's generated claim got; "" for none.
-  std::string DevicePool(const std::string& pod) {
-    const auto stored = cluster.GetPod("default/" + pod);
-    REQUIRE(stored != nullptr);
-    REQUIRE(stored->status.resource_claim_statuses.size() == 1);
-    const auto claim = cluster.GetResourceClaim(
-        "default/" + stored->status.resource_claim_statuses[0].resource_claim_name);
-    if (claim == nullptr || !claim->allocation.has_value()) return "";
-    REQUIRE(claim->allocation->devices.size() == 1);
-    return std::string(api::SymbolText(claim->allocation->devices[0].pool));
-  }
-};
+// The pool (named after its node) of the device the pod's claim got; "" for none.
+std::string DevicePool(World& world, const std::string& pod) {
+  const auto claim = world.ClaimOf(pod, "gpu");
+  if (claim == nullptr || !claim->allocation.has_value()) return "";
+  REQUIRE(claim->allocation->devices.size() == 1);
+  return std::string(api::SymbolText(claim->allocation->devices[0].pool));
+}
 
 // plugin-a100: four device-plugin A100s. dra-a100 and dra-h100: two DRA GPUs each, published by
 // gpu.nvidia.com with the product names GPU feature discovery would label.
@@ -156,7 +115,7 @@ std::string ClaimPod(const std::string& name, const std::string& template_name,
 }
 
 TEST_CASE("one A100 limit holds device plugin and DRA A100s together", "[simulation][dra][quota]") {
-  World world(Cluster());
+  World world(Cluster(), Config());
   world.Add(PluginPod("plugin-0") + PluginPod("plugin-1"));
   world.Run();
   REQUIRE(world.observer.bound.size() == 2);
@@ -170,7 +129,7 @@ TEST_CASE("one A100 limit holds device plugin and DRA A100s together", "[simulat
     const std::string pod = absl::StrCat("any-", i);
     INFO(pod);
     REQUIRE(world.observer.bound.contains(pod));
-    const std::string pool = world.DevicePool(pod);
+    const std::string pool = DevicePool(world, pod);
     CHECK(pool == world.observer.bound.at(pod));
     a100s += pool == "dra-a100" ? 1 : 0;
   }
@@ -186,12 +145,12 @@ TEST_CASE("one A100 limit holds device plugin and DRA A100s together", "[simulat
   CHECK_THAT(world.observer.messages.at("a100-0"),
              Catch::Contains("queue root.ml: insufficient quota for nvidia.com/gpu.A100 (used 3, "
                              "max 3, requested more by the pod's resource claims)"));
-  CHECK(world.DevicePool("a100-0").empty());
+  CHECK(DevicePool(world, "a100-0").empty());
 }
 
 TEST_CASE("a pod preempts the holder of the device its claim needs",
           "[simulation][dra][preemption]") {
-  World world(Cluster());
+  World world(Cluster(), Config());
   for (int i = 0; i < 4; ++i) world.Add(ClaimPod(absl::StrCat("low-", i), "any-gpu", ""));
   world.Run();
   REQUIRE(world.observer.bound.size() == 4);  // every DRA GPU is taken
@@ -201,7 +160,7 @@ TEST_CASE("a pod preempts the holder of the device its claim needs",
   INFO((world.observer.messages.contains("urgent") ? world.observer.messages.at("urgent") : ""));
   REQUIRE(world.observer.bound.contains("urgent"));
   CHECK(world.observer.bound.at("urgent") == "dra-a100");
-  CHECK(world.DevicePool("urgent") == "dra-a100");
+  CHECK(DevicePool(world, "urgent") == "dra-a100");
   int gone = 0;
   for (int i = 0; i < 4; ++i) {
     const std::string low = absl::StrCat("low-", i);

@@ -14,68 +14,12 @@
 #include "scheduler/api/decode.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/simulate/simulation.h"
+#include "tests/feature/dra_world.h"
 
 namespace kubesched::scheduler {
 namespace {
 
-class Observer : public SchedulingObserver {
- public:
-  void OnUnschedulable(const framework::PodInfo& pod, const std::string& message, int) override {
-    messages[pod.get().meta.name] = message;
-  }
-  void OnBound(const framework::PodInfo& pod, const std::string& node, int) override {
-    bound[pod.get().meta.name] = node;
-    messages.erase(pod.get().meta.name);
-  }
-  std::map<std::string, std::string> messages, bound;
-};
-
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
-  Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
-
-  explicit World(const std::string& yaml) {
-    Add(yaml);
-    SchedulerDeps deps;
-    deps.clock = &clock;
-    deps.binder = &cluster;
-    deps.bind_executor = &binds;
-    deps.observer = &observer;
-    deps.threads = 2;
-    deps.claim_writer = &cluster;
-    auto created = Scheduler::Create(config::DefaultConfiguration(), deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
-  }
-  void Add(const std::string& yaml) {
-    auto decoded = api::DecodeObjects(yaml, "test");
-    REQUIRE(decoded.ok());
-    INFO((decoded->problems.empty() ? std::string() : decoded->problems.front().ToString()));
-    REQUIRE(decoded->problems.empty());
-    for (const api::Object& object : decoded->objects) REQUIRE(cluster.Create(object).ok());
-  }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
-  // The claim the pod's status names for its entry `entry`.
-  std::shared_ptr<const api::ResourceClaim> ClaimOf(const std::string& pod,
-                                                    const std::string& entry) {
-    const auto stored = cluster.GetPod("default/" + pod);
-    REQUIRE(stored != nullptr);
-    for (const api::PodResourceClaimStatus& status : stored->status.resource_claim_statuses) {
-      if (status.name == entry)
-        return cluster.GetResourceClaim("default/" + status.resource_claim_name);
-    }
-    for (const api::PodResourceClaim& claim : stored->spec.resource_claims) {
-      if (claim.name == entry)
-        return cluster.GetResourceClaim("default/" + claim.resource_claim_name);
-    }
-    return nullptr;
-  }
-};
+using dra_testing::World;
 
 std::string Node(const std::string& name) {
   return absl::StrCat("---\napiVersion: v1\nkind: Node\nmetadata: {name: ", name,
