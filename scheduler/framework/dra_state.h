@@ -28,18 +28,17 @@ namespace kubesched::framework {
 
 class DeviceResources;  // device_resources.h
 
-// A multiset of keys (a key counts as present while its count is above zero), split in shards
-// that are shared between copies and copied on the first write after a copy, as ShardedObjectMap.
-// Threads: as ShardedObjectMap.
+// A multiset of keys (a key counts as present while its count is above zero), in copy-on-write
+// shards (CopyOnWriteShards). Threads: as CopyOnWriteShards.
 template <typename K>
 class ShardedCounts {
  public:
   bool Contains(const K& key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     return shard != nullptr && shard->contains(key);
   }
   int32_t Count(const K& key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     if (shard == nullptr) return 0;
     const auto it = shard->find(key);
     return it == shard->end() ? 0 : it->second;
@@ -47,8 +46,8 @@ class ShardedCounts {
   // Adds `delta` to the key's count; a count that reaches zero or less removes the key.
   void Add(const K& key, int32_t delta) {
     const size_t index = ShardOf(key);
-    if (delta < 0 && (shards_[index] == nullptr || !shards_[index]->contains(key))) return;
-    Shard& shard = Writable(index);
+    if (delta < 0 && !Contains(key)) return;
+    Shard& shard = shards_.Writable(index);
     int32_t& count = shard[key];
     count += delta;
     if (count <= 0) shard.erase(key);
@@ -56,62 +55,45 @@ class ShardedCounts {
   // Keys present; O(shards).
   size_t size() const {
     size_t total = 0;
-    for (const auto& shard : shards_) total += shard == nullptr ? 0 : shard->size();
+    shards_.ForEachShard([&total](const Shard& shard) { total += shard.size(); });
     return total;
   }
 
  private:
   using Shard = absl::flat_hash_map<K, int32_t>;
-  static constexpr size_t kShards = 64;
-  static size_t ShardOf(const K& key) { return absl::Hash<K>()(key) % kShards; }
-  Shard& Writable(size_t index) {
-    std::shared_ptr<Shard>& shard = shards_[index];
-    if (shard == nullptr) {
-      shard = std::make_shared<Shard>();
-    } else if (shard.use_count() > 1) {
-      shard = std::make_shared<Shard>(*shard);
-    }
-    return *shard;
+  static size_t ShardOf(const K& key) {
+    return absl::Hash<K>()(key) % CopyOnWriteShards<Shard>::kShards;
   }
 
-  std::array<std::shared_ptr<Shard>, kShards> shards_;
+  CopyOnWriteShards<Shard> shards_;
 };
 
-// A map whose values are copied with their shard, in shards shared between copies and copied on
-// the first write after a copy, as ShardedObjectMap. Threads: as ShardedObjectMap.
+// A map whose values are copied with their shard, in copy-on-write shards (CopyOnWriteShards).
+// Threads: as CopyOnWriteShards.
 template <typename K, typename V>
 class ShardedValues {
  public:
   // Null when absent.
   const V* Find(const K& key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     if (shard == nullptr) return nullptr;
     const auto it = shard->find(key);
     return it == shard->end() ? nullptr : &it->second;
   }
   // The value to change, default-constructed when absent.
-  V& Mutable(const K& key) { return Writable(ShardOf(key))[key]; }
+  V& Mutable(const K& key) { return shards_.Writable(ShardOf(key))[key]; }
   void Remove(const K& key) {
-    const size_t index = ShardOf(key);
-    if (shards_[index] == nullptr || !shards_[index]->contains(key)) return;
-    Writable(index).erase(key);
+    if (Find(key) == nullptr) return;
+    shards_.Writable(ShardOf(key)).erase(key);
   }
 
  private:
   using Shard = absl::flat_hash_map<K, V>;
-  static constexpr size_t kShards = 64;
-  static size_t ShardOf(const K& key) { return absl::Hash<K>()(key) % kShards; }
-  Shard& Writable(size_t index) {
-    std::shared_ptr<Shard>& shard = shards_[index];
-    if (shard == nullptr) {
-      shard = std::make_shared<Shard>();
-    } else if (shard.use_count() > 1) {
-      shard = std::make_shared<Shard>(*shard);
-    }
-    return *shard;
+  static size_t ShardOf(const K& key) {
+    return absl::Hash<K>()(key) % CopyOnWriteShards<Shard>::kShards;
   }
 
-  std::array<std::shared_ptr<Shard>, kShards> shards_;
+  CopyOnWriteShards<Shard> shards_;
 };
 
 // A pool, by driver and name.
