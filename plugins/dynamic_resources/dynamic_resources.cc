@@ -123,12 +123,9 @@ absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
 // The verdict on a node whose devices cannot serve the claims: Unschedulable, which preemption
 // may lift, when they would with no device taken (other pods' claims hold what is missing, and
 // preempting them may free it); UnschedulableAndUnresolvable, as upstream, when even that would
-// not do. The second search runs only on nodes the first one failed.
-Status CannotAllocate(const PodClaims& claims, const api::Node& node, absl::Duration timeout) {
-  const framework::DraState& dra = *claims.dra;
-  Scratch& scratch = ThisThreadScratch();
-  const std::string& name = node.meta.name;
-  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels, dra);
+// not do. The second search runs only on nodes the first one failed, on the devices that one
+// gathered into `scratch`.
+Status CannotAllocate(const PodClaims& claims, Scratch& scratch, absl::Duration timeout) {
   const absl::Time deadline =
       timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
   const absl::StatusOr<bool> untaken = scratch.allocator.Search(
@@ -302,7 +299,7 @@ Status DynamicResources::Filter(const framework::CycleState& state,
     if (ThisThreadScratch().devices.HasInvalidPool()) {
       return Status::Unresolvable(dynamic_resources::kInvalidPools);
     }
-    return CannotAllocate(claims, *node.node(), filter_timeout_);
+    return CannotAllocate(claims, ThisThreadScratch(), filter_timeout_);
   }
   return Status::Success();
 }
