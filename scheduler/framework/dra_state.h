@@ -121,6 +121,26 @@ struct PoolGenerations {
   std::vector<std::pair<int64_t, int32_t>> slices;  // (generation, slices), by generation
 };
 
+// The devices a node's own slices (spec.nodeName) offer, kept per node as DraState's slices
+// change, so that a pod's Filter reads them instead of gathering them: the newest generation of
+// each pool, when it is complete among those slices and names no device twice. Such a pool is
+// gathered the same way whatever other nodes publish (node_devices.h); a pool that is not
+// (`self_contained` false) needs the census of every node, and the full gathering.
+struct NodeDeviceSummary {
+  struct Pool {
+    PoolId id;
+    uint32_t first_device = 0;  // [first_device, end_device) in `devices`
+    uint32_t end_device = 0;
+  };
+  struct Device {
+    api::Symbol name = api::kEmptySymbol;
+    api::DeviceShape shape = api::kNoShape;
+  };
+  bool self_contained = true;
+  std::vector<Pool> pools;
+  std::vector<Device> devices;  // pool by pool, by name (symbol order) within a pool
+};
+
 struct DraState {
   // Classes and slices by name; claims and templates by "namespace/name". Write slices and
   // claims through SetSlice/RemoveSlice and SetClaim/RemoveClaim, which keep the indexes below.
@@ -135,6 +155,9 @@ struct DraState {
   // devices node by node.
   ShardedObjectMap<SliceList> slices_by_node;
   std::shared_ptr<const SliceList> shared_slices = std::make_shared<const SliceList>();
+  // What each node's own slices offer (NodeDeviceSummary), by node name; rebuilt from the node's
+  // list in `slices_by_node` when one of them changes. Absent for a node without slices.
+  ShardedObjectMap<NodeDeviceSummary> device_summaries;
   // The devices that claims' allocations hold, as the claims in `claims` say (allocations the
   // scheduler assumed included: the cache writes them there); devices allocated with admin access
   // hold nothing, as upstream counts them.
@@ -173,6 +196,10 @@ struct DraState {
   const SliceList* NodeSlices(std::string_view node_name) const {
     return slices_by_node.Find(node_name);
   }
+  // What the node's own slices offer; null when it has none.
+  const NodeDeviceSummary* DeviceSummary(std::string_view node_name) const {
+    return device_summaries.Find(node_name);
+  }
   // The pod whose allocation of the claim is in flight; null when none is.
   const std::string* PendingAllocation(std::string_view claim_key) const {
     return pending_allocations.Find(claim_key);
@@ -189,6 +216,7 @@ struct DraState {
  private:
   void CountAllocation(const api::ResourceClaim& claim, int32_t delta);
   void CountSlice(const api::ResourceSlice& slice, int32_t delta);
+  void SummarizeNode(const std::string& node_name);
   void CountInPool(const api::DeviceRequestAllocationResult& result, int32_t delta);
 };
 
