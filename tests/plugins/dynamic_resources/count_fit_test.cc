@@ -128,7 +128,7 @@ TEST_CASE("counting free matching devices gives the full search's verdict on ran
     }
   }
   // Both ways are taken often: the comparison is not vacuous, and the hard cases are left over.
-  CHECK(decided > 100);
+  CHECK(decided > 50);
   CHECK(searched > 50);
 }
 
