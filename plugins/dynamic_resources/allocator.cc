@@ -128,19 +128,6 @@ absl::StatusOr<PreparedClaims> PreparedClaims::Prepare(const AllocationInput& in
   return prepared;
 }
 
-std::optional<CountRequest> PreparedClaims::AsCountRequest() const {
-  if (claims_.size() != 1 || slots_.size() != 1 || specs_.size() != 1) return std::nullopt;
-  const Spec& spec = specs_.front();
-  if (claims_.front().constraint_count != 0 || spec.request->admin_access ||
-      spec.spec->allocation_mode == api::DeviceAllocationMode::kAll || spec.count < 1 ||
-      spec.count > kMaxDevicesPerClaim) {
-    return std::nullopt;
-  }
-  return CountRequest{spec.count,
-                      absl::MakeConstSpan(programs_).subspan(
-                          spec.first_program, spec.class_programs + spec.claim_programs)};
-}
-
 absl::Status PreparedClaims::PrepareClaim(const api::ResourceClaim& claim, size_t input_index,
                                           const AllocationInput& input, SelectorCache& selectors) {
   const std::vector<api::DeviceConstraint>& constraints = claim.spec.constraints;

@@ -20,6 +20,20 @@ VerdictMemo::Verdict Decide(absl::Span<const CompiledSelector* const> selectors,
 
 }  // namespace
 
+// Defined here, with the counting it is for (FitByCount), rather than in allocator.cc.
+std::optional<CountRequest> PreparedClaims::AsCountRequest() const {
+  if (claims_.size() != 1 || slots_.size() != 1 || specs_.size() != 1) return std::nullopt;
+  const Spec& spec = specs_.front();
+  if (claims_.front().constraint_count != 0 || spec.request->admin_access ||
+      spec.spec->allocation_mode == api::DeviceAllocationMode::kAll || spec.count < 1 ||
+      spec.count > kMaxDevicesPerClaim) {
+    return std::nullopt;
+  }
+  return CountRequest{spec.count,
+                      absl::MakeConstSpan(programs_).subspan(
+                          spec.first_program, spec.class_programs + spec.claim_programs)};
+}
+
 // Every device is decided, even after `count` free ones are found: the search would stop on a
 // selector error in a device it reaches before those, and its order is not this one.
 CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
