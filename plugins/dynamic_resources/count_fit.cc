@@ -35,7 +35,8 @@ std::optional<CountRequest> PreparedClaims::AsCountRequest() const {
 }
 
 // Every device is decided, even after `count` free ones are found: the search would stop on a
-// selector error in a device it reaches before those, and its order is not this one.
+// selector error in a device it reaches before those, and its order is not this one. The held
+// devices are looked up only on a node with enough matching devices: most nodes have none.
 CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
                     std::string_view node_name) {
   if (!dra.shared_slices->empty()) return CountFit::kSearch;
@@ -43,6 +44,12 @@ CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
   if (summary == nullptr) return CountFit::kTooFew;  // no device at all
   if (!summary->self_contained) return CountFit::kSearch;
   int64_t matching = 0;
+  for (const framework::NodeDeviceSummary::Device& device : summary->devices) {
+    const VerdictMemo::Verdict verdict = Decide(request.selectors, device.shape);
+    if (verdict == VerdictMemo::kUnknown) return CountFit::kSearch;
+    matching += verdict == VerdictMemo::kTrue ? 1 : 0;
+  }
+  if (matching < request.count) return CountFit::kTooFew;
   int64_t free = 0;
   for (const framework::NodeDeviceSummary::Pool& pool : summary->pools) {
     // Both lists are by name: one pass over the pool's devices and the few it holds.
@@ -50,10 +57,7 @@ CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
     size_t next_held = 0;
     for (uint32_t d = pool.first_device; d < pool.end_device; ++d) {
       const framework::NodeDeviceSummary::Device& device = summary->devices[d];
-      const VerdictMemo::Verdict verdict = Decide(request.selectors, device.shape);
-      if (verdict == VerdictMemo::kUnknown) return CountFit::kSearch;
-      if (verdict == VerdictMemo::kFalse) continue;
-      ++matching;
+      if (Decide(request.selectors, device.shape) != VerdictMemo::kTrue) continue;
       if (held != nullptr) {
         while (next_held < held->size() && (*held)[next_held].first < device.name) ++next_held;
         if (next_held < held->size() && (*held)[next_held].first == device.name) continue;
@@ -61,8 +65,7 @@ CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
       ++free;
     }
   }
-  if (free >= request.count) return CountFit::kFits;
-  return matching >= request.count ? CountFit::kTaken : CountFit::kTooFew;
+  return free >= request.count ? CountFit::kFits : CountFit::kTaken;
 }
 
 }  // namespace kubesched::plugins::dynamic_resources
