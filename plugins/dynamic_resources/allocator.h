@@ -82,6 +82,15 @@ struct ClaimAllocation {
 // Whether a device is allocated to another claim.
 using IsAllocated = absl::FunctionRef<bool(const DeviceId&)>;
 
+// Claims that come down to one request for `count` devices, without admin access or constraints:
+// any `count` free devices that match serve them, so whether a node can is a matter of counting
+// (count_fit.h). `selectors` are the class's, then the request's, in the order the search
+// evaluates them.
+struct CountRequest {
+  int64_t count = 0;
+  absl::Span<const CompiledSelector* const> selectors;
+};
+
 // The claims of one pod as the search reads them on every node: each request with its class and
 // its compiled selectors, and the claims' constraints. Built once per pod (Prepare), immutable
 // afterwards, and read by any number of threads searching node by node. Points into the claims
@@ -93,6 +102,11 @@ class PreparedClaims {
   // for claims upstream refuses (too many devices or constraints, a request of neither kind).
   static absl::StatusOr<PreparedClaims> Prepare(const AllocationInput& input,
                                                 SelectorCache& selectors);
+
+  // The claims as one CountRequest, when they are one (one claim with one request, or one
+  // sub-request, for 1 to kMaxDevicesPerClaim devices, no admin access, no constraints); valid
+  // while these claims are.
+  std::optional<CountRequest> AsCountRequest() const;
 
   // The number of claims to allocate.
   size_t size() const { return claims_.size(); }

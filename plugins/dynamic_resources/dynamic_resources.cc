@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "plugins/dynamic_resources/allocator.h"
+#include "plugins/dynamic_resources/count_fit.h"
 #include "plugins/dynamic_resources/node_devices.h"
 #include "plugins/dynamic_resources/pod_claims.h"
 #include "plugins/helper/args.h"
@@ -20,6 +21,7 @@ namespace {
 
 using dynamic_resources::Allocator;
 using dynamic_resources::ClaimAllocation;
+using dynamic_resources::CountFit;
 using dynamic_resources::DeviceId;
 using dynamic_resources::NodeDevices;
 using dynamic_resources::PreparedClaims;
@@ -41,6 +43,9 @@ struct PodClaims {
   // allocated already.
   std::vector<const api::ResourceClaim*> to_allocate;
   std::optional<PreparedClaims> prepared;
+  // The prepared claims as one request for any N matching devices, when they are: most nodes are
+  // then answered by counting (count_fit.h) instead of searching.
+  std::optional<dynamic_resources::CountRequest> count_request;
   const framework::DraState* dra = nullptr;
   const framework::Snapshot* snapshot = nullptr;
 };
@@ -123,12 +128,9 @@ absl::StatusOr<bool> SearchNode(const PodClaims& claims, const api::Node& node,
 // The verdict on a node whose devices cannot serve the claims: Unschedulable, which preemption
 // may lift, when they would with no device taken (other pods' claims hold what is missing, and
 // preempting them may free it); UnschedulableAndUnresolvable, as upstream, when even that would
-// not do. The second search runs only on nodes the first one failed.
-Status CannotAllocate(const PodClaims& claims, const api::Node& node, absl::Duration timeout) {
-  const framework::DraState& dra = *claims.dra;
-  Scratch& scratch = ThisThreadScratch();
-  const std::string& name = node.meta.name;
-  scratch.devices.Gather(dra.NodeSlices(name), *dra.shared_slices, name, node.meta.labels, dra);
+// not do. The second search runs only on nodes the first one failed, on the devices that one
+// gathered into `scratch`.
+Status CannotAllocate(const PodClaims& claims, Scratch& scratch, absl::Duration timeout) {
   const absl::Time deadline =
       timeout > absl::ZeroDuration() ? absl::Now() + timeout : absl::InfiniteFuture();
   const absl::StatusOr<bool> untaken = scratch.allocator.Search(
@@ -265,6 +267,7 @@ framework::PreFilterOutcome DynamicResources::PreFilter(framework::CycleState& s
     absl::StatusOr<PreparedClaims> prepared = PreparedClaims::Prepare(input, selectors_);
     if (!prepared.ok()) return {Status::Error(util::Std(prepared.status().message())), {}};
     claims->prepared = *std::move(prepared);
+    claims->count_request = claims->prepared->AsCountRequest();
   }
   std::shared_ptr<const PodClaims> shared = std::move(claims);
   if (shared->prepared.has_value()) {
@@ -292,6 +295,19 @@ Status DynamicResources::Filter(const framework::CycleState& state,
     }
   }
   if (!claims.prepared.has_value()) return Status::Success();
+  // Preemption's what-if frees devices the summary counts as held: those copies search.
+  if (claims.count_request.has_value() && data->freed.empty()) {
+    switch (dynamic_resources::FitByCount(*claims.count_request, *claims.dra, node.name())) {
+      case CountFit::kFits:
+        return Status::Success();
+      case CountFit::kTaken:
+        return Status::Unschedulable(dynamic_resources::kCannotAllocateAllClaims);
+      case CountFit::kTooFew:
+        return Status::Unresolvable(dynamic_resources::kCannotAllocateAllClaims);
+      case CountFit::kSearch:
+        break;
+    }
+  }
   absl::StatusOr<bool> found =
       SearchNode(claims, *node.node(), filter_timeout_, ThisThreadScratch(), data->freed);
   if (!found.ok()) {
@@ -302,7 +318,7 @@ Status DynamicResources::Filter(const framework::CycleState& state,
     if (ThisThreadScratch().devices.HasInvalidPool()) {
       return Status::Unresolvable(dynamic_resources::kInvalidPools);
     }
-    return CannotAllocate(claims, *node.node(), filter_timeout_);
+    return CannotAllocate(claims, ThisThreadScratch(), filter_timeout_);
   }
   return Status::Success();
 }

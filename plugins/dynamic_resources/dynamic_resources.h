@@ -32,7 +32,10 @@ namespace kubesched::plugins {
 // them were none taken: preemption may free some); a search that runs past filterTimeout (`timed
 // out trying to allocate devices`); an Error when a selector fails on a device. The node's devices
 // come from the snapshot's index (its own slices by name, plus the node-selected and allNodes
-// ones), searched with this thread's allocator: no allocation and no strings per node. Preemption
+// ones), searched with this thread's allocator: no allocation and no strings per node. Claims
+// that come down to one request for N devices (no constraints, no admin access, not All) are
+// answered by counting the free matching devices of the snapshot's summary of the node instead
+// (count_fit.h), with the same verdict; the search answers what counting cannot. Preemption
 // (PreFilterExtensions): on a what-if copy of a node, the devices of a victim's claims that only
 // the victim holds count as free, so a pod whose claims need them may preempt it (the ResourceClaim
 // controller releases such a claim once its pod is gone). Devices of a claim shared with other pods

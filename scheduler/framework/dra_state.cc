@@ -21,7 +21,72 @@ std::shared_ptr<const SliceList> Without(const SliceList& list, const api::Resou
   return rest;
 }
 
+// A pool's slices together, the newest generation first, then by name: the order in which the
+// DynamicResources plugin gathers them, so that a pool's announced slice count is read from the
+// same slice.
+bool GatherOrder(const api::ResourceSlice* a, const api::ResourceSlice* b) {
+  if (a->driver != b->driver) return a->driver < b->driver;
+  if (a->pool.name != b->pool.name) return a->pool.name < b->pool.name;
+  if (a->pool.generation != b->pool.generation) return a->pool.generation > b->pool.generation;
+  return a->meta.name < b->meta.name;
+}
+
+// What one node's own slices offer. A pool incomplete among them, or naming a device twice, makes
+// the summary not self-contained: its devices then depend on other nodes' slices, or the pool
+// fails the node with its own message, and the plugin gathers them in full.
+std::shared_ptr<const NodeDeviceSummary> Summarize(const SliceList& list) {
+  std::vector<const api::ResourceSlice*> slices;
+  slices.reserve(list.size());
+  for (const auto& slice : list) slices.push_back(slice.get());
+  std::sort(slices.begin(), slices.end(), GatherOrder);
+  auto summary = std::make_shared<NodeDeviceSummary>();
+  std::vector<NodeDeviceSummary::Device>& devices = summary->devices;
+  size_t i = 0;
+  while (i < slices.size()) {
+    const api::ResourceSlice& first = *slices[i];
+    const size_t first_slice = i;
+    size_t newest_end = i;
+    for (; i < slices.size() && slices[i]->driver == first.driver &&
+           slices[i]->pool.name == first.pool.name;
+         ++i) {
+      if (slices[i]->pool.generation == first.pool.generation) newest_end = i + 1;
+    }
+    if (static_cast<int64_t>(newest_end - first_slice) != first.pool.resource_slice_count) {
+      summary->self_contained = false;
+      continue;
+    }
+    NodeDeviceSummary::Pool pool{
+        {first.driver, first.pool.name}, static_cast<uint32_t>(devices.size()), 0};
+    for (size_t s = first_slice; s < newest_end; ++s) {
+      for (const api::Device& device : slices[s]->devices) {
+        devices.push_back({device.name, device.shape});
+      }
+    }
+    const auto by_name = [](const NodeDeviceSummary::Device& a,
+                            const NodeDeviceSummary::Device& b) { return a.name < b.name; };
+    const auto begin = devices.begin() + pool.first_device;
+    std::sort(begin, devices.end(), by_name);
+    const auto same_name = [](const NodeDeviceSummary::Device& a,
+                              const NodeDeviceSummary::Device& b) { return a.name == b.name; };
+    if (std::adjacent_find(begin, devices.end(), same_name) != devices.end()) {
+      summary->self_contained = false;
+    }
+    pool.end_device = static_cast<uint32_t>(devices.size());
+    summary->pools.push_back(pool);
+  }
+  return summary;
+}
+
 }  // namespace
+
+void DraState::SummarizeNode(const std::string& node_name) {
+  const SliceList* list = slices_by_node.Find(node_name);
+  if (list == nullptr) {
+    device_summaries.Remove(node_name);
+  } else {
+    device_summaries.Set(node_name, Summarize(*list));
+  }
+}
 
 void DraState::SetSlice(const std::string& name, std::shared_ptr<const api::ResourceSlice> slice) {
   RemoveSlice(name);
@@ -30,6 +95,7 @@ void DraState::SetSlice(const std::string& name, std::shared_ptr<const api::Reso
     auto list = old == nullptr ? std::make_shared<SliceList>() : std::make_shared<SliceList>(*old);
     list->push_back(slice);
     slices_by_node.Set(slice->node_name, std::move(list));
+    SummarizeNode(slice->node_name);
   } else {
     auto list = std::make_shared<SliceList>(*shared_slices);
     list->push_back(slice);
@@ -50,6 +116,7 @@ void DraState::RemoveSlice(std::string_view name) {
       } else {
         slices_by_node.Set(old->node_name, std::move(rest));
       }
+      SummarizeNode(old->node_name);
     }
   } else {
     std::shared_ptr<const SliceList> rest = Without(*shared_slices, old.get());

@@ -28,18 +28,17 @@ namespace kubesched::framework {
 
 class DeviceResources;  // device_resources.h
 
-// A multiset of keys (a key counts as present while its count is above zero), split in shards
-// that are shared between copies and copied on the first write after a copy, as ShardedObjectMap.
-// Threads: as ShardedObjectMap.
+// A multiset of keys (a key counts as present while its count is above zero), in copy-on-write
+// shards (CopyOnWriteShards). Threads: as CopyOnWriteShards.
 template <typename K>
 class ShardedCounts {
  public:
   bool Contains(const K& key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     return shard != nullptr && shard->contains(key);
   }
   int32_t Count(const K& key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     if (shard == nullptr) return 0;
     const auto it = shard->find(key);
     return it == shard->end() ? 0 : it->second;
@@ -47,8 +46,8 @@ class ShardedCounts {
   // Adds `delta` to the key's count; a count that reaches zero or less removes the key.
   void Add(const K& key, int32_t delta) {
     const size_t index = ShardOf(key);
-    if (delta < 0 && (shards_[index] == nullptr || !shards_[index]->contains(key))) return;
-    Shard& shard = Writable(index);
+    if (delta < 0 && !Contains(key)) return;
+    Shard& shard = shards_.Writable(index);
     int32_t& count = shard[key];
     count += delta;
     if (count <= 0) shard.erase(key);
@@ -56,62 +55,45 @@ class ShardedCounts {
   // Keys present; O(shards).
   size_t size() const {
     size_t total = 0;
-    for (const auto& shard : shards_) total += shard == nullptr ? 0 : shard->size();
+    shards_.ForEachShard([&total](const Shard& shard) { total += shard.size(); });
     return total;
   }
 
  private:
   using Shard = absl::flat_hash_map<K, int32_t>;
-  static constexpr size_t kShards = 64;
-  static size_t ShardOf(const K& key) { return absl::Hash<K>()(key) % kShards; }
-  Shard& Writable(size_t index) {
-    std::shared_ptr<Shard>& shard = shards_[index];
-    if (shard == nullptr) {
-      shard = std::make_shared<Shard>();
-    } else if (shard.use_count() > 1) {
-      shard = std::make_shared<Shard>(*shard);
-    }
-    return *shard;
+  static size_t ShardOf(const K& key) {
+    return absl::Hash<K>()(key) % CopyOnWriteShards<Shard>::kShards;
   }
 
-  std::array<std::shared_ptr<Shard>, kShards> shards_;
+  CopyOnWriteShards<Shard> shards_;
 };
 
-// A map whose values are copied with their shard, in shards shared between copies and copied on
-// the first write after a copy, as ShardedObjectMap. Threads: as ShardedObjectMap.
+// A map whose values are copied with their shard, in copy-on-write shards (CopyOnWriteShards).
+// Threads: as CopyOnWriteShards.
 template <typename K, typename V>
 class ShardedValues {
  public:
   // Null when absent.
   const V* Find(const K& key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     if (shard == nullptr) return nullptr;
     const auto it = shard->find(key);
     return it == shard->end() ? nullptr : &it->second;
   }
   // The value to change, default-constructed when absent.
-  V& Mutable(const K& key) { return Writable(ShardOf(key))[key]; }
+  V& Mutable(const K& key) { return shards_.Writable(ShardOf(key))[key]; }
   void Remove(const K& key) {
-    const size_t index = ShardOf(key);
-    if (shards_[index] == nullptr || !shards_[index]->contains(key)) return;
-    Writable(index).erase(key);
+    if (Find(key) == nullptr) return;
+    shards_.Writable(ShardOf(key)).erase(key);
   }
 
  private:
   using Shard = absl::flat_hash_map<K, V>;
-  static constexpr size_t kShards = 64;
-  static size_t ShardOf(const K& key) { return absl::Hash<K>()(key) % kShards; }
-  Shard& Writable(size_t index) {
-    std::shared_ptr<Shard>& shard = shards_[index];
-    if (shard == nullptr) {
-      shard = std::make_shared<Shard>();
-    } else if (shard.use_count() > 1) {
-      shard = std::make_shared<Shard>(*shard);
-    }
-    return *shard;
+  static size_t ShardOf(const K& key) {
+    return absl::Hash<K>()(key) % CopyOnWriteShards<Shard>::kShards;
   }
 
-  std::array<std::shared_ptr<Shard>, kShards> shards_;
+  CopyOnWriteShards<Shard> shards_;
 };
 
 // A pool, by driver and name.
@@ -139,6 +121,26 @@ struct PoolGenerations {
   std::vector<std::pair<int64_t, int32_t>> slices;  // (generation, slices), by generation
 };
 
+// The devices a node's own slices (spec.nodeName) offer, kept per node as DraState's slices
+// change, so that a pod's Filter reads them instead of gathering them: the newest generation of
+// each pool, when it is complete among those slices and names no device twice. Such a pool is
+// gathered the same way whatever other nodes publish (node_devices.h); a pool that is not
+// (`self_contained` false) needs the census of every node, and the full gathering.
+struct NodeDeviceSummary {
+  struct Pool {
+    PoolId id;
+    uint32_t first_device = 0;  // [first_device, end_device) in `devices`
+    uint32_t end_device = 0;
+  };
+  struct Device {
+    api::Symbol name = api::kEmptySymbol;
+    api::DeviceShape shape = api::kNoShape;
+  };
+  bool self_contained = true;
+  std::vector<Pool> pools;
+  std::vector<Device> devices;  // pool by pool, by name (symbol order) within a pool
+};
+
 struct DraState {
   // Classes and slices by name; claims and templates by "namespace/name". Write slices and
   // claims through SetSlice/RemoveSlice and SetClaim/RemoveClaim, which keep the indexes below.
@@ -153,6 +155,9 @@ struct DraState {
   // devices node by node.
   ShardedObjectMap<SliceList> slices_by_node;
   std::shared_ptr<const SliceList> shared_slices = std::make_shared<const SliceList>();
+  // What each node's own slices offer (NodeDeviceSummary), by node name; rebuilt from the node's
+  // list in `slices_by_node` when one of them changes. Absent for a node without slices.
+  ShardedObjectMap<NodeDeviceSummary> device_summaries;
   // The devices that claims' allocations hold, as the claims in `claims` say (allocations the
   // scheduler assumed included: the cache writes them there); devices allocated with admin access
   // hold nothing, as upstream counts them.
@@ -191,6 +196,10 @@ struct DraState {
   const SliceList* NodeSlices(std::string_view node_name) const {
     return slices_by_node.Find(node_name);
   }
+  // What the node's own slices offer; null when it has none.
+  const NodeDeviceSummary* DeviceSummary(std::string_view node_name) const {
+    return device_summaries.Find(node_name);
+  }
   // The pod whose allocation of the claim is in flight; null when none is.
   const std::string* PendingAllocation(std::string_view claim_key) const {
     return pending_allocations.Find(claim_key);
@@ -207,6 +216,7 @@ struct DraState {
  private:
   void CountAllocation(const api::ResourceClaim& claim, int32_t delta);
   void CountSlice(const api::ResourceSlice& slice, int32_t delta);
+  void SummarizeNode(const std::string& node_name);
   void CountInPool(const api::DeviceRequestAllocationResult& result, int32_t delta);
 };
 

@@ -19,6 +19,42 @@
 
 namespace kubesched::framework {
 
+// A fixed number of shards (each a `Shard`, a hash map), shared between copies of the holder and
+// copied on the first write after a copy: copying the holder copies the shard pointers only. The
+// copy-on-write part of ShardedObjectMap and of DraState's sharded counts and values.
+//
+// Threads: a copy may be read from any number of threads while another copy is written; one
+// copy is written by one thread at a time.
+template <typename Shard>
+class CopyOnWriteShards {
+ public:
+  static constexpr size_t kShards = 64;
+
+  // Null when the shard was never written.
+  const Shard* Find(size_t index) const { return shards_[index].get(); }
+  // The shard at `index`, owned by this copy alone (copied first if another copy shares it; a
+  // reader that drops its copy meanwhile only makes the copy unnecessary, never unsafe).
+  Shard& Writable(size_t index) {
+    std::shared_ptr<Shard>& shard = shards_[index];
+    if (shard == nullptr) {
+      shard = std::make_shared<Shard>();
+    } else if (shard.use_count() > 1) {
+      shard = std::make_shared<Shard>(*shard);
+    }
+    return *shard;
+  }
+  // Calls fn(shard) for every shard written so far.
+  template <typename Fn>
+  void ForEachShard(Fn&& fn) const {
+    for (const auto& shard : shards_) {
+      if (shard != nullptr) fn(*shard);
+    }
+  }
+
+ private:
+  std::array<std::shared_ptr<Shard>, kShards> shards_;
+};
+
 // A map from key to shared immutable object, split in shards that are shared between copies and
 // copied on the first write after a copy. Copying the map copies the shard pointers only.
 //
@@ -31,13 +67,13 @@ class ShardedObjectMap {
 
   // Null when absent.
   const T* Find(std::string_view key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     if (shard == nullptr) return nullptr;
     const auto it = shard->find(absl::string_view(key.data(), key.size()));
     return it == shard->end() ? nullptr : it->second.get();
   }
   std::shared_ptr<const T> Get(std::string_view key) const {
-    const Shard* shard = shards_[ShardOf(key)].get();
+    const Shard* shard = shards_.Find(ShardOf(key));
     if (shard == nullptr) return nullptr;
     const auto it = shard->find(absl::string_view(key.data(), key.size()));
     return it == shard->end() ? nullptr : it->second;
@@ -45,47 +81,33 @@ class ShardedObjectMap {
   size_t size() const { return size_; }
 
   void Set(const std::string& key, std::shared_ptr<const T> object) {
-    Shard& shard = Writable(ShardOf(key));
+    Shard& shard = shards_.Writable(ShardOf(key));
     const auto [it, inserted] = shard.insert_or_assign(key, std::move(object));
     if (inserted) ++size_;
   }
   void Remove(std::string_view key) {
     const size_t index = ShardOf(key);
-    if (shards_[index] == nullptr ||
-        !shards_[index]->contains(absl::string_view(key.data(), key.size()))) {
-      return;
-    }
-    Writable(index).erase(std::string(key));
+    const Shard* shard = shards_.Find(index);
+    if (shard == nullptr || !shard->contains(absl::string_view(key.data(), key.size()))) return;
+    shards_.Writable(index).erase(std::string(key));
     --size_;
   }
 
   // Calls fn(key, object) for every entry, in no particular order.
   template <typename Fn>
   void ForEach(Fn&& fn) const {
-    for (const auto& shard : shards_) {
-      if (shard == nullptr) continue;
-      for (const auto& [key, object] : *shard) fn(key, *object);
-    }
+    shards_.ForEachShard([&fn](const Shard& shard) {
+      for (const auto& [key, object] : shard) fn(key, *object);
+    });
   }
 
  private:
-  static constexpr size_t kShards = 64;
   static size_t ShardOf(std::string_view key) {
-    return absl::Hash<absl::string_view>()(absl::string_view(key.data(), key.size())) % kShards;
-  }
-  // The shard at `index`, owned by this copy alone (copied first if another copy shares it; a
-  // reader that drops its copy meanwhile only makes the copy unnecessary, never unsafe).
-  Shard& Writable(size_t index) {
-    std::shared_ptr<Shard>& shard = shards_[index];
-    if (shard == nullptr) {
-      shard = std::make_shared<Shard>();
-    } else if (shard.use_count() > 1) {
-      shard = std::make_shared<Shard>(*shard);
-    }
-    return *shard;
+    return absl::Hash<absl::string_view>()(absl::string_view(key.data(), key.size())) %
+           CopyOnWriteShards<Shard>::kShards;
   }
 
-  std::array<std::shared_ptr<Shard>, kShards> shards_;
+  CopyOnWriteShards<Shard> shards_;
   size_t size_ = 0;
 };
 

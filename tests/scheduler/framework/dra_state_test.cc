@@ -144,5 +144,66 @@ TEST_CASE("the slices of each pool generation are counted over every node", "[dr
   CHECK(state.pool_generations.size() == 0);
 }
 
+// A slice of pool "pool" (announcing two slices) for node-a, with devices named `devices`.
+std::shared_ptr<const api::ResourceSlice> DeviceSlice(const std::string& name, int64_t generation,
+                                                      const std::vector<std::string>& devices,
+                                                      const std::string& node = "node-a") {
+  auto slice = std::make_shared<api::ResourceSlice>(*PoolSlice(name, generation, node));
+  for (const std::string& device : devices) {
+    api::Device& added = slice->devices.emplace_back();
+    added.name = api::Intern(device);
+  }
+  return slice;
+}
+
+std::vector<std::string> SummaryDevices(const NodeDeviceSummary& summary) {
+  std::vector<std::string> names;
+  for (const NodeDeviceSummary::Device& device : summary.devices) {
+    names.emplace_back(api::SymbolText(device.name));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_CASE("each node's summary follows the writes of its own slices", "[dra]") {
+  DraState state;
+  state.SetSlice("s1", DeviceSlice("s1", 1, {"gpu-1", "gpu-0"}));
+  REQUIRE(state.DeviceSummary("node-a") != nullptr);
+  // One slice of the two the pool announces: its devices depend on other nodes' slices.
+  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained);
+  state.SetSlice("s2", DeviceSlice("s2", 1, {"gpu-2"}));
+  const NodeDeviceSummary* whole = state.DeviceSummary("node-a");
+  REQUIRE(whole != nullptr);
+  CHECK(whole->self_contained);
+  REQUIRE(whole->pools.size() == 1);
+  CHECK(whole->pools[0].end_device - whole->pools[0].first_device == 3);
+  CHECK(SummaryDevices(*whole) == std::vector<std::string>{"gpu-0", "gpu-1", "gpu-2"});
+  // Names within a pool are in symbol order, as the held devices of a pool are.
+  CHECK(std::is_sorted(whole->devices.begin(), whole->devices.end(),
+                       [](const auto& a, const auto& b) { return a.name < b.name; }));
+  // A copy keeps what it saw; the next generation in part makes the node's pool incomplete.
+  const DraState copy = state;
+  state.SetSlice("s3", DeviceSlice("s3", 2, {"gpu-9"}));
+  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained);
+  CHECK(copy.DeviceSummary("node-a")->self_contained);
+  // A device named in both slices of the pool: the pool is invalid, which the search reports.
+  state.RemoveSlice("s3");
+  state.SetSlice("s2", DeviceSlice("s2", 1, {"gpu-1"}));
+  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained);
+  // A slice moved to another node leaves the first: each node has one slice of the two.
+  state.SetSlice("s2", DeviceSlice("s2", 1, {"gpu-2"}, "node-b"));
+  REQUIRE(state.DeviceSummary("node-b") != nullptr);
+  CHECK_FALSE(state.DeviceSummary("node-b")->self_contained);
+  state.SetSlice("s1", DeviceSlice("s1", 1, {"gpu-0"}, "node-b"));
+  CHECK(state.DeviceSummary("node-a") == nullptr);
+  REQUIRE(state.DeviceSummary("node-b") != nullptr);
+  CHECK(SummaryDevices(*state.DeviceSummary("node-b")) ==
+        std::vector<std::string>{"gpu-0", "gpu-2"});
+  state.RemoveSlice("s1");
+  state.RemoveSlice("s2");
+  CHECK(state.DeviceSummary("node-b") == nullptr);
+  CHECK(state.device_summaries.size() == 0);
+}
+
 }  // namespace
 }  // namespace kubesched::framework

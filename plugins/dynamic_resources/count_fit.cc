@@ -1,0 +1,71 @@
+#include "plugins/dynamic_resources/count_fit.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kubesched::plugins::dynamic_resources {
+namespace {
+
+// The selectors' verdict on a shape as the search reaches it: in order, up to the first false
+// one; kUnknown when one on the way is not known (or failed), which only the search may decide.
+VerdictMemo::Verdict Decide(absl::Span<const CompiledSelector* const> selectors,
+                            api::DeviceShape shape) {
+  for (const CompiledSelector* selector : selectors) {
+    const VerdictMemo::Verdict verdict = selector->verdicts.Get(shape);
+    if (verdict == VerdictMemo::kFalse) return VerdictMemo::kFalse;
+    if (verdict != VerdictMemo::kTrue) return VerdictMemo::kUnknown;
+  }
+  return VerdictMemo::kTrue;
+}
+
+}  // namespace
+
+// Defined here, with the counting it is for (FitByCount), rather than in allocator.cc.
+std::optional<CountRequest> PreparedClaims::AsCountRequest() const {
+  if (claims_.size() != 1 || slots_.size() != 1 || specs_.size() != 1) return std::nullopt;
+  const Spec& spec = specs_.front();
+  if (claims_.front().constraint_count != 0 || spec.request->admin_access ||
+      spec.spec->allocation_mode == api::DeviceAllocationMode::kAll || spec.count < 1 ||
+      spec.count > kMaxDevicesPerClaim) {
+    return std::nullopt;
+  }
+  return CountRequest{spec.count,
+                      absl::MakeConstSpan(programs_).subspan(
+                          spec.first_program, spec.class_programs + spec.claim_programs)};
+}
+
+// Every device is decided, even after `count` free ones are found: the search would stop on a
+// selector error in a device it reaches before those, and its order is not this one. The held
+// devices are looked up only on a node with enough matching devices: most nodes have none.
+CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
+                    std::string_view node_name) {
+  if (!dra.shared_slices->empty()) return CountFit::kSearch;
+  const framework::NodeDeviceSummary* summary = dra.DeviceSummary(node_name);
+  if (summary == nullptr) return CountFit::kTooFew;  // no device at all
+  if (!summary->self_contained) return CountFit::kSearch;
+  int64_t matching = 0;
+  for (const framework::NodeDeviceSummary::Device& device : summary->devices) {
+    const VerdictMemo::Verdict verdict = Decide(request.selectors, device.shape);
+    if (verdict == VerdictMemo::kUnknown) return CountFit::kSearch;
+    matching += verdict == VerdictMemo::kTrue ? 1 : 0;
+  }
+  if (matching < request.count) return CountFit::kTooFew;
+  int64_t free = 0;
+  for (const framework::NodeDeviceSummary::Pool& pool : summary->pools) {
+    // Both lists are by name: one pass over the pool's devices and the few it holds.
+    const framework::PoolAllocations* held = dra.allocated_by_pool.Find(pool.id);
+    size_t next_held = 0;
+    for (uint32_t d = pool.first_device; d < pool.end_device; ++d) {
+      const framework::NodeDeviceSummary::Device& device = summary->devices[d];
+      if (Decide(request.selectors, device.shape) != VerdictMemo::kTrue) continue;
+      if (held != nullptr) {
+        while (next_held < held->size() && (*held)[next_held].first < device.name) ++next_held;
+        if (next_held < held->size() && (*held)[next_held].first == device.name) continue;
+      }
+      ++free;
+    }
+  }
+  return free >= request.count ? CountFit::kFits : CountFit::kTaken;
+}
+
+}  // namespace kubesched::plugins::dynamic_resources

@@ -1,0 +1,28 @@
+#pragma once
+
+// Whether a node serves a CountRequest, from the snapshot's summary of its devices
+// (framework::NodeDeviceSummary) and the devices claims hold, without gathering or searching: for
+// claims that ask for any `count` matching devices, the search finds them exactly when the node
+// has `count` free devices that match, whatever their order. What the counting cannot decide as
+// the search would, it leaves to the search: devices whose selector verdicts are not all known
+// yet (or failed), pools that depend on other nodes' slices or name a device twice, and slices
+// that select nodes (which are not summarized per node).
+
+#include <string_view>
+
+#include "plugins/dynamic_resources/allocator.h"
+#include "scheduler/framework/dra_state.h"
+
+namespace kubesched::plugins::dynamic_resources {
+
+enum class CountFit : uint8_t {
+  kFits,    // enough free devices match
+  kTaken,   // too few are free, but enough would be if claims held none
+  kTooFew,  // too few match even then
+  kSearch,  // undecided here: the full search answers
+};
+
+CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
+                    std::string_view node_name);
+
+}  // namespace kubesched::plugins::dynamic_resources
