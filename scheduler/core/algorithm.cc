@@ -240,7 +240,7 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   if (const auto* node =
           FitsNominatedNode(fw, state, pod, snapshot, pre, nominated, nominated_node);
       node != nullptr) {
-    return ScheduleOutcome(std::in_place_type<ScheduleSuccess>, node, 1, 1);
+    return ScheduleSuccess{node, 1, 1};
   }
   const auto& candidates = CandidateNodes(pre, snapshot);
   if (candidates.size() < snapshot.nodes().size()) {

@@ -175,10 +175,12 @@ inline void RequireQueuesWithinMax(const std::vector<api::Pod>& pods,
         framework::PodRequests(pod.spec, /*non_zero=*/false));
   }
   for (const auto& [queue, max] : max_by_queue) {
+    const api::ResourceList& queue_used = used[queue];
+    const std::string& queue_name = queue;  // clang 14 lambdas cannot capture a binding
     max.ForEachNonZero([&](api::ResourceId id, int64_t limit) {
-      INFO("queue " << queue << ": " << api::ResourceName(id) << " " << used[queue].Get(id)
+      INFO("queue " << queue_name << ": " << api::ResourceName(id) << " " << queue_used.Get(id)
                     << " of max " << limit);
-      CHECK(used[queue].Get(id) <= limit);
+      CHECK(queue_used.Get(id) <= limit);
     });
   }
 }
