@@ -1,5 +1,6 @@
 #include "plugins/dynamic_resources/count_fit.h"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -34,29 +35,18 @@ std::optional<CountRequest> PreparedClaims::AsCountRequest() const {
                           spec.first_program, spec.class_programs + spec.claim_programs)};
 }
 
-// Every device is decided, even after `count` free ones are found: the search would stop on a
-// selector error in a device it reaches before those, and its order is not this one. The held
-// devices are looked up only on a node with enough matching devices: most nodes have none.
-CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
-                    std::string_view node_name) {
-  if (!dra.shared_slices->empty()) return CountFit::kSearch;
-  const framework::NodeDeviceSummary* summary = dra.DeviceSummary(node_name);
-  if (summary == nullptr) return CountFit::kTooFew;  // no device at all
-  if (!summary->self_contained) return CountFit::kSearch;
-  int64_t matching = 0;
-  for (const framework::NodeDeviceSummary::Device& device : summary->devices) {
-    const VerdictMemo::Verdict verdict = Decide(request.selectors, device.shape);
-    if (verdict == VerdictMemo::kUnknown) return CountFit::kSearch;
-    matching += verdict == VerdictMemo::kTrue ? 1 : 0;
-  }
-  if (matching < request.count) return CountFit::kTooFew;
+namespace {
+
+// A node with more devices than OwnDevices keeps bits for: its pools' held devices are looked up.
+int64_t FreeByLookup(const CountRequest& request, const framework::DraState& dra,
+                     const framework::NodeDeviceSummary& summary) {
   int64_t free = 0;
-  for (const framework::NodeDeviceSummary::Pool& pool : summary->pools) {
+  for (const framework::NodeDeviceSummary::Pool& pool : summary.pools) {
     // Both lists are by name: one pass over the pool's devices and the few it holds.
     const framework::PoolAllocations* held = dra.allocated_by_pool.Find(pool.id);
     size_t next_held = 0;
     for (uint32_t d = pool.first_device; d < pool.end_device; ++d) {
-      const framework::NodeDeviceSummary::Device& device = summary->devices[d];
+      const framework::NodeDeviceSummary::Device& device = summary.devices[d];
       if (Decide(request.selectors, device.shape) != VerdictMemo::kTrue) continue;
       if (held != nullptr) {
         while (next_held < held->size() && (*held)[next_held].first < device.name) ++next_held;
@@ -65,6 +55,34 @@ CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
       ++free;
     }
   }
+  return free;
+}
+
+}  // namespace
+
+// Every device is decided, even after `count` free ones are found: the search would stop on a
+// selector error in a device it reaches before those, and its order is not this one. The node's
+// summary and held devices come with its NodeInfo (OwnDevices): no look-up by name per node.
+CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
+                    const framework::NodeInfo& node) {
+  if (!dra.shared_slices->empty()) return CountFit::kSearch;
+  const framework::OwnDevices& own = node.own_devices();
+  const framework::NodeDeviceSummary* summary = own.summary.get();
+  if (summary == nullptr) return CountFit::kTooFew;  // no device at all
+  if (!summary->self_contained) return CountFit::kSearch;
+  const bool held_known = summary->devices.size() <= framework::OwnDevices::kHeldBits;
+  int64_t matching = 0;
+  uint64_t matching_bits = 0;
+  for (size_t d = 0; d < summary->devices.size(); ++d) {
+    const VerdictMemo::Verdict verdict = Decide(request.selectors, summary->devices[d].shape);
+    if (verdict == VerdictMemo::kUnknown) return CountFit::kSearch;
+    if (verdict != VerdictMemo::kTrue) continue;
+    ++matching;
+    if (held_known) matching_bits |= uint64_t{1} << d;
+  }
+  if (matching < request.count) return CountFit::kTooFew;
+  const int64_t free = held_known ? std::popcount(matching_bits & ~own.held)
+                                  : FreeByLookup(request, dra, *summary);
   return free >= request.count ? CountFit::kFits : CountFit::kTaken;
 }
 

@@ -8,10 +8,9 @@
 // yet (or failed), pools that depend on other nodes' slices or name a device twice, and slices
 // that select nodes (which are not summarized per node).
 
-#include <string_view>
-
 #include "plugins/dynamic_resources/allocator.h"
 #include "scheduler/framework/dra_state.h"
+#include "scheduler/framework/node_info.h"
 
 namespace kubesched::plugins::dynamic_resources {
 
@@ -22,7 +21,9 @@ enum class CountFit : uint8_t {
   kSearch,  // undecided here: the full search answers
 };
 
+// `node` is a NodeInfo of the snapshot `dra` belongs to: its own_devices() are the summary and
+// holds of that snapshot.
 CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
-                    std::string_view node_name);
+                    const framework::NodeInfo& node);
 
 }  // namespace kubesched::plugins::dynamic_resources

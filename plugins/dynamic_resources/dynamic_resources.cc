@@ -297,7 +297,7 @@ Status DynamicResources::Filter(const framework::CycleState& state,
   if (!claims.prepared.has_value()) return Status::Success();
   // Preemption's what-if frees devices the summary counts as held: those copies search.
   if (claims.count_request.has_value() && data->freed.empty()) {
-    switch (dynamic_resources::FitByCount(*claims.count_request, *claims.dra, node.name())) {
+    switch (dynamic_resources::FitByCount(*claims.count_request, *claims.dra, node)) {
       case CountFit::kFits:
         return Status::Success();
       case CountFit::kTaken:

@@ -6,24 +6,6 @@
 #include "scheduler/util/strings.h"
 
 namespace kubesched::plugins::dynamic_resources {
-namespace {
-
-// Pools by driver and name (as text, so the order does not depend on interning order), the newest
-// generation first, then slices by name.
-bool SliceOrder(const api::ResourceSlice* a, const api::ResourceSlice* b) {
-  if (a->driver != b->driver) return api::SymbolText(a->driver) < api::SymbolText(b->driver);
-  if (a->pool.name != b->pool.name) {
-    return api::SymbolText(a->pool.name) < api::SymbolText(b->pool.name);
-  }
-  if (a->pool.generation != b->pool.generation) return a->pool.generation > b->pool.generation;
-  return a->meta.name < b->meta.name;
-}
-
-bool SamePool(const api::ResourceSlice& a, const api::ResourceSlice& b) {
-  return a.driver == b.driver && a.pool.name == b.pool.name;
-}
-
-}  // namespace
 
 std::string DeviceIdText(const DeviceId& id) {
   return absl::StrCat(util::Absl(api::SymbolText(id.driver)), "/",
@@ -45,7 +27,7 @@ void NodeDevices::Gather(absl::Span<const api::ResourceSlice* const> slices,
   for (const api::ResourceSlice* slice : slices) {
     if (SliceAppliesToNode(*slice, node_name, node_labels)) slices_.push_back(slice);
   }
-  std::sort(slices_.begin(), slices_.end(), SliceOrder);
+  std::sort(slices_.begin(), slices_.end(), framework::SliceGatherOrder);
   BuildPools([slices](api::Symbol driver, api::Symbol pool, int64_t generation) {
     Census census;
     for (const api::ResourceSlice* slice : slices) {
@@ -69,7 +51,7 @@ void NodeDevices::Gather(const framework::SliceList* local, const framework::Sli
   for (const auto& slice : shared) {
     if (SliceAppliesToNode(*slice, node_name, node_labels)) slices_.push_back(slice.get());
   }
-  std::sort(slices_.begin(), slices_.end(), SliceOrder);
+  std::sort(slices_.begin(), slices_.end(), framework::SliceGatherOrder);
   BuildPools([&state](api::Symbol driver, api::Symbol pool, int64_t generation) {
     return Census{state.PoolSlices(driver, pool, generation),
                   state.NewerPoolGeneration(driver, pool, generation)};
@@ -82,19 +64,13 @@ void NodeDevices::BuildPools(CensusFn census) {
   pools_.clear();
   devices_.clear();
   has_invalid_pool_ = false;
-  size_t i = 0;
-  while (i < slices_.size()) {
-    const api::ResourceSlice& first = *slices_[i];
-    const size_t first_slice = i;
-    size_t newest_end = i;
-    for (; i < slices_.size() && SamePool(*slices_[i], first); ++i) {
-      if (slices_[i]->pool.generation == first.pool.generation) newest_end = i + 1;
-    }
+  framework::ForEachPool(slices_, [&](size_t first_slice, size_t newest_end) {
+    const api::ResourceSlice& first = *slices_[first_slice];
     const int64_t announced = first.pool.resource_slice_count;
     Pool pool{first.driver, first.pool.name, false, false, devices_.size(), devices_.size()};
     if (static_cast<int64_t>(newest_end - first_slice) != announced) {
       const Census seen = census(first.driver, first.pool.name, first.pool.generation);
-      if (seen.newer) continue;  // replaced elsewhere: the node's part is out of date
+      if (seen.newer) return;  // replaced elsewhere: the node's part is out of date
       pool.incomplete = seen.slices != announced;
     }
     pool.invalid = newest_end - first_slice > 1 && DuplicateDevice(first_slice, newest_end);
@@ -109,7 +85,7 @@ void NodeDevices::BuildPools(CensusFn census) {
     }
     pool.end_device = devices_.size();
     pools_.push_back(pool);
-  }
+  });
 }
 
 // Whether two slices of [first_slice, end_slice) name one device (upstream's invalid pool; names

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -280,15 +281,20 @@ struct Cache::Impl {
     }
   }
 
-  // DRA devices counted as resources on each node (cache_devices.cc): off (null) unless the queue
-  // configuration counts devices (EnableDeviceResources). The node of each node-local pool, by
-  // (driver, pool), says where an allocated device is.
+  // Each node's DRA devices (cache_devices.cc). Devices counted as resources are off (null)
+  // unless the queue configuration counts devices (EnableDeviceResources). The nodes of each
+  // node-local pool, by (driver, pool), say where an allocated device is.
   std::shared_ptr<const framework::DeviceResources> device_resources ABSL_GUARDED_BY(mu);
-  absl::flat_hash_map<std::pair<api::Symbol, api::Symbol>, std::string> pool_nodes
+  absl::flat_hash_map<std::pair<api::Symbol, api::Symbol>, std::vector<std::string>> pool_nodes
       ABSL_GUARDED_BY(mu);
-  // Counts the devices `node_name`'s own slices publish, and those allocated, again: O(the
-  // node's devices). A node without a Node object is counted when it gets one.
+  // Sets `node_name`'s own devices (NodeInfo::own_devices) and counts the devices its own slices
+  // publish, and those allocated, again: O(the node's devices). A node without a Node object is
+  // counted when it gets one.
   void RecountDevices(const std::string& node_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The devices counted as resources that the node's own slices publish, and those held; adds
+  // nothing unless the queue configuration counts devices.
+  void CountDeviceAmounts(const std::string& node_name, api::ResourceList& allocatable,
+                          api::ResourceList& requested) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // A claim's allocation changed (`before` or `after` may be null): the nodes of the devices of
   // either are counted again.
   void RecountClaimNodes(const api::ResourceClaim* before, const api::ResourceClaim* after)
@@ -296,6 +302,8 @@ struct Cache::Impl {
   // A slice came, changed or went: the pool index follows and its node is counted again.
   void SliceChanged(const api::ResourceSlice* before, const api::ResourceSlice* after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void ForgetPoolNode(const std::pair<api::Symbol, api::Symbol>& pool,
+                      const std::string& node_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   void RegroupNode(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     item->group = grouping.GroupOf(item->info.node());

@@ -21,16 +21,6 @@ std::shared_ptr<const SliceList> Without(const SliceList& list, const api::Resou
   return rest;
 }
 
-// A pool's slices together, the newest generation first, then by name: the order in which the
-// DynamicResources plugin gathers them, so that a pool's announced slice count is read from the
-// same slice.
-bool GatherOrder(const api::ResourceSlice* a, const api::ResourceSlice* b) {
-  if (a->driver != b->driver) return a->driver < b->driver;
-  if (a->pool.name != b->pool.name) return a->pool.name < b->pool.name;
-  if (a->pool.generation != b->pool.generation) return a->pool.generation > b->pool.generation;
-  return a->meta.name < b->meta.name;
-}
-
 // What one node's own slices offer. A pool incomplete among them, or naming a device twice, makes
 // the summary not self-contained: its devices then depend on other nodes' slices, or the pool
 // fails the node with its own message, and the plugin gathers them in full.
@@ -38,22 +28,14 @@ std::shared_ptr<const NodeDeviceSummary> Summarize(const SliceList& list) {
   std::vector<const api::ResourceSlice*> slices;
   slices.reserve(list.size());
   for (const auto& slice : list) slices.push_back(slice.get());
-  std::sort(slices.begin(), slices.end(), GatherOrder);
+  std::sort(slices.begin(), slices.end(), SliceGatherOrder);
   auto summary = std::make_shared<NodeDeviceSummary>();
   std::vector<NodeDeviceSummary::Device>& devices = summary->devices;
-  size_t i = 0;
-  while (i < slices.size()) {
-    const api::ResourceSlice& first = *slices[i];
-    const size_t first_slice = i;
-    size_t newest_end = i;
-    for (; i < slices.size() && slices[i]->driver == first.driver &&
-           slices[i]->pool.name == first.pool.name;
-         ++i) {
-      if (slices[i]->pool.generation == first.pool.generation) newest_end = i + 1;
-    }
+  ForEachPool(slices, [&](size_t first_slice, size_t newest_end) {
+    const api::ResourceSlice& first = *slices[first_slice];
     if (static_cast<int64_t>(newest_end - first_slice) != first.pool.resource_slice_count) {
       summary->self_contained = false;
-      continue;
+      return;
     }
     NodeDeviceSummary::Pool pool{
         {first.driver, first.pool.name}, static_cast<uint32_t>(devices.size()), 0};
@@ -73,11 +55,40 @@ std::shared_ptr<const NodeDeviceSummary> Summarize(const SliceList& list) {
     }
     pool.end_device = static_cast<uint32_t>(devices.size());
     summary->pools.push_back(pool);
-  }
+  });
   return summary;
 }
 
 }  // namespace
+
+bool SliceGatherOrder(const api::ResourceSlice* a, const api::ResourceSlice* b) {
+  if (a->driver != b->driver) return api::SymbolText(a->driver) < api::SymbolText(b->driver);
+  if (a->pool.name != b->pool.name) {
+    return api::SymbolText(a->pool.name) < api::SymbolText(b->pool.name);
+  }
+  if (a->pool.generation != b->pool.generation) return a->pool.generation > b->pool.generation;
+  return a->meta.name < b->meta.name;
+}
+
+// Both lists of a pool are by name: one pass over its devices and the few it holds.
+OwnDevices DraState::OwnDevicesOf(std::string_view node_name) const {
+  OwnDevices own{device_summaries.Get(node_name), 0};
+  if (own.summary == nullptr) return own;
+  for (const NodeDeviceSummary::Pool& pool : own.summary->pools) {
+    const PoolAllocations* held = allocated_by_pool.Find(pool.id);
+    if (held == nullptr) continue;
+    size_t next_held = 0;
+    const uint32_t end = std::min<uint32_t>(pool.end_device, OwnDevices::kHeldBits);
+    for (uint32_t d = pool.first_device; d < end && next_held < held->size(); ++d) {
+      const api::Symbol name = own.summary->devices[d].name;
+      while (next_held < held->size() && (*held)[next_held].first < name) ++next_held;
+      if (next_held < held->size() && (*held)[next_held].first == name) {
+        own.held |= uint64_t{1} << d;
+      }
+    }
+  }
+  return own;
+}
 
 void DraState::SummarizeNode(const std::string& node_name) {
   const SliceList* list = slices_by_node.Find(node_name);

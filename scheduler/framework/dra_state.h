@@ -21,7 +21,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "absl/types/span.h"
 #include "scheduler/api/dra.h"
+#include "scheduler/framework/node_info.h"
 #include "scheduler/framework/storage_state.h"
 
 namespace kubesched::framework {
@@ -141,6 +143,30 @@ struct NodeDeviceSummary {
   std::vector<Device> devices;  // pool by pool, by name (symbol order) within a pool
 };
 
+// The order in which slices are gathered, here and by the DynamicResources plugin: a pool's slices
+// together (pools by driver and name as text, so that the order does not depend on interning
+// order), the newest generation first, then by slice name; a pool's announced slice count is
+// read from its first slice.
+bool SliceGatherOrder(const api::ResourceSlice* a, const api::ResourceSlice* b);
+
+// Calls fn(first, newest_end) for each pool of `slices`, sorted by SliceGatherOrder: the slices
+// of the pool's newest generation are [first, newest_end); older ones follow.
+template <typename Fn>
+void ForEachPool(absl::Span<const api::ResourceSlice* const> slices, Fn&& fn) {
+  size_t i = 0;
+  while (i < slices.size()) {
+    const api::ResourceSlice& first = *slices[i];
+    const size_t first_slice = i;
+    size_t newest_end = i;
+    for (; i < slices.size() && slices[i]->driver == first.driver &&
+           slices[i]->pool.name == first.pool.name;
+         ++i) {
+      if (slices[i]->pool.generation == first.pool.generation) newest_end = i + 1;
+    }
+    fn(first_slice, newest_end);
+  }
+}
+
 struct DraState {
   // Classes and slices by name; claims and templates by "namespace/name". Write slices and
   // claims through SetSlice/RemoveSlice and SetClaim/RemoveClaim, which keep the indexes below.
@@ -200,6 +226,9 @@ struct DraState {
   const NodeDeviceSummary* DeviceSummary(std::string_view node_name) const {
     return device_summaries.Find(node_name);
   }
+  // What the node's own slices offer and which of those devices claims hold, for its NodeInfo:
+  // O(the node's devices).
+  OwnDevices OwnDevicesOf(std::string_view node_name) const;
   // The pod whose allocation of the claim is in flight; null when none is.
   const std::string* PendingAllocation(std::string_view claim_key) const {
     return pending_allocations.Find(claim_key);

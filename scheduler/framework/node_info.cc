@@ -342,6 +342,11 @@ void NodeInfo::SetDeviceAmounts(api::ResourceList allocatable, api::ResourceList
   generation_ = generation;
 }
 
+void NodeInfo::SetOwnDevices(OwnDevices devices, int64_t generation) {
+  own_devices_ = std::move(devices);
+  generation_ = generation;
+}
+
 void NodeInfo::AddVirtualSinceSample(const api::ResourceList& amounts) {
   virtual_requested_since_sample_.Add(amounts);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,6 +15,21 @@
 #include "scheduler/framework/pod_info.h"
 
 namespace kubesched::framework {
+
+struct NodeDeviceSummary;  // dra_state.h
+
+// The DRA devices a node's own ResourceSlices offer (DraState's NodeDeviceSummary of the node;
+// null when they offer none) and which of them claims hold: bit i for summary->devices[i], for the
+// first kHeldBits devices (a node with more has its holds looked up in DraState). The cache keeps
+// it from DraState (DraState::OwnDevicesOf) as slices and claims change.
+struct OwnDevices {
+  static constexpr size_t kHeldBits = 64;
+  std::shared_ptr<const NodeDeviceSummary> summary;
+  uint64_t held = 0;
+  friend bool operator==(const OwnDevices& a, const OwnDevices& b) {
+    return a.summary == b.summary && a.held == b.held;
+  }
+};
 
 // Host ports in use on a node. 0.0.0.0 (or "") conflicts with every address.
 class HostPorts {
@@ -196,6 +212,9 @@ class NodeInfo {
   // allocatable() and requested(), which NodeResourcesFit reads: a DRA GPU is no device plugin's.
   const api::ResourceList& device_allocatable() const { return device_allocatable_; }
   const api::ResourceList& device_requested() const { return device_requested_; }
+  // What DynamicResources' Filter counts on this node (OwnDevices), read here so that the
+  // per-node loop finds it without looking the node up by name.
+  const OwnDevices& own_devices() const { return own_devices_; }
 
   // Bumped on every change; the snapshot copies nodes whose generation is newer than its own.
   int64_t generation() const { return generation_; }
@@ -221,6 +240,7 @@ class NodeInfo {
   void SubtractVirtualSinceSample(const api::ResourceList& amounts);
   void SetDeviceAmounts(api::ResourceList allocatable, api::ResourceList requested,
                         int64_t generation);
+  void SetOwnDevices(OwnDevices devices, int64_t generation);
 
  private:
   void RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation);
@@ -256,6 +276,7 @@ class NodeInfo {
   std::shared_ptr<const std::vector<NodeImage>> images_;  // null: none
   api::ResourceList device_allocatable_{};
   api::ResourceList device_requested_{};
+  OwnDevices own_devices_{};
 };
 
 }  // namespace kubesched::framework

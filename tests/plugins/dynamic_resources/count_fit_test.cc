@@ -1,6 +1,7 @@
 // Counting (FitByCount) against the full search: on random nodes (pools of one or two slices,
 // older generations, incomplete pools, a device named twice, devices the selector fails on,
-// slices for all nodes, devices held by claims), every verdict the counting gives is the one the
+// slices for all nodes, devices held by claims, a pool of more devices than the node's held bits
+// cover), every verdict the counting gives is the one the
 // search and its second, nothing-taken search give; what it leaves undecided the search answers.
 
 #include "plugins/dynamic_resources/count_fit.h"
@@ -15,6 +16,7 @@
 #include "plugins/dynamic_resources/allocator.h"
 #include "plugins/dynamic_resources/node_devices.h"
 #include "scheduler/framework/dra_state.h"
+#include "scheduler/framework/node_info.h"
 #include "tests/plugins/dynamic_resources/dra_builders.h"
 
 namespace kubesched::plugins::dynamic_resources {
@@ -50,9 +52,25 @@ api::Device RandomDevice(std::mt19937& random, int index) {
   return device;
 }
 
+// The node as a snapshot holds it: with its own devices as the cache sets them.
+framework::NodeInfo NodeOf(const framework::DraState& dra) {
+  framework::NodeInfo node;
+  node.SetOwnDevices(dra.OwnDevicesOf(kNode), 1);
+  return node;
+}
+
+constexpr int kBigPoolDevices = 70;  // more than OwnDevices::kHeldBits
+
 // A node's slices: pools of one or two slices, now and then an older generation beside the
-// newest, an announced count that is not met, or a device name used in two slices.
+// newest, an announced count that is not met, or a device name used in two slices; now and then
+// a pool of more devices than the node's held bits cover.
 void AddRandomSlices(std::mt19937& random, framework::DraState& dra) {
+  if (random() % 4 == 0) {
+    SliceBuilder big("big", kDriver, absl::StrCat(kNode, "-pool-3"));
+    big.Node(kNode).Generation(1, 1);
+    for (int d = 0; d < kBigPoolDevices; ++d) big.Add(RandomDevice(random, d));
+    dra.SetSlice("big", std::make_shared<const api::ResourceSlice>(big.Build()));
+  }
   const int pools = 1 + static_cast<int>(random() % 3);
   for (int p = 0; p < pools; ++p) {
     const std::string pool = absl::StrCat(kNode, "-pool-", p);
@@ -82,7 +100,7 @@ void HoldRandomDevices(std::mt19937& random, framework::DraState& dra) {
   auto claim = std::make_shared<api::ResourceClaim>(MakeClaim("held", {}));
   claim->allocation.emplace();
   for (int held = 0; held < static_cast<int>(random() % 6); ++held) {
-    const std::string pool = absl::StrCat(kNode, "-pool-", random() % 3);
+    const std::string pool = absl::StrCat(kNode, "-pool-", random() % 4);
     claim->allocation->devices.push_back({"gpu", api::Intern(kDriver), api::Intern(pool),
                                           api::Intern(absl::StrCat("gpu-", random() % 13)),
                                           random() % 5 == 0});
@@ -99,6 +117,7 @@ TEST_CASE("counting free matching devices gives the full search's verdict on ran
   const auto find_class = [&gpu](std::string_view name) { return name == "gpu" ? &gpu : nullptr; };
   int decided = 0;
   int searched = 0;
+  int decided_beyond_held_bits = 0;
   for (int round = 0; round < 400; ++round) {
     framework::DraState dra;
     AddRandomSlices(random, dra);
@@ -115,14 +134,19 @@ TEST_CASE("counting free matching devices gives the full search's verdict on ran
     const std::optional<CountRequest> request = prepared->AsCountRequest();
     REQUIRE(request.has_value());
     // Counting before the search may meet verdicts no one decided yet; after it, fewer.
-    const CountFit before = FitByCount(*request, dra, kNode);
+    const CountFit before = FitByCount(*request, dra, NodeOf(dra));
     const CountFit search = Searched(*prepared, dra);
-    const CountFit after = FitByCount(*request, dra, kNode);
+    const framework::NodeInfo node = NodeOf(dra);
+    const CountFit after = FitByCount(*request, dra, node);
     INFO("round " << round);
     if (before != CountFit::kSearch) CHECK(before == search);
     if (after != CountFit::kSearch) {
       CHECK(after == search);
       ++decided;
+      const auto& summary = node.own_devices().summary;
+      if (summary != nullptr && summary->devices.size() > framework::OwnDevices::kHeldBits) {
+        ++decided_beyond_held_bits;
+      }
     } else {
       ++searched;
     }
@@ -130,6 +154,7 @@ TEST_CASE("counting free matching devices gives the full search's verdict on ran
   // Both ways are taken often: the comparison is not vacuous, and the hard cases are left over.
   CHECK(decided > 50);
   CHECK(searched > 50);
+  CHECK(decided_beyond_held_bits > 10);
 }
 
 TEST_CASE("counting leaves to the search what it cannot count", "[dra]") {

@@ -1,10 +1,15 @@
-// The cache's count of DRA devices that count as a resource (cache_devices.cc): each node's own
-// slices' devices and those allocated, in the node and in the cluster's sums, following slices,
-// pool generations and claims; nothing at all unless enabled.
+// Each node's DRA devices as the cache keeps them (cache_devices.cc): what the node's own slices
+// offer and which of those claims hold (NodeInfo::own_devices), and the count of devices that
+// count as a resource (each node's own slices' devices and those allocated, in the node and in
+// the cluster's sums), following slices, pool generations and claims; the count is nothing at
+// all unless enabled.
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -133,6 +138,61 @@ TEST_CASE("without device resources the cache counts no device", "[cache][dra]")
   CHECK(snapshot.Get("node-1")->device_allocatable().size() == 0);
   CHECK(snapshot.cluster_allocatable().Get(kGpu) == 0);
   CHECK(snapshot.dra().device_resources == nullptr);
+}
+
+// The bits of the named devices in the node's own devices (OwnDevices::held).
+uint64_t Bits(const framework::NodeInfo& node, std::initializer_list<std::string_view> names) {
+  uint64_t bits = 0;
+  const auto& devices = node.own_devices().summary->devices;
+  for (std::string_view name : names) {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (api::SymbolText(devices[i].name) == name) bits |= uint64_t{1} << i;
+    }
+  }
+  return bits;
+}
+
+TEST_CASE("a node carries what its own slices offer and which of those claims hold",
+          "[cache][dra]") {
+  util::FakeClock clock;
+  Cache cache(&clock);  // no device resources: DynamicResources reads these all the same
+  Add(cache, Slice("node-1-gpus", "node-1", 4) + kNodes + Claim("a", "node-1", "gpu-0") +
+                 Claim("c", "", ""));
+  framework::Snapshot snapshot;
+  cache.UpdateSnapshot(&snapshot);
+  const auto own = [&snapshot](const std::string& node) {
+    return snapshot.Get(node)->own_devices();
+  };
+  // The slice came before the Node object: the node has its devices all the same.
+  REQUIRE(own("node-1").summary != nullptr);
+  CHECK(own("node-1").summary.get() == snapshot.dra().DeviceSummary("node-1"));
+  CHECK(own("node-1").summary->devices.size() == 5);
+  CHECK(own("node-1").held == Bits(*snapshot.Get("node-1"), {"gpu-0"}));
+  CHECK(own("node-2").summary == nullptr);
+  CHECK(own("node-2").held == 0);
+
+  SECTION("claims allocated and released move the node's held devices") {
+    Add(cache, Claim("b", "node-1", "gpu-3") + Claim("d", "node-1", "nic"));
+    cache.UpdateSnapshot(&snapshot);
+    CHECK(own("node-1").held == Bits(*snapshot.Get("node-1"), {"gpu-0", "gpu-3", "nic"}));
+    Add(cache, Claim("a", "node-1", "") + Claim("d", "node-1", ""));
+    cache.UpdateSnapshot(&snapshot);
+    CHECK(own("node-1").held == Bits(*snapshot.Get("node-1"), {"gpu-3"}));
+  }
+  SECTION("a newer generation keeps the holds of the devices it still names") {
+    Add(cache, Slice("node-1-gpus-v2", "node-1", 2, 2));
+    cache.UpdateSnapshot(&snapshot);
+    CHECK(own("node-1").summary->devices.size() == 3);
+    CHECK(own("node-1").held == Bits(*snapshot.Get("node-1"), {"gpu-0"}));
+  }
+  SECTION("a slice that goes takes its devices with it") {
+    auto decoded = api::DecodeObjects(Slice("node-1-gpus", "node-1", 4), "test");
+    REQUIRE(decoded.ok());
+    cache.RemoveDraObject(std::get<api::ResourceSlice>(decoded->objects.front()));
+    cache.UpdateSnapshot(&snapshot);
+    CHECK(own("node-1").summary == nullptr);
+    CHECK(own("node-1").held == 0);
+  }
 }
 
 }  // namespace
