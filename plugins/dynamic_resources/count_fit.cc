@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace kubesched::plugins::dynamic_resources {
 namespace {
@@ -62,27 +63,28 @@ int64_t FreeByLookup(const CountRequest& request, const framework::DraState& dra
 
 // Every device is decided, even after `count` free ones are found: the search would stop on a
 // selector error in a device it reaches before those, and its order is not this one. The node's
-// summary and held devices come with its NodeInfo (OwnDevices): no look-up by name per node.
+// device shapes (its DeviceProfile, shared with alike nodes) and held devices come with its
+// NodeInfo: no look-up by name per node.
 CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
                     const framework::NodeInfo& node) {
   if (!dra.shared_slices->empty()) return CountFit::kSearch;
-  const framework::OwnDevices& own = node.own_devices();
-  const framework::NodeDeviceSummary* summary = own.summary.get();
-  if (summary == nullptr) return CountFit::kTooFew;  // no device at all
-  if (!summary->self_contained) return CountFit::kSearch;
-  const bool held_known = summary->devices.size() <= framework::OwnDevices::kHeldBits;
+  const framework::DeviceProfile* profile = node.device_profile();
+  if (profile == nullptr) return CountFit::kTooFew;  // no device at all
+  if (!profile->countable) return CountFit::kSearch;
+  const std::vector<api::DeviceShape>& shapes = profile->shapes;
+  const bool held_known = shapes.size() <= framework::OwnDevices::kHeldBits;
   int64_t matching = 0;
   uint64_t matching_bits = 0;
-  for (size_t d = 0; d < summary->devices.size(); ++d) {
-    const VerdictMemo::Verdict verdict = Decide(request.selectors, summary->devices[d].shape);
+  for (size_t d = 0; d < shapes.size(); ++d) {
+    const VerdictMemo::Verdict verdict = Decide(request.selectors, shapes[d]);
     if (verdict == VerdictMemo::kUnknown) return CountFit::kSearch;
     if (verdict != VerdictMemo::kTrue) continue;
     ++matching;
     if (held_known) matching_bits |= uint64_t{1} << d;
   }
   if (matching < request.count) return CountFit::kTooFew;
-  const int64_t free = held_known ? std::popcount(matching_bits & ~own.held)
-                                  : FreeByLookup(request, dra, *summary);
+  const int64_t free = held_known ? std::popcount(matching_bits & ~node.held_devices())
+                                  : FreeByLookup(request, dra, *node.device_summary());
   return free >= request.count ? CountFit::kFits : CountFit::kTaken;
 }
 

@@ -302,8 +302,8 @@ struct Cache::Impl {
   // A slice came, changed or went: the pool index follows and its node is counted again.
   void SliceChanged(const api::ResourceSlice* before, const api::ResourceSlice* after)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
-  void ForgetPoolNode(const std::pair<api::Symbol, api::Symbol>& pool,
-                      const std::string& node_name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void ForgetPoolNode(const std::pair<api::Symbol, api::Symbol>& pool, const std::string& node_name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   void RegroupNode(NodeItem* item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     item->group = grouping.GroupOf(item->info.node());

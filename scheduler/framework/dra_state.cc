@@ -56,6 +56,14 @@ std::shared_ptr<const NodeDeviceSummary> Summarize(const SliceList& list) {
     pool.end_device = static_cast<uint32_t>(devices.size());
     summary->pools.push_back(pool);
   });
+  if (summary->self_contained) {
+    std::vector<api::DeviceShape> shapes;
+    shapes.reserve(devices.size());
+    for (const NodeDeviceSummary::Device& device : devices) shapes.push_back(device.shape);
+    summary->profile = DeviceProfiles::Intern(std::move(shapes));
+  } else {
+    summary->profile = DeviceProfiles::Uncountable();
+  }
   return summary;
 }
 

@@ -23,6 +23,7 @@
 #include "absl/hash/hash.h"
 #include "absl/types/span.h"
 #include "scheduler/api/dra.h"
+#include "scheduler/framework/device_profiles.h"
 #include "scheduler/framework/node_info.h"
 #include "scheduler/framework/storage_state.h"
 
@@ -141,6 +142,9 @@ struct NodeDeviceSummary {
   bool self_contained = true;
   std::vector<Pool> pools;
   std::vector<Device> devices;  // pool by pool, by name (symbol order) within a pool
+  // The devices' shapes in that order, shared with nodes that offer alike devices;
+  // DeviceProfiles::Uncountable() when not self-contained. Never null.
+  const DeviceProfile* profile = nullptr;
 };
 
 // The order in which slices are gathered, here and by the DynamicResources plugin: a pool's slices

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/framework/dra_state.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::framework {
@@ -343,7 +344,9 @@ void NodeInfo::SetDeviceAmounts(api::ResourceList allocatable, api::ResourceList
 }
 
 void NodeInfo::SetOwnDevices(OwnDevices devices, int64_t generation) {
-  own_devices_ = std::move(devices);
+  device_summary_ = std::move(devices.summary);
+  device_profile_ = device_summary_ != nullptr ? device_summary_->profile : nullptr;
+  held_devices_ = devices.held;
   generation_ = generation;
 }
 

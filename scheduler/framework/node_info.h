@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "scheduler/api/objects.h"
+#include "scheduler/framework/device_profiles.h"
 #include "scheduler/framework/node_table.h"
 #include "scheduler/framework/pod_info.h"
 
@@ -122,16 +123,17 @@ class TableRowRef {
   const NodeRow* row_ = nullptr;
 };
 
-// The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
-// the sums derived from them. Owned by the cache; snapshots hold copies that are updated in place
-// when the generation moves on.
 // An image the node holds (status.images), under one of its names.
 struct NodeImage {
   api::Symbol name = api::kEmptySymbol;
   int64_t size_bytes = 0;
 };
 
-class NodeInfo {
+// The scheduler's view of one node: the node object plus the pods on it (bound and assumed) and
+// the sums derived from them. Owned by the cache; snapshots hold copies that are updated in place
+// when the generation moves on. Aligned to a cache line, so that the fields the Filter phase
+// reads first share one line.
+class alignas(64) NodeInfo {
  public:
   NodeInfo() = default;
 
@@ -213,8 +215,14 @@ class NodeInfo {
   const api::ResourceList& device_allocatable() const { return device_allocatable_; }
   const api::ResourceList& device_requested() const { return device_requested_; }
   // What DynamicResources' Filter counts on this node (OwnDevices), read here so that the
-  // per-node loop finds it without looking the node up by name.
-  const OwnDevices& own_devices() const { return own_devices_; }
+  // per-node loop finds it without looking the node up by name: the profile of the summary's
+  // devices (null when the node offers none) and the held bits lie beside the fields every
+  // Filter reads; the summary itself (device names) is read only for a node with more devices
+  // than held bits.
+  const DeviceProfile* device_profile() const { return device_profile_; }
+  uint64_t held_devices() const { return held_devices_; }
+  const NodeDeviceSummary* device_summary() const { return device_summary_.get(); }
+  OwnDevices own_devices() const { return {device_summary_, held_devices_}; }
 
   // Bumped on every change; the snapshot copies nodes whose generation is newer than its own.
   int64_t generation() const { return generation_; }
@@ -253,11 +261,14 @@ class NodeInfo {
 
   // What every Filter call reads comes first, in as few cache lines as possible (the Filter
   // phase touches every node): the node, the flags, the pods and the two resource sums.
-  // row() reads table_row_ first: it shares a cache line with node_; own_row_ (read for copies
-  // outside a snapshot) comes after the lists.
+  // row() reads table_row_ first: it shares the first cache line with node_ and with what
+  // DynamicResources counts (device_profile_, held_devices_); own_row_ (read for copies outside a
+  // snapshot) comes after the lists.
   TableRowRef table_row_;
   std::shared_ptr<const api::Node> node_;
   SnapshotPosition position_;
+  const DeviceProfile* device_profile_ = nullptr;
+  uint64_t held_devices_ = 0;
   int64_t generation_ = 0;
   std::vector<PodInfoPtr> pods_;
   api::ResourceList allocatable_;
@@ -276,7 +287,7 @@ class NodeInfo {
   std::shared_ptr<const std::vector<NodeImage>> images_;  // null: none
   api::ResourceList device_allocatable_{};
   api::ResourceList device_requested_{};
-  OwnDevices own_devices_{};
+  std::shared_ptr<const NodeDeviceSummary> device_summary_;
 };
 
 }  // namespace kubesched::framework

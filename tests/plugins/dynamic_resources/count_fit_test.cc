@@ -143,7 +143,7 @@ TEST_CASE("counting free matching devices gives the full search's verdict on ran
     if (after != CountFit::kSearch) {
       CHECK(after == search);
       ++decided;
-      const auto& summary = node.own_devices().summary;
+      const framework::NodeDeviceSummary* summary = node.device_summary();
       if (summary != nullptr && summary->devices.size() > framework::OwnDevices::kHeldBits) {
         ++decided_beyond_held_bits;
       }

@@ -5,9 +5,9 @@
 // all unless enabled.
 
 #include <catch2/catch.hpp>
-#include <memory>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -143,7 +143,7 @@ TEST_CASE("without device resources the cache counts no device", "[cache][dra]")
 // The bits of the named devices in the node's own devices (OwnDevices::held).
 uint64_t Bits(const framework::NodeInfo& node, std::initializer_list<std::string_view> names) {
   uint64_t bits = 0;
-  const auto& devices = node.own_devices().summary->devices;
+  const auto& devices = node.device_summary()->devices;
   for (std::string_view name : names) {
     for (size_t i = 0; i < devices.size(); ++i) {
       if (api::SymbolText(devices[i].name) == name) bits |= uint64_t{1} << i;
@@ -167,7 +167,9 @@ TEST_CASE("a node carries what its own slices offer and which of those claims ho
   REQUIRE(own("node-1").summary != nullptr);
   CHECK(own("node-1").summary.get() == snapshot.dra().DeviceSummary("node-1"));
   CHECK(own("node-1").summary->devices.size() == 5);
+  CHECK(snapshot.Get("node-1")->device_profile() == own("node-1").summary->profile);
   CHECK(own("node-1").held == Bits(*snapshot.Get("node-1"), {"gpu-0"}));
+  CHECK(snapshot.Get("node-2")->device_profile() == nullptr);
   CHECK(own("node-2").summary == nullptr);
   CHECK(own("node-2").held == 0);
 
@@ -191,6 +193,7 @@ TEST_CASE("a node carries what its own slices offer and which of those claims ho
     cache.RemoveDraObject(std::get<api::ResourceSlice>(decoded->objects.front()));
     cache.UpdateSnapshot(&snapshot);
     CHECK(own("node-1").summary == nullptr);
+    CHECK(snapshot.Get("node-1")->device_profile() == nullptr);
     CHECK(own("node-1").held == 0);
   }
 }

@@ -205,5 +205,41 @@ TEST_CASE("each node's summary follows the writes of its own slices", "[dra]") {
   CHECK(state.device_summaries.size() == 0);
 }
 
+TEST_CASE("nodes that offer alike devices share one device profile", "[dra]") {
+  // Shapes as the decoder interns them; 7 and 8 stand for two kinds of device.
+  const auto slice = [](const std::string& name, const std::string& node,
+                        const std::map<std::string, api::DeviceShape>& devices) {
+    auto made = std::make_shared<api::ResourceSlice>(*Slice(name, node));
+    made->pool = {api::Intern("pool-" + node), 1, 1};
+    for (const auto& [device, shape] : devices) {
+      api::Device& added = made->devices.emplace_back();
+      added.name = api::Intern(device);
+      added.shape = shape;
+    }
+    return made;
+  };
+  const std::map<std::string, api::DeviceShape> mixed = {{"gpu-0", 7}, {"gpu-1", 8}};
+  DraState state;
+  state.SetSlice("a", slice("a", "node-a", mixed));
+  state.SetSlice("b", slice("b", "node-b", mixed));
+  state.SetSlice("c", slice("c", "node-c", {{"gpu-0", 8}, {"gpu-1", 8}}));
+  const NodeDeviceSummary* summary = state.DeviceSummary("node-a");
+  REQUIRE(summary != nullptr);
+  const DeviceProfile* profile = summary->profile;
+  REQUIRE(profile != nullptr);
+  CHECK(profile->countable);
+  // The shapes are in the order of the summary's devices, whose bits the held devices are.
+  REQUIRE(profile->shapes.size() == summary->devices.size());
+  for (size_t i = 0; i < summary->devices.size(); ++i) {
+    CHECK(profile->shapes[i] == mixed.at(std::string(api::SymbolText(summary->devices[i].name))));
+  }
+  CHECK(state.DeviceSummary("node-b")->profile == profile);
+  CHECK(state.DeviceSummary("node-c")->profile != profile);
+  // One slice of the two its pool announces: counted by no profile, searched.
+  state.SetSlice("d", DeviceSlice("d", 1, {"gpu-5"}, "node-d"));
+  CHECK(state.DeviceSummary("node-d")->profile == DeviceProfiles::Uncountable());
+  CHECK_FALSE(DeviceProfiles::Uncountable()->countable);
+}
+
 }  // namespace
 }  // namespace kubesched::framework
