@@ -42,9 +42,9 @@ CountFit Searched(const PreparedClaims& claims, const framework::DraState& dra) 
   return untaken.ok() && *untaken ? CountFit::kTaken : CountFit::kTooFew;
 }
 
-api::Device RandomDevice(std::mt19937& random, int index) {
+api::Device RandomDevice(std::mt19937& random, int index, bool always_model = false) {
   api::Device device = MakeDevice(absl::StrCat("gpu-", index));
-  if (random() % 8 != 0) {  // else no model: the selector fails on it
+  if (always_model || random() % 8 != 0) {  // else no model: the selector fails on it
     device =
         MakeDevice(absl::StrCat("gpu-", index), {StringAttribute("model", kModels[random() % 2])});
   }
@@ -68,7 +68,8 @@ void AddRandomSlices(std::mt19937& random, framework::DraState& dra) {
   if (random() % 4 == 0) {
     SliceBuilder big("big", kDriver, absl::StrCat(kNode, "-pool-3"));
     big.Node(kNode).Generation(1, 1);
-    for (int d = 0; d < kBigPoolDevices; ++d) big.Add(RandomDevice(random, d));
+    // Every device with a model: one the selector fails on would leave the node to the search.
+    for (int d = 0; d < kBigPoolDevices; ++d) big.Add(RandomDevice(random, d, true));
     dra.SetSlice("big", std::make_shared<const api::ResourceSlice>(big.Build()));
   }
   const int pools = 1 + static_cast<int>(random() % 3);
