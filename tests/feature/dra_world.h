@@ -12,6 +12,7 @@
 #include "scheduler/api/decode.h"
 #include "scheduler/core/scheduler.h"
 #include "scheduler/simulate/simulation.h"
+#include "tests/testing/scheduler_world.h"
 
 namespace kubesched::scheduler::dra_testing {
 
@@ -30,38 +31,27 @@ class Observer : public SchedulingObserver {
 };
 
 // The cluster writes the claims' status (allocation, reservedFor) and deletes preemption victims.
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
+struct World : testing::SchedulerWorld {
   Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
 
   explicit World(const std::string& yaml,
                  const config::Configuration& config = config::DefaultConfiguration()) {
     Add(yaml);
     SchedulerDeps deps;
-    deps.clock = &clock;
-    deps.binder = &cluster;
-    deps.bind_executor = &binds;
     deps.observer = &observer;
     deps.threads = 2;
     deps.claim_writer = &cluster;
     deps.deleter = &cluster;
-    auto created = Scheduler::Create(config, deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
+    Start(config, deps);
   }
+  using SchedulerWorld::Add;
   void Add(const std::string& yaml) {
     auto decoded = api::DecodeObjects(yaml, "test");
     REQUIRE(decoded.ok());
     INFO((decoded->problems.empty() ? std::string() : decoded->problems.front().ToString()));
     REQUIRE(decoded->problems.empty());
-    for (const api::Object& object : decoded->objects) REQUIRE(cluster.Create(object).ok());
+    for (const api::Object& object : decoded->objects) Add(object);
   }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
 
   // The claim of the pod's entry `entry` in spec.resourceClaims: the one its status names for a
   // template claim, else the one the entry names; null when there is none yet.

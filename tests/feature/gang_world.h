@@ -14,6 +14,7 @@
 #include "scheduler/quota/quota_tracker.h"
 #include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
+#include "tests/testing/scheduler_world.h"
 
 namespace kubesched::scheduler::gang_testing {
 
@@ -45,29 +46,22 @@ inline config::Configuration ParseConfig(const std::string& extra = "") {
   return *parsed;
 }
 
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
+struct World : testing::SchedulerWorld {
   Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
 
   explicit World(const config::Configuration& config = ParseConfig()) {
-    SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
+    SchedulerDeps deps;
+    deps.observer = &observer;
+    deps.threads = 1;
     deps.deleter = &cluster;
     deps.pod_group_status = &cluster;
-    auto created = Scheduler::Create(config, deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
+    Start(config, deps);
   }
-  void Add(const api::Object& object) { REQUIRE(cluster.Create(object).ok()); }
   void Nodes(int count, const std::string& cpu) {
     for (int i = 0; i < count; ++i) {
       Add(NodeBuilder(absl::StrCat("n", i)).Capacity({{"cpu", cpu}, {"pods", "110"}}).Build());
     }
   }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
   // As Run, but the clock stands still: pods waiting at Permit keep waiting.
   void RunWithoutTimers() {
     for (;;) {

@@ -20,6 +20,7 @@
 #include "scheduler/util/clock.h"
 #include "tests/feature/policy_inputs.h"
 #include "tests/testing/builders.h"
+#include "tests/testing/scheduler_world.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -45,21 +46,14 @@ api::Namespace Namespace(const std::string& name, const std::string& team) {
   return ns;
 }
 
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
+struct World : testing::SchedulerWorld {
   Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
 
   explicit World(const config::Configuration& config) {
-    SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
-    auto created = Scheduler::Create(config, deps);
-    INFO(created.status().message());
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
+    SchedulerDeps deps;
+    deps.observer = &observer;
+    deps.threads = 1;
+    Start(config, deps);
     for (int i = 0; i < 4; ++i) {
       Add(NodeBuilder(absl::StrCat("n", i))
               .Capacity({{"cpu", "8"}, {"memory", "64Gi"}, {"pods", "110"}})
@@ -68,7 +62,6 @@ struct World {
     Add(Namespace("batch", "batch"));
     Add(Namespace("web", "web"));
   }
-  void Add(const api::Object& object) { REQUIRE(cluster.Create(object).ok()); }
   // `count` pods named prefix-0.. in `ns`, run to the end; the nodes they landed on.
   std::set<std::string> Place(const std::string& prefix, const std::string& ns, int count,
                               const std::string& policy = "") {
@@ -78,7 +71,7 @@ struct World {
       if (!policy.empty()) pod.Annotation(policy::kPolicyAnnotation, policy);
       Add(pod.Build());
     }
-    DriveToQuiescence(cluster, *scheduler, binds, clock);
+    Run();
     std::set<std::string> nodes;
     for (int i = 0; i < count; ++i) {
       const auto it = observer.bound.find(absl::StrCat(ns, "/", prefix, "-", i));

@@ -19,6 +19,7 @@
 #include "scheduler/util/clock.h"
 #include "tests/feature/policy_inputs.h"
 #include "tests/testing/builders.h"
+#include "tests/testing/scheduler_world.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -68,23 +69,15 @@ nodeAffinity:
         matchExpressions: [{key: pool, operator: In, values: ["{{.DefaultPool}}"]}]
 )";
 
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
+struct World : testing::SchedulerWorld {
   Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
 
   explicit World(const config::Configuration& config) {
-    SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
-    auto created = Scheduler::Create(config, deps);
-    INFO(created.status().message());
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
+    SchedulerDeps deps;
+    deps.observer = &observer;
+    deps.threads = 1;
+    Start(config, deps);
   }
-  void Add(const api::Object& object) { REQUIRE(cluster.Create(object).ok()); }
   void Node(const std::string& name, const std::string& cpu, const std::string& pool = "") {
     NodeBuilder node(name);
     node.Capacity({{"cpu", cpu}, {"memory", "64Gi"}, {"pods", "110"}});
@@ -98,7 +91,6 @@ struct World {
     if (!args.empty()) pod.Annotation(policy::kPolicyArgsAnnotation, args);
     Add(pod.Build());
   }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
   std::set<std::string> NodesOf(const std::string& prefix, int n) const {
     std::set<std::string> nodes;
     for (int i = 0; i < n; ++i) {

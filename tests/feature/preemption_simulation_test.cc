@@ -19,6 +19,7 @@
 #include "scheduler/core/scheduler.h"
 #include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
+#include "tests/testing/scheduler_world.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched::scheduler {
@@ -105,28 +106,16 @@ class Observer : public SchedulingObserver {
 
 // The embedded cluster with the real scheduler (default configuration: DefaultPreemption on),
 // driven on a virtual clock; the cluster deletes the victims.
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
+struct World : testing::SchedulerWorld {
   Observer observer{&cluster};
-  std::unique_ptr<Scheduler> scheduler;
 
   World() {
-    SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
+    SchedulerDeps deps;
+    deps.observer = &observer;
+    deps.threads = 1;
     deps.deleter = &cluster;
-    auto created = Scheduler::Create(config::DefaultConfiguration(), deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
+    Start(config::DefaultConfiguration(), deps);
   }
-  void Add(const api::Object& object) {
-    const absl::Status status = cluster.Create(object);
-    INFO(status);
-    REQUIRE(status.ok());
-  }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
   bool Exists(const std::string& key) const { return cluster.GetPod(key) != nullptr; }
   std::string NodeOf(const std::string& key) const {
     auto pod = cluster.GetPod(key);

@@ -13,6 +13,7 @@
 #include "scheduler/simulate/report_output.h"
 #include "scheduler/simulate/simulation.h"
 #include "tests/testing/builders.h"
+#include "tests/testing/scheduler_world.h"
 #include "tests/testing/temp_file.h"
 
 namespace kubesched::scheduler {
@@ -44,24 +45,16 @@ config::Configuration ConfigWithQueues(const std::string& queues_yaml) {
   return *parsed;
 }
 
-struct World {
-  cluster::EmbeddedCluster cluster;
-  util::FakeClock clock{absl::FromUnixSeconds(1'700'000'000)};
-  DeferredBindExecutor binds;
+struct World : testing::SchedulerWorld {
   Observer observer;
-  std::unique_ptr<Scheduler> scheduler;
 
   explicit World(const config::Configuration& config) {
-    SchedulerDeps deps{&clock, &cluster, &binds, &observer, /*seed=*/1, /*threads=*/1};
+    SchedulerDeps deps;
+    deps.observer = &observer;
+    deps.threads = 1;
     deps.deleter = &cluster;
-    auto created = Scheduler::Create(config, deps);
-    REQUIRE(created.ok());
-    scheduler = std::move(*created);
-    cluster.Watch(scheduler.get());
-    cluster.DeliverEvents();
+    Start(config, deps);
   }
-  void Add(const api::Object& object) { REQUIRE(cluster.Create(object).ok()); }
-  void Run() { DriveToQuiescence(cluster, *scheduler, binds, clock); }
   int BoundWithPrefix(const std::string& prefix) const {
     int n = 0;
     for (const auto& [key, node] : observer.bound) n += key.rfind(prefix, 0) == 0 ? 1 : 0;
