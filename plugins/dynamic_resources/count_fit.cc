@@ -41,19 +41,15 @@ namespace {
 // A node with more devices than OwnDevices keeps bits for: its pools' held devices are looked up.
 int64_t FreeByLookup(const CountRequest& request, const framework::DraState& dra,
                      const framework::NodeDeviceSummary& summary) {
+  const auto matches = [&](uint32_t d) {
+    return Decide(request.selectors, summary.devices[d].shape) == VerdictMemo::kTrue;
+  };
   int64_t free = 0;
   for (const framework::NodeDeviceSummary::Pool& pool : summary.pools) {
-    // Both lists are by name: one pass over the pool's devices and the few it holds.
-    const framework::PoolAllocations* held = dra.allocated_by_pool.Find(pool.id);
-    size_t next_held = 0;
-    for (uint32_t d = pool.first_device; d < pool.end_device; ++d) {
-      const framework::NodeDeviceSummary::Device& device = summary.devices[d];
-      if (Decide(request.selectors, device.shape) != VerdictMemo::kTrue) continue;
-      if (held != nullptr) {
-        while (next_held < held->size() && (*held)[next_held].first < device.name) ++next_held;
-        if (next_held < held->size() && (*held)[next_held].first == device.name) continue;
-      }
-      ++free;
+    for (uint32_t d = pool.first_device; d < pool.end_device; ++d) free += matches(d) ? 1 : 0;
+    if (const framework::PoolAllocations* held = dra.allocated_by_pool.Find(pool.id)) {
+      framework::ForEachHeldDevice(summary, pool, *held,
+                                   [&](uint32_t d) { free -= matches(d) ? 1 : 0; });
     }
   }
   return free;

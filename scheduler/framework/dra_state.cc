@@ -31,10 +31,11 @@ std::shared_ptr<const NodeDeviceSummary> Summarize(const SliceList& list) {
   std::sort(slices.begin(), slices.end(), SliceGatherOrder);
   auto summary = std::make_shared<NodeDeviceSummary>();
   std::vector<NodeDeviceSummary::Device>& devices = summary->devices;
+  bool self_contained = true;
   ForEachPool(slices, [&](size_t first_slice, size_t newest_end) {
     const api::ResourceSlice& first = *slices[first_slice];
     if (static_cast<int64_t>(newest_end - first_slice) != first.pool.resource_slice_count) {
-      summary->self_contained = false;
+      self_contained = false;
       return;
     }
     NodeDeviceSummary::Pool pool{
@@ -51,12 +52,12 @@ std::shared_ptr<const NodeDeviceSummary> Summarize(const SliceList& list) {
     const auto same_name = [](const NodeDeviceSummary::Device& a,
                               const NodeDeviceSummary::Device& b) { return a.name == b.name; };
     if (std::adjacent_find(begin, devices.end(), same_name) != devices.end()) {
-      summary->self_contained = false;
+      self_contained = false;
     }
     pool.end_device = static_cast<uint32_t>(devices.size());
     summary->pools.push_back(pool);
   });
-  if (summary->self_contained) {
+  if (self_contained) {
     std::vector<api::DeviceShape> shapes;
     shapes.reserve(devices.size());
     for (const NodeDeviceSummary::Device& device : devices) shapes.push_back(device.shape);
@@ -78,22 +79,15 @@ bool SliceGatherOrder(const api::ResourceSlice* a, const api::ResourceSlice* b) 
   return a->meta.name < b->meta.name;
 }
 
-// Both lists of a pool are by name: one pass over its devices and the few it holds.
 OwnDevices DraState::OwnDevicesOf(std::string_view node_name) const {
   OwnDevices own{device_summaries.Get(node_name), 0};
   if (own.summary == nullptr) return own;
   for (const NodeDeviceSummary::Pool& pool : own.summary->pools) {
     const PoolAllocations* held = allocated_by_pool.Find(pool.id);
     if (held == nullptr) continue;
-    size_t next_held = 0;
-    const uint32_t end = std::min<uint32_t>(pool.end_device, OwnDevices::kHeldBits);
-    for (uint32_t d = pool.first_device; d < end && next_held < held->size(); ++d) {
-      const api::Symbol name = own.summary->devices[d].name;
-      while (next_held < held->size() && (*held)[next_held].first < name) ++next_held;
-      if (next_held < held->size() && (*held)[next_held].first == name) {
-        own.held |= uint64_t{1} << d;
-      }
-    }
+    ForEachHeldDevice(*own.summary, pool, *held, [&own](uint32_t d) {
+      if (d < OwnDevices::kHeldBits) own.held |= uint64_t{1} << d;
+    });
   }
   return own;
 }

@@ -128,7 +128,7 @@ struct PoolGenerations {
 // change, so that a pod's Filter reads them instead of gathering them: the newest generation of
 // each pool, when it is complete among those slices and names no device twice. Such a pool is
 // gathered the same way whatever other nodes publish (node_devices.h); a pool that is not
-// (`self_contained` false) needs the census of every node, and the full gathering.
+// (`self_contained()` false) needs the census of every node, and the full gathering.
 struct NodeDeviceSummary {
   struct Pool {
     PoolId id;
@@ -139,12 +139,12 @@ struct NodeDeviceSummary {
     api::Symbol name = api::kEmptySymbol;
     api::DeviceShape shape = api::kNoShape;
   };
-  bool self_contained = true;
   std::vector<Pool> pools;
   std::vector<Device> devices;  // pool by pool, by name (symbol order) within a pool
   // The devices' shapes in that order, shared with nodes that offer alike devices;
-  // DeviceProfiles::Uncountable() when not self-contained. Never null.
+  // DeviceProfiles::Uncountable() when not self-contained. Never null once summarized.
   const DeviceProfile* profile = nullptr;
+  bool self_contained() const { return profile->countable; }
 };
 
 // The order in which slices are gathered, here and by the DynamicResources plugin: a pool's slices
@@ -168,6 +168,19 @@ void ForEachPool(absl::Span<const api::ResourceSlice* const> slices, Fn&& fn) {
       if (slices[i]->pool.generation == first.pool.generation) newest_end = i + 1;
     }
     fn(first_slice, newest_end);
+  }
+}
+
+// Calls fn(d) for each device d of `pool` in `summary` that `held` (the pool's held devices)
+// names. Both lists are by name (symbol order): one pass over the pool's devices and its holds.
+template <typename Fn>
+void ForEachHeldDevice(const NodeDeviceSummary& summary, const NodeDeviceSummary::Pool& pool,
+                       const PoolAllocations& held, Fn&& fn) {
+  size_t next_held = 0;
+  for (uint32_t d = pool.first_device; d < pool.end_device && next_held < held.size(); ++d) {
+    const api::Symbol name = summary.devices[d].name;
+    while (next_held < held.size() && held[next_held].first < name) ++next_held;
+    if (next_held < held.size() && held[next_held].first == name) fn(d);
   }
 }
 

@@ -170,11 +170,11 @@ TEST_CASE("each node's summary follows the writes of its own slices", "[dra]") {
   state.SetSlice("s1", DeviceSlice("s1", 1, {"gpu-1", "gpu-0"}));
   REQUIRE(state.DeviceSummary("node-a") != nullptr);
   // One slice of the two the pool announces: its devices depend on other nodes' slices.
-  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained);
+  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained());
   state.SetSlice("s2", DeviceSlice("s2", 1, {"gpu-2"}));
   const NodeDeviceSummary* whole = state.DeviceSummary("node-a");
   REQUIRE(whole != nullptr);
-  CHECK(whole->self_contained);
+  CHECK(whole->self_contained());
   REQUIRE(whole->pools.size() == 1);
   CHECK(whole->pools[0].end_device - whole->pools[0].first_device == 3);
   CHECK(SummaryDevices(*whole) == std::vector<std::string>{"gpu-0", "gpu-1", "gpu-2"});
@@ -184,16 +184,16 @@ TEST_CASE("each node's summary follows the writes of its own slices", "[dra]") {
   // A copy keeps what it saw; the next generation in part makes the node's pool incomplete.
   const DraState copy = state;
   state.SetSlice("s3", DeviceSlice("s3", 2, {"gpu-9"}));
-  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained);
-  CHECK(copy.DeviceSummary("node-a")->self_contained);
+  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained());
+  CHECK(copy.DeviceSummary("node-a")->self_contained());
   // A device named in both slices of the pool: the pool is invalid, which the search reports.
   state.RemoveSlice("s3");
   state.SetSlice("s2", DeviceSlice("s2", 1, {"gpu-1"}));
-  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained);
+  CHECK_FALSE(state.DeviceSummary("node-a")->self_contained());
   // A slice moved to another node leaves the first: each node has one slice of the two.
   state.SetSlice("s2", DeviceSlice("s2", 1, {"gpu-2"}, "node-b"));
   REQUIRE(state.DeviceSummary("node-b") != nullptr);
-  CHECK_FALSE(state.DeviceSummary("node-b")->self_contained);
+  CHECK_FALSE(state.DeviceSummary("node-b")->self_contained());
   state.SetSlice("s1", DeviceSlice("s1", 1, {"gpu-0"}, "node-b"));
   CHECK(state.DeviceSummary("node-a") == nullptr);
   REQUIRE(state.DeviceSummary("node-b") != nullptr);
