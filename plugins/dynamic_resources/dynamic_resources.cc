@@ -14,6 +14,7 @@
 #include "plugins/helper/args.h"
 #include "plugins/names.h"
 #include "scheduler/framework/picked_devices.h"
+#include "scheduler/util/log.h"
 #include "scheduler/util/strings.h"
 
 namespace kubesched::plugins {
@@ -30,6 +31,10 @@ using framework::Status;
 constexpr std::string_view kNotAvailable = "resourceclaim not available on the node";
 constexpr std::string_view kTimedOut = "timed out trying to allocate devices";
 constexpr std::string_view kInUse = "resourceclaim in use";
+// PostFilter's answers (upstream's).
+constexpr std::string_view kNoClaimsToDeallocate = "no new claims to deallocate";
+constexpr std::string_view kDeallocated = "deallocation of ResourceClaim completed";
+constexpr std::string_view kStillNotSchedulable = "still not schedulable";
 
 // What PreFilter worked out for the pod, read by every Filter and by Reserve. Immutable once
 // built, so preemption's copies of the cycle state share it. The prepared claims and `dra` point
@@ -64,6 +69,9 @@ struct FreedDevice {
 struct CycleData final : framework::StateData {
   std::shared_ptr<const PodClaims> pod_claims;
   std::shared_ptr<const Decision> decision;  // from Reserve
+  // The claims PreBind reserved for the pod, as the server stored them: a binding cycle that
+  // fails after PreBind takes the pod out of their reservedFor again (Unreserve).
+  std::vector<std::shared_ptr<const api::ResourceClaim>> reserved;
   // Preemption's what-if copies only (RemovePod): the devices of claims only victims held, free
   // to the search on that copy's node. Empty in the cycle's own state.
   std::vector<FreedDevice> freed;
@@ -89,6 +97,35 @@ struct Scratch {
 Scratch& ThisThreadScratch() {
   thread_local Scratch scratch;
   return scratch;
+}
+
+// Upstream's choice of a claim PostFilter deallocates: an allocated claim whose node selector
+// rejected a node the Filter phase tried (`resourceclaim not available on the node`), reserved
+// for no pod or for this pod alone. The first in the pod's order (upstream picks at random).
+std::optional<size_t> DeallocatableClaim(const PodClaims& claims, const api::Pod& pod,
+                                         absl::Span<const framework::NodeStatus> filtered) {
+  std::vector<bool> unavailable(claims.claims.size(), false);
+  for (const framework::NodeStatus& rejected : filtered) {
+    const framework::Status& status = rejected.status;
+    if (status.plugin() != names::kDynamicResources || status.reasons().empty() ||
+        status.reasons().front() != kNotAvailable || rejected.node->node() == nullptr) {
+      continue;
+    }
+    const api::Node& node = *rejected.node->node();
+    for (size_t i = 0; i < claims.claims.size(); ++i) {
+      const api::NodeSelector* selector = claims.available_on[i];
+      if (selector != nullptr && !selector->Matches(node.meta.labels, node.meta.name)) {
+        unavailable[i] = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < claims.claims.size(); ++i) {
+    const std::vector<api::ResourceClaimConsumer>& consumers = claims.claims[i]->reserved_for;
+    const bool only_this_pod =
+        consumers.size() == 1 && dynamic_resources::ReservedForPod(*claims.claims[i], pod);
+    if (unavailable[i] && (consumers.empty() || only_this_pod)) return i;
+  }
+  return std::nullopt;
 }
 
 // Gathers `node`'s devices into the thread's scratch and searches them for the pod's claims.
@@ -361,6 +398,46 @@ Status DynamicResources::AddPod(framework::CycleState& state, const framework::P
   return Status::Success();
 }
 
+framework::PostFilterOutcome DynamicResources::PostFilter(
+    framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& /*snapshot*/, absl::Span<const framework::NodeStatus> filtered,
+    const framework::PostFilterHost& /*host*/) {
+  framework::PostFilterOutcome outcome;
+  // A pod without claims: nothing to say (upstream adds "no new claims to deallocate" to every
+  // pending pod's message).
+  if (pod.get().spec.resource_claims.empty()) {
+    outcome.status = Status::Skip();
+    return outcome;
+  }
+  const auto* data = state.Read<CycleData>(Key());
+  if (data == nullptr || data->pod_claims == nullptr) {
+    outcome.status = Status::Unschedulable(kNoClaimsToDeallocate);
+    return outcome;
+  }
+  const PodClaims& claims = *data->pod_claims;
+  const std::optional<size_t> index = DeallocatableClaim(claims, pod.get(), filtered);
+  if (!index.has_value()) {
+    outcome.status = Status::Unschedulable(kStillNotSchedulable);
+    return outcome;
+  }
+  outcome.status = Status::Unschedulable(kDeallocated);
+  if (state.dry_run() || writer_ == nullptr) return outcome;
+  outcome.writes.push_back(
+      [writer = writer_, cache = cache_, claim = claims.claims[*index], pod_key = pod.key] {
+        auto stored = writer->Deallocate(*claim);
+        if (!stored.ok()) {
+          // Nothing is lost: the claim keeps its allocation, and the pod's next attempt tries
+          // again.
+          util::LogWarning(absl::StrCat("DynamicResources: deallocating resourceclaim ",
+                                        claim->Key(), " for pod ", pod_key, ": ",
+                                        util::Absl(util::Std(stored.status().message()))));
+          return;
+        }
+        if (cache != nullptr) cache->ClaimWritten(pod_key, *std::move(stored));
+      });
+  return outcome;
+}
+
 Status DynamicResources::Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                                  std::string_view node_name) {
   auto* data = state.ReadMutable<CycleData>(Key());
@@ -407,14 +484,27 @@ Status DynamicResources::Reserve(framework::CycleState& state, const framework::
 
 void DynamicResources::Unreserve(framework::CycleState& state, const framework::PodInfo& pod,
                                  std::string_view /*node_name*/) {
-  const auto* data = state.Read<CycleData>(Key());
-  if (data == nullptr || data->decision == nullptr || cache_ == nullptr) return;
-  cache_->ForgetClaims(pod.key);
+  auto* data = state.ReadMutable<CycleData>(Key());
+  if (data == nullptr || data->decision == nullptr) return;
+  if (cache_ != nullptr) cache_->ForgetClaims(pod.key);
+  // Only PreBind, on a bind worker, reserves: this runs on that worker too, after it.
+  for (const auto& claim : data->reserved) {
+    auto stored = writer_->RemoveReservation(*claim, pod.get().meta.uid);
+    if (!stored.ok()) {
+      // The claim stays reserved for a pod that is not bound; the pod's next attempt uses the
+      // reservation, or PostFilter deallocates the claim if its node does not suit the pod.
+      util::LogWarning(absl::StrCat("DynamicResources: unreserving pod ", pod.key, ": ",
+                                    util::Absl(util::Std(stored.status().message()))));
+      continue;
+    }
+    if (cache_ != nullptr) cache_->ClaimWritten(pod.key, *std::move(stored));
+  }
+  data->reserved.clear();
 }
 
 Status DynamicResources::PreBind(framework::CycleState& state, const framework::PodInfo& pod,
                                  std::string_view /*node_name*/) {
-  const auto* data = state.Read<CycleData>(Key());
+  auto* data = state.ReadMutable<CycleData>(Key());
   if (data == nullptr || data->pod_claims == nullptr || data->decision == nullptr) {
     return Status::Success();
   }
@@ -436,6 +526,9 @@ Status DynamicResources::PreBind(framework::CycleState& state, const framework::
       return Status::Error(
           absl::StrCat(what, claim.Key(), ": ", util::Absl(util::Std(stored.status().message()))));
     }
+    // The API takes a consumer out of reservedFor by its uid; simulate's workload pods may have
+    // none (and their binding does not fail after PreBind).
+    if (!spec.meta.uid.empty()) data->reserved.push_back(*stored);
     if (cache_ != nullptr) cache_->ClaimWritten(pod.key, *std::move(stored));
   }
   return Status::Success();

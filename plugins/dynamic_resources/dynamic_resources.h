@@ -39,14 +39,25 @@ namespace kubesched::plugins {
 // (PreFilterExtensions): on a what-if copy of a node, the devices of a victim's claims that only
 // the victim holds count as free, so a pod whose claims need them may preempt it (the ResourceClaim
 // controller releases such a claim once its pod is gone). Devices of a claim shared with other pods
-// stay taken. Other plugins' framework::PickedDevices do not see them freed. Reserve: searches the
-// chosen node again, builds the allocations and assumes them in the cache
+// stay taken. Other plugins' framework::PickedDevices do not see them freed.
+// PostFilter (no node fits; upstream's): an allocated claim whose node selector rejected a node
+// (`resourceclaim not available on the node`) and that no other pod has reserved is deallocated,
+// so that the pod's next attempt may allocate it anew where the pod can go (`deallocation of
+// ResourceClaim completed`); otherwise `still not schedulable` (`no new claims to deallocate`
+// when the pod's claims could not be resolved; nothing for a pod without claims). The write
+// (framework::ClaimStatusWriter::Deallocate, on the claim's resourceVersion) is one of the
+// outcome's writes, which the scheduler runs on a bind worker; the claim's update brings the pod
+// back. A dry run (explain) writes nothing.
+// Reserve: searches the chosen node again, builds the allocations and assumes them in the cache
 // (framework::ClaimAssumeCache), so the next cycle sees the devices taken and the claims in
 // flight; Unreserve forgets those not written yet.
 // PreBind (a bind worker): writes each claim's status.allocation (when allocated now) and adds
 // the pod to status.reservedFor, with the claim's resourceVersion as precondition
 // (framework::ClaimStatusWriter); a conflict or any other failure fails the binding cycle, which
 // unreserves and requeues the pod. A claim already reserved for the pod is used as it is.
+// Unreserve after PreBind (a later PreBind or the bind failed, on the same worker) takes the pod
+// out of the reservedFor of the claims PreBind reserved (upstream's), so that they do not stay
+// reserved for a pod that was not bound; their allocations stay, for the pod's next attempt.
 //
 // Threads: the plugin's own fields are set at construction; the SelectorCache is thread-safe.
 // Per-pod data lives in the cycle state: written by PreFilter and Reserve on the scheduling
@@ -56,6 +67,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                                public framework::PreFilterPlugin,
                                public framework::PreFilterExtensions,
                                public framework::FilterPlugin,
+                               public framework::PostFilterPlugin,
                                public framework::ReservePlugin,
                                public framework::PreBindPlugin {
  public:
@@ -84,6 +96,12 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
                            const framework::NodeInfo& node) const override;
   // Reads the node's name and labels and the snapshot's DRA objects, never its pods.
   bool FilterReadsPods() const override { return false; }
+  // Upstream's deallocation (see above); the write is asked of the scheduler, never made here.
+  framework::PostFilterOutcome PostFilter(framework::CycleState& state,
+                                          const framework::PodInfo& pod,
+                                          const framework::Snapshot& snapshot,
+                                          absl::Span<const framework::NodeStatus> filtered,
+                                          const framework::PostFilterHost& host) override;
   framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                             std::string_view node_name) override;
   void Unreserve(framework::CycleState& state, const framework::PodInfo& pod,

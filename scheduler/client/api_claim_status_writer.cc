@@ -137,6 +137,20 @@ absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> PatchClaim(HttpTranspo
       absl::StrCat(util::Absl(what), ": the server's answer is not a ResourceClaim"));
 }
 
+std::string ClaimTarget(const api::ResourceClaim& claim) {
+  return absl::StrCat("/apis/resource.k8s.io/v1/namespaces/", claim.meta.namespace_name,
+                      "/resourceclaims/", claim.meta.name);
+}
+
+absl::Status CheckClaimPath(const api::ResourceClaim& claim) {
+  KUBESCHED_RETURN_IF_ERROR(ValidatePathSegment("claim namespace", claim.meta.namespace_name));
+  return ValidatePathSegment("claim name", claim.meta.name);
+}
+
+std::string StatusTarget(const api::ResourceClaim& claim) {
+  return absl::StrCat(ClaimTarget(claim), "/status");
+}
+
 }  // namespace
 
 std::string ApiClaimStatusWriter::FinalizerPatch(const api::ResourceClaim& claim) {
@@ -172,14 +186,34 @@ std::string ApiClaimStatusWriter::ReservationPatch(const api::ResourceClaim& cla
   return json.str();
 }
 
+std::string ApiClaimStatusWriter::RemoveReservationPatch(const api::ResourceClaim& claim,
+                                                         std::string_view consumer_uid) {
+  JsonWriter json;
+  json.BeginObject();
+  if (!claim.meta.uid.empty()) {
+    json.Key("metadata").BeginObject().Field("uid", claim.meta.uid).EndObject();
+  }
+  json.Key("status").BeginObject().Key("reservedFor").BeginArray();
+  json.BeginObject().Field("$patch", "delete").Field("uid", consumer_uid).EndObject();
+  json.EndArray().EndObject().EndObject();
+  return json.str();
+}
+
+std::string ApiClaimStatusWriter::DeallocationPatch(const api::ResourceClaim& claim) {
+  JsonWriter json;
+  json.BeginObject().Key("metadata").BeginObject();
+  json.Field("resourceVersion", claim.meta.resource_version).EndObject();
+  json.Key("status").BeginObject();
+  json.Key("allocation").Null().Key("reservedFor").Null().Key("devices").Null();
+  json.EndObject().EndObject();
+  return json.str();
+}
+
 absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> ApiClaimStatusWriter::WriteReservation(
     const api::ResourceClaim& claim, const api::AllocationResult* allocation,
     const api::ResourceClaimConsumer& consumer) {
-  KUBESCHED_RETURN_IF_ERROR(ValidatePathSegment("claim namespace", claim.meta.namespace_name));
-  KUBESCHED_RETURN_IF_ERROR(ValidatePathSegment("claim name", claim.meta.name));
-  const std::string target =
-      absl::StrCat("/apis/resource.k8s.io/v1/namespaces/", claim.meta.namespace_name,
-                   "/resourceclaims/", claim.meta.name);
+  KUBESCHED_RETURN_IF_ERROR(CheckClaimPath(claim));
+  const std::string target = ClaimTarget(claim);
   const std::string name = absl::StrCat(claim.meta.namespace_name, "/", claim.meta.name);
   // The status patch builds on the version the finalizer's patch left, which is the claim as
   // decided on in every other respect.
@@ -194,8 +228,25 @@ absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> ApiClaimStatusWriter::
   api::ResourceClaim decided_on = claim;
   decided_on.meta.resource_version = version;
   return PatchClaim(
-      *transport_, target + "/status", ReservationPatch(decided_on, allocation, consumer),
+      *transport_, StatusTarget(claim), ReservationPatch(decided_on, allocation, consumer),
       "application/merge-patch+json", absl::StrCat("writing the status of resourceclaim ", name));
+}
+
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> ApiClaimStatusWriter::RemoveReservation(
+    const api::ResourceClaim& claim, std::string_view consumer_uid) {
+  KUBESCHED_RETURN_IF_ERROR(CheckClaimPath(claim));
+  return PatchClaim(*transport_, StatusTarget(claim), RemoveReservationPatch(claim, consumer_uid),
+                    "application/strategic-merge-patch+json",
+                    absl::StrCat("removing the reservation of resourceclaim ",
+                                 claim.meta.namespace_name, "/", claim.meta.name));
+}
+
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> ApiClaimStatusWriter::Deallocate(
+    const api::ResourceClaim& claim) {
+  KUBESCHED_RETURN_IF_ERROR(CheckClaimPath(claim));
+  return PatchClaim(
+      *transport_, StatusTarget(claim), DeallocationPatch(claim), "application/merge-patch+json",
+      absl::StrCat("deallocating resourceclaim ", claim.meta.namespace_name, "/", claim.meta.name));
 }
 
 }  // namespace kubesched::client

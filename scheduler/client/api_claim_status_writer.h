@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "scheduler/api/dra.h"
@@ -25,6 +26,11 @@ namespace kubesched::client {
 // NotFound for 404, InvalidArgument for 422; the transport retries 429/5xx and transport
 // failures. deploy/base/rbac.yaml grants patch on resourceclaims and resourceclaims/status.
 //
+// Unreserve's removal of a pod from status.reservedFor is upstream's strategic merge patch that
+// deletes the pod's entry by uid (reservedFor merges by uid), with the claim's uid as the
+// precondition: other consumers added meanwhile stay. PostFilter's deallocation is a JSON merge
+// patch that clears status.allocation, reservedFor and devices, on the claim's resourceVersion.
+//
 // Thread-safe: stateless apart from the transport; bind workers call it concurrently. Waits on
 // the network, so never on the scheduling thread.
 class ApiClaimStatusWriter : public framework::ClaimStatusWriter {
@@ -34,12 +40,19 @@ class ApiClaimStatusWriter : public framework::ClaimStatusWriter {
   absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> WriteReservation(
       const api::ResourceClaim& claim, const api::AllocationResult* allocation,
       const api::ResourceClaimConsumer& consumer) override;
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> RemoveReservation(
+      const api::ResourceClaim& claim, std::string_view consumer_uid) override;
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> Deallocate(
+      const api::ResourceClaim& claim) override;
 
   // The patch bodies (exposed for tests).
   static std::string FinalizerPatch(const api::ResourceClaim& claim);
   static std::string ReservationPatch(const api::ResourceClaim& claim,
                                       const api::AllocationResult* allocation,
                                       const api::ResourceClaimConsumer& consumer);
+  static std::string RemoveReservationPatch(const api::ResourceClaim& claim,
+                                            std::string_view consumer_uid);
+  static std::string DeallocationPatch(const api::ResourceClaim& claim);
 
  private:
   HttpTransport* transport_;

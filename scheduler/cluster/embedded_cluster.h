@@ -76,11 +76,16 @@ class EmbeddedCluster : public framework::PodBinder,
   bool BindsAtOnce() const override { return true; }
 
   // framework::ClaimStatusWriter (embedded_dra.cc): NotFound when the claim is gone, Aborted
-  // when its resourceVersion is not the stored one, InvalidArgument when an allocation is given
-  // for a claim that has one (the API server's "field is immutable").
+  // when its resourceVersion is not the stored one (RemoveReservation, the API's patch by uid,
+  // needs none), InvalidArgument when an allocation is given for a claim that has one (the API
+  // server's "field is immutable").
   absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> WriteReservation(
       const api::ResourceClaim& claim, const api::AllocationResult* allocation,
       const api::ResourceClaimConsumer& consumer) override;
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> RemoveReservation(
+      const api::ResourceClaim& claim, std::string_view consumer_uid) override;
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> Deallocate(
+      const api::ResourceClaim& claim) override;
   // By "namespace/name"; null when absent.
   std::shared_ptr<const api::ResourceClaim> GetResourceClaim(const std::string& key) const;
 
@@ -126,6 +131,10 @@ class EmbeddedCluster : public framework::PodBinder,
   template <typename T>
   std::shared_ptr<const T> Replace(Store<T>& store, const std::string& key, T object)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The stored version of `claim`: NotFound when it is gone, Aborted when `same_version` and its
+  // resourceVersion is not `claim`'s (the API server's refusals).
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> StoredClaim(
+      const api::ResourceClaim& claim, bool same_version) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The PV controller's binding of a claim to a PV that names it: both get phase Bound, the
   // claim the PV's name and the bind-completed annotation.
   framework::VolumeWriteResult BindClaimLocked(const std::string& volume_key,

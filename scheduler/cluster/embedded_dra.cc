@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -121,23 +122,31 @@ void EmbeddedCluster::ReleaseClaimsLocked(const api::Pod& pod) {
   }
 }
 
-absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::WriteReservation(
-    const api::ResourceClaim& claim, const api::AllocationResult* allocation,
-    const api::ResourceClaimConsumer& consumer) {
-  absl::MutexLock lock(&mu_);
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::StoredClaim(
+    const api::ResourceClaim& claim, bool same_version) const {
   const std::string key = absl::StrCat(claim.meta.namespace_name, "/", claim.meta.name);
   const auto it = resource_claims_.find(key);
   if (it == resource_claims_.end()) {
     return absl::NotFoundError(
         absl::StrCat("resourceclaims.resource.k8s.io \"", claim.meta.name, "\" not found"));
   }
-  if (it->second->meta.resource_version != claim.meta.resource_version) {
+  if (same_version && it->second->meta.resource_version != claim.meta.resource_version) {
     return absl::AbortedError(absl::StrCat(
         "Operation cannot be fulfilled on resourceclaims.resource.k8s.io \"", claim.meta.name,
         "\": the object has been modified; please apply your changes to the latest "
         "version and try again"));
   }
-  api::ResourceClaim updated = *it->second;
+  return it->second;
+}
+
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::WriteReservation(
+    const api::ResourceClaim& claim, const api::AllocationResult* allocation,
+    const api::ResourceClaimConsumer& consumer) {
+  absl::MutexLock lock(&mu_);
+  auto stored = StoredClaim(claim, /*same_version=*/true);
+  if (!stored.ok()) return stored.status();
+  const std::string key = absl::StrCat(claim.meta.namespace_name, "/", claim.meta.name);
+  api::ResourceClaim updated = **stored;
   if (allocation != nullptr) {
     if (updated.allocation.has_value()) {
       return absl::InvalidArgumentError(
@@ -154,6 +163,32 @@ absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::Write
   }
   updated.reserved_for = claim.reserved_for;
   updated.reserved_for.push_back(consumer);
+  return Replace(resource_claims_, key, std::move(updated));
+}
+
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::RemoveReservation(
+    const api::ResourceClaim& claim, std::string_view consumer_uid) {
+  absl::MutexLock lock(&mu_);
+  // The API server's strategic merge patch: by uid, whatever the version.
+  auto stored = StoredClaim(claim, /*same_version=*/false);
+  if (!stored.ok()) return stored.status();
+  api::ResourceClaim updated = **stored;
+  std::erase_if(updated.reserved_for, [consumer_uid](const api::ResourceClaimConsumer& consumer) {
+    return consumer.uid == consumer_uid;
+  });
+  const std::string key = updated.Key();
+  return Replace(resource_claims_, key, std::move(updated));
+}
+
+absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::Deallocate(
+    const api::ResourceClaim& claim) {
+  absl::MutexLock lock(&mu_);
+  auto stored = StoredClaim(claim, /*same_version=*/true);
+  if (!stored.ok()) return stored.status();
+  api::ResourceClaim updated = **stored;
+  updated.allocation.reset();
+  updated.reserved_for.clear();
+  const std::string key = updated.Key();
   return Replace(resource_claims_, key, std::move(updated));
 }
 

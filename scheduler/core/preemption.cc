@@ -70,6 +70,8 @@ void Scheduler::RunPostFilter(const runtime::Framework& fw, framework::CycleStat
                               const framework::PodInfoPtr& pod, FitError* fit_error) {
   if (fw.post_filter_plugins().empty()) return;
   auto outcome = DryRunPostFilter(fw, state, *AsNominated(pod), *fit_error);
+  // The plugins' own API writes (a claim's deallocation) go over the network in run mode.
+  for (auto& write : outcome.writes) deps_.bind_executor->Submit(std::move(write));
   if (outcome.status.IsSkip()) return;  // no PostFilter plugin had anything to do for this pod
   if (!outcome.status.IsSuccess()) {
     fit_error->post_filter_message = outcome.status.Message();

@@ -9,8 +9,8 @@
 //     (DraState::pending_allocations); and the claims PreBind wrote, until the informers show
 //     them.
 //   - ClaimStatusWriter, the API side: PreBind's write of a claim's status.allocation and
-//     status.reservedFor, made by the API client in `run` and by the embedded cluster in
-//     `simulate`.
+//     status.reservedFor, Unreserve's removal of the pod from status.reservedFor and PostFilter's
+//     deallocation, made by the API client in `run` and by the embedded cluster in `simulate`.
 
 #include <memory>
 #include <string_view>
@@ -32,7 +32,8 @@ namespace kubesched::framework {
 // devices stay taken until the informers deliver that version or a newer one.
 //
 // Threads: every method is thread-safe. AssumeClaims is called by the scheduling thread
-// (Reserve), ClaimWritten by bind workers (PreBind), ForgetClaims by either (Unreserve).
+// (Reserve), ClaimWritten by bind workers (PreBind, Unreserve after it, PostFilter's writes),
+// ForgetClaims by either (Unreserve).
 class ClaimAssumeCache {
  public:
   virtual ~ClaimAssumeCache() = default;
@@ -54,11 +55,12 @@ class ClaimAssumeCache {
   virtual void ForgetClaims(std::string_view pod_key) = 0;
 };
 
-// PreBind's write. Implemented by client::ApiClaimStatusWriter (run) and
+// The plugin's writes to a claim's status. Implemented by client::ApiClaimStatusWriter (run) and
 // cluster::EmbeddedCluster (simulate).
 //
-// Threads: thread-safe; called by bind workers, never on the scheduling thread (the API client
-// waits on the network).
+// Threads: thread-safe; called by bind workers (PreBind, Unreserve in a binding cycle, the
+// writes PostFilter asks for), never on the scheduling thread (the API client waits on the
+// network).
 class ClaimStatusWriter {
  public:
   virtual ~ClaimStatusWriter() = default;
@@ -71,6 +73,19 @@ class ClaimStatusWriter {
   virtual absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> WriteReservation(
       const api::ResourceClaim& claim, const api::AllocationResult* allocation,
       const api::ResourceClaimConsumer& consumer) = 0;
+  // Takes the consumer with `consumer_uid` out of `claim`'s status.reservedFor, leaving the rest
+  // of the claim (its allocation too) as it is: upstream's Unreserve after a failed binding, so
+  // that the devices of a claim reserved for a pod that did not get bound are not kept for it.
+  // Returns the claim as the server stored it. NotFound when it is gone.
+  virtual absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> RemoveReservation(
+      const api::ResourceClaim& claim, std::string_view consumer_uid) = 0;
+  // Clears `claim`'s status.allocation, status.reservedFor and status.devices, with `claim`'s
+  // resourceVersion as a precondition: upstream's PostFilter deallocation of a claim allocated
+  // for a node where its pod cannot go. Returns the claim as the server stored it. Aborted when
+  // the claim changed since the scheduler read it (a pod may have reserved it since); NotFound
+  // when it is gone.
+  virtual absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> Deallocate(
+      const api::ResourceClaim& claim) = 0;
 };
 
 }  // namespace kubesched::framework

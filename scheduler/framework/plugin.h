@@ -155,6 +155,10 @@ struct PostFilterOutcome {
   // On failure: the pod's earlier nomination no longer holds (upstream's PostFilterResult with an
   // empty nominated node), so the scheduler drops it.
   bool clear_nomination = false;
+  // API writes the plugin asks for whatever its status (DynamicResources' deallocation of a
+  // claim). The scheduler runs them off the scheduling thread, on its bind executor, when it acts
+  // on the outcome; a dry run (explain) drops them. The framework gathers every plugin's.
+  std::vector<std::function<void()>> writes;
 };
 
 // What a PostFilter plugin may ask of the scheduler that runs it; valid during the call only.

@@ -4,7 +4,10 @@
 // once per node, so their untimed paths read no clock and copy no Status.
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
 #include <new>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/api/symbol.h"
@@ -243,14 +246,21 @@ framework::PostFilterOutcome Framework::RunPostFilter(
         // of every plugin that rejected the pod, named after the first.
         framework::PostFilterOutcome rejected;
         rejected.status = Status::Skip();  // stays so while every plugin skips the pod
+        // The writes asked for so far go with whichever outcome ends the phase.
+        std::vector<std::function<void()>> writes;
         for (size_t i = 0; i < post_filter_.size(); ++i) {
           auto outcome = TimePlugin(timings_, Slot(ExtensionPoint::kPostFilter, i), state, [&] {
             return post_filter_[i]->PostFilter(state, pod, snapshot, filtered, host);
           });
+          std::move(outcome.writes.begin(), outcome.writes.end(), std::back_inserter(writes));
+          outcome.writes.clear();
           if (outcome.status.IsSkip()) continue;
           ran = true;
           outcome.status.set_plugin(post_filter_[i]->Name());
-          if (outcome.status.code() != Code::kUnschedulable) return outcome;
+          if (outcome.status.code() != Code::kUnschedulable) {
+            outcome.writes = std::move(writes);
+            return outcome;
+          }
           if (rejected.status.IsSkip()) {
             rejected = std::move(outcome);
             continue;
@@ -260,6 +270,7 @@ framework::PostFilterOutcome Framework::RunPostFilter(
           }
           rejected.clear_nomination = rejected.clear_nomination || outcome.clear_nomination;
         }
+        rejected.writes = std::move(writes);
         return rejected;
       });
   // Upstream's DefaultPreemption counts every PostFilter run as a preemption attempt; a run where

@@ -286,7 +286,9 @@ void CheckAllocation(const Value& wanted, const api::AllocationResult& written) 
 }
 
 void CheckClaim(const Value& wanted, const api::ResourceClaim& claim) {
-  if (wanted.HasMember("allocation")) {
+  if (wanted.HasMember("allocation") && wanted["allocation"].IsNull()) {
+    CHECK_FALSE(claim.allocation.has_value());  // deallocated (PostFilter)
+  } else if (wanted.HasMember("allocation")) {
     REQUIRE(claim.allocation.has_value());
     CheckAllocation(wanted["allocation"], *claim.allocation);
   }

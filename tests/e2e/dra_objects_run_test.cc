@@ -5,7 +5,10 @@
 // status names the claim (the test plays the ResourceClaim controller); a claim or a slice that
 // appears while running moves the pod that waits for it. Against a server without
 // resource.k8s.io/v1 (a cluster before Kubernetes 1.34) kubesched says so once per kind and
-// schedules as before. Outcomes are polled for with deadlines, never slept for.
+// schedules as before. A claim allocated on a node where its pod cannot go is deallocated
+// (PostFilter) and allocated again where the pod can; a binding refused after PreBind takes the
+// pod out of the claim's reservedFor before the pod is tried again. Outcomes are polled for with
+// deadlines, never slept for.
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -66,6 +69,13 @@ void CreateNode(Api& api, const std::string& name = "node-0") {
       "/api/v1/nodes",
       absl::StrCat(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")", name,
                    R"("},"status":{"allocatable":{"cpu":"8","memory":"64Gi","pods":"110"}}})"));
+}
+
+void CreateGpuClass(Api& api) {
+  api.Create(absl::StrCat(kDra, "/deviceclasses"),
+             R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",)"
+             R"("metadata":{"name":"gpu.example.com"},"spec":{"selectors":[{"cel":)"
+             R"({"expression":"device.driver == \"gpu.example.com\""}}]}})");
 }
 
 // "pool/device reserved for pod" for the claim's allocation and reservation, "" without one.
@@ -129,10 +139,7 @@ TEST_CASE(
   Api api(**server);
   CreateNode(api, "node-0");
   CreateNode(api, "node-1");
-  api.Create(absl::StrCat(kDra, "/deviceclasses"),
-             R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",)"
-             R"("metadata":{"name":"gpu.example.com"},"spec":{"selectors":[{"cel":)"
-             R"({"expression":"device.driver == \"gpu.example.com\""}}]}})");
+  CreateGpuClass(api);
   api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-1-gpus", "node-1", 2));
   api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaimtemplates"),
              R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",)"
@@ -208,6 +215,87 @@ TEST_CASE(
   testing::RequireEventually("the waiting pod is bound to the new device's node", scheduler,
                              [&] { return NodeName(api, "waiting") == "node-0"; });
   CHECK(Allocation(api, "later") == "node-0/gpu-0 reserved for waiting " + Uid(api, "waiting"));
+  REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);
+}
+
+// How many times kubesched sent `method` for `path` (the test server's request log).
+int64_t Requests(Api& api, const std::string& method, const std::string& path) {
+  const rapidjson::Document log = api.GetOk("/testapi/requests");
+  int64_t count = 0;
+  for (const rapidjson::Value& entry : log["requests"].GetArray()) {
+    if (Str(entry["method"]) == method && Str(entry["path"]) == path) {
+      count += entry["count"].GetInt64();
+    }
+  }
+  return count;
+}
+
+TEST_CASE("run: a claim allocated where its pod cannot go is deallocated and allocated anew",
+          "[run][e2e][dra]") {
+  auto server = TestApiProcess::Start();
+  REQUIRE(server.ok());
+  Api api(**server);
+  CreateNode(api, "node-0");
+  CreateNode(api, "node-1");
+  CreateGpuClass(api);
+  api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-0-gpu", "node-0"));
+  api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-1-gpu", "node-1"));
+  // The claim was allocated on node-0 (by an earlier pod, say) and nothing reserves it; node-0 is
+  // cordoned since.
+  const std::string claim = absl::StrCat(kDra, "/namespaces/default/resourceclaims/stuck");
+  api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaims"), ClaimJson("stuck"));
+  REQUIRE(api.Send("PATCH", claim + "/status",
+                   R"({"status":{"allocation":{"devices":{"results":[{"request":"gpu",)"
+                   R"("driver":"gpu.example.com","pool":"node-0","device":"gpu-0"}]},)"
+                   R"("nodeSelector":{"nodeSelectorTerms":[{"matchFields":[{"key":)"
+                   R"("metadata.name","operator":"In","values":["node-0"]}]}]}}}})",
+                   "application/merge-patch+json")
+              .status == 200);
+  REQUIRE(api.Send("PATCH", "/api/v1/nodes/node-0", R"({"spec":{"unschedulable":true}})",
+                   "application/merge-patch+json")
+              .status == 200);
+  api.Create("/api/v1/namespaces/default/pods",
+             PodJson("mover", R"([{"name":"gpu","resourceClaimName":"stuck"}])"));
+  auto started = testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig()});
+  ChildProcess& scheduler = *started;
+
+  testing::RequireEventually("the pod is bound to the node where its claim was allocated anew",
+                             scheduler, [&] { return NodeName(api, "mover") == "node-1"; });
+  CHECK(Allocation(api, "stuck") == "node-1/gpu-0 reserved for mover " + Uid(api, "mover"));
+  CHECK(Requests(api, "PATCH", claim + "/status") >= 2);  // the deallocation, the reservation
+  // Upstream's word for it, in the attempt's FailedScheduling Event.
+  testing::RequireEventually("the failed attempt says the claim was deallocated", scheduler, [&] {
+    return absl::StrContains(
+        api.Send("GET", "/apis/events.k8s.io/v1/namespaces/default/events").body,
+        "deallocation of ResourceClaim completed");
+  });
+  REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);
+}
+
+TEST_CASE("run: a binding refused after PreBind takes the pod out of its claim's reservedFor",
+          "[run][e2e][dra]") {
+  // The first Binding is refused (409) after PreBind allocated and reserved the claim.
+  auto server = TestApiProcess::Start(
+      {"--faults",
+       R"({"errors":[{"verb":"create","resource":"pods/binding","code":409,"count":1}]})"});
+  REQUIRE(server.ok());
+  Api api(**server);
+  CreateNode(api, "node-0");
+  CreateGpuClass(api);
+  api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-0-gpu", "node-0"));
+  api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaims"), ClaimJson("train"));
+  api.Create("/api/v1/namespaces/default/pods",
+             PodJson("trainer", R"([{"name":"gpu","resourceClaimName":"train"}])"));
+  auto started = testing::StartKubeschedRun({.kubeconfig = (*server)->kubeconfig()});
+  ChildProcess& scheduler = *started;
+
+  testing::RequireEventually("the pod is bound on its second attempt", scheduler,
+                             [&] { return NodeName(api, "trainer") == "node-0"; });
+  // Reserved once, for the bound pod: the first attempt's reservation was taken back (a patch of
+  // the status), and the second attempt reserved the claim again (another).
+  CHECK(Allocation(api, "train") == "node-0/gpu-0 reserved for trainer " + Uid(api, "trainer"));
+  const std::string status = absl::StrCat(kDra, "/namespaces/default/resourceclaims/train/status");
+  CHECK(Requests(api, "PATCH", status) == 3);
   REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);
 }
 

@@ -66,6 +66,7 @@ std::string_view MergeKeyFor(std::string_view path) {
       {"spec.hostAliases", "ip"},
       {"status.conditions", "type"},
       {"status.addresses", "type"},
+      {"status.reservedFor", "uid"},  // ResourceClaim's consumers
   };
   for (const auto& [field_path, key] : kMergeKeys) {
     if (field_path == path) return key;

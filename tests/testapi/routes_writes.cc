@@ -364,6 +364,13 @@ HttpResponse ApiServer::Patch(const HttpRequest& request, const Route& route) {
               "\": the object has been modified; please apply your changes to the latest "
               "version and try again"));
         }
+        // A uid in a patch is a precondition too: the object must be the one the client meant.
+        if (const std::string uid = StringAt(object, "metadata.uid");
+            uid != StringAt(original, "metadata.uid")) {
+          return absl::AbortedError(
+              absl::StrCat("Precondition failed: UID in precondition: ", uid,
+                           ", UID in object meta: ", StringAt(original, "metadata.uid")));
+        }
         KeepOtherHalf(type, route.subresource, original, object);
         return CheckWrite(type, original, object);
       });

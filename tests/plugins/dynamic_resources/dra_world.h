@@ -22,6 +22,7 @@
 #include "scheduler/framework/pod_info.h"
 #include "scheduler/framework/snapshot.h"
 #include "scheduler/util/clock.h"
+#include "scheduler/util/strings.h"
 
 namespace kubesched::plugin_testing {
 
@@ -133,11 +134,33 @@ class FakeClaimWriter : public framework::ClaimStatusWriter {
     writes_.push_back(absl::StrCat(claim.meta.name, allocation != nullptr ? " allocated" : "",
                                    " reserved for ", consumer.name));
     if (!fail_with_.ok()) return fail_with_;
-    auto stored = std::make_shared<api::ResourceClaim>(claim);
+    auto stored = Next(claim);
     if (allocation != nullptr) stored->allocation = *allocation;
     stored->reserved_for.push_back(consumer);
-    stored->meta.resource_version = absl::StrCat(std::stoll(claim.meta.resource_version) + 1);
-    last_ = stored;
+    return std::shared_ptr<const api::ResourceClaim>(stored);
+  }
+
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> RemoveReservation(
+      const api::ResourceClaim& claim, std::string_view consumer_uid) override {
+    absl::MutexLock lock(&mu_);
+    writes_.push_back(
+        absl::StrCat(claim.meta.name, " no longer reserved for ", util::Absl(consumer_uid)));
+    if (!fail_with_.ok()) return fail_with_;
+    auto stored = Next(claim);
+    std::erase_if(stored->reserved_for, [consumer_uid](const api::ResourceClaimConsumer& consumer) {
+      return consumer.uid == consumer_uid;
+    });
+    return std::shared_ptr<const api::ResourceClaim>(stored);
+  }
+
+  absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> Deallocate(
+      const api::ResourceClaim& claim) override {
+    absl::MutexLock lock(&mu_);
+    writes_.push_back(absl::StrCat(claim.meta.name, " deallocated"));
+    if (!fail_with_.ok()) return fail_with_;
+    auto stored = Next(claim);
+    stored->allocation.reset();
+    stored->reserved_for.clear();
     return std::shared_ptr<const api::ResourceClaim>(stored);
   }
 
@@ -155,6 +178,15 @@ class FakeClaimWriter : public framework::ClaimStatusWriter {
   }
 
  private:
+  // The claim as the server stores it after a write: the next resourceVersion, kept as last().
+  std::shared_ptr<api::ResourceClaim> Next(const api::ResourceClaim& claim)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto stored = std::make_shared<api::ResourceClaim>(claim);
+    stored->meta.resource_version = absl::StrCat(std::stoll(claim.meta.resource_version) + 1);
+    last_ = stored;
+    return stored;
+  }
+
   mutable absl::Mutex mu_;
   std::vector<std::string> writes_ ABSL_GUARDED_BY(mu_);
   absl::Status fail_with_ ABSL_GUARDED_BY(mu_);

@@ -184,8 +184,11 @@ TEST_CASE(
   CHECK(written->reserved_for[0].uid == "p-uid");
   CHECK(written->reserved_for[0].resource == "pods");
 
-  // A failure after the write (the bind) does not give the written devices back...
+  // A failure after the write (the bind) takes the pod out of the claim's reservedFor but does
+  // not give the written devices back...
   world.plugin().Unreserve(state, *pod, "node-2");
+  CHECK(world.writer().writes() == std::vector<std::string>{"mine allocated reserved for p",
+                                                            "mine no longer reserved for p-uid"});
   const framework::PodInfoPtr next = ClaimPod("next", {{"gpu", "claim:next"}});
   CHECK(world.Judge(*next).nodes == Nodes(kCannot, kCannot));
   CHECK_FALSE(world.Snapshot().dra().PendingAllocation("default/mine"));

@@ -2,7 +2,8 @@
 // new allocation first protects the claim with upstream's finalizer, then the allocation and the
 // reservation land on the status subresource, each patch with the resourceVersion it builds on as
 // a precondition (409 when the claim moved on), 404 for a claim that is gone, and the API
-// server's refusal of a second allocation.
+// server's refusal of a second allocation; Unreserve's removal of one consumer by uid, and
+// PostFilter's deallocation on the claim's resourceVersion.
 
 #include "scheduler/client/api_claim_status_writer.h"
 
@@ -164,6 +165,75 @@ TEST_CASE("a claim that moved on is a conflict, and one that does not exist is n
         absl::StatusCode::kNotFound);
   CHECK(writer.WriteReservation(missing, nullptr, kPod).status().code() ==
         absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("taking a pod out of reservedFor patches its entry away by uid and keeps the rest",
+          "[writer][dra]") {
+  api::ResourceClaim claim;
+  claim.meta.uid = "claim-uid";
+  CHECK(ApiClaimStatusWriter::RemoveReservationPatch(claim, "uid-0") ==
+        R"({"metadata":{"uid":"claim-uid"},"status":{"reservedFor":)"
+        R"([{"$patch":"delete","uid":"uid-0"}]}})");
+
+  InProcessApi server;
+  ApiClaimStatusWriter writer(&server.transport);
+  const api::AllocationResult allocation = OneGpu();
+  auto first = writer.WriteReservation(server.Claim(), &allocation, kPod);
+  REQUIRE(first.ok());
+  // Another pod reserves the claim after this one: the removal needs no resourceVersion.
+  REQUIRE(writer.WriteReservation(**first, nullptr, {"", "pods", "train-1", "uid-1"}).ok());
+  auto removed = writer.RemoveReservation(**first, "uid-0");
+  INFO(removed.status().message());
+  REQUIRE(removed.ok());
+  const api::ResourceClaim after = server.Claim();
+  REQUIRE(after.reserved_for.size() == 1);
+  CHECK(after.reserved_for[0].uid == "uid-1");
+  CHECK(after.allocation.has_value());
+  CHECK((*removed)->meta.resource_version == after.meta.resource_version);
+  CHECK(server.transport.requests().back().content_type ==
+        "application/strategic-merge-patch+json");
+
+  // A claim deleted and made again under the same name is not the one the pod reserved.
+  api::ResourceClaim other_claim = after;
+  other_claim.meta.uid = "another-uid";
+  const absl::Status replaced = writer.RemoveReservation(other_claim, "uid-1").status();
+  CHECK(replaced.code() == absl::StatusCode::kAborted);
+  CHECK(server.Claim().reserved_for.size() == 1);
+  api::ResourceClaim missing = after;
+  missing.meta.name = "missing";
+  CHECK(writer.RemoveReservation(missing, "uid-1").status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("a deallocation clears the allocation and the reservations, on the claim's version",
+          "[writer][dra]") {
+  api::ResourceClaim claim;
+  claim.meta.resource_version = "41";
+  CHECK(ApiClaimStatusWriter::DeallocationPatch(claim) ==
+        R"({"metadata":{"resourceVersion":"41"},"status":)"
+        R"({"allocation":null,"reservedFor":null,"devices":null}})");
+
+  InProcessApi server;
+  ApiClaimStatusWriter writer(&server.transport);
+  const api::AllocationResult allocation = OneGpu();
+  auto allocated = writer.WriteReservation(server.Claim(), &allocation, kPod);
+  REQUIRE(allocated.ok());
+  auto removed = writer.RemoveReservation(**allocated, "uid-0");
+  REQUIRE(removed.ok());
+  // From a version that moved on since (the removal): a conflict, and nothing changes.
+  const absl::Status stale = writer.Deallocate(**allocated).status();
+  CHECK(stale.code() == absl::StatusCode::kAborted);
+  CHECK(server.Claim().allocation.has_value());
+
+  auto deallocated = writer.Deallocate(**removed);
+  INFO(deallocated.status().message());
+  REQUIRE(deallocated.ok());
+  const api::ResourceClaim after = server.Claim();
+  CHECK_FALSE(after.allocation.has_value());
+  CHECK(after.reserved_for.empty());
+  CHECK(after.spec.requests.size() == 1);
+  CHECK(server.transport.requests().back().target == std::string(kTrain) + "/status");
+  // The claim may be allocated again from there.
+  CHECK(writer.WriteReservation(after, &allocation, kPod).ok());
 }
 
 }  // namespace

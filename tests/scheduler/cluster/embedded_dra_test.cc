@@ -1,7 +1,7 @@
 // The embedded cluster as DynamicResources' API side: it makes the claims pods' templates
 // describe and releases the claims of deleted pods (as the ResourceClaim controller does), and
 // stores claim status writes as the API server does (a stale resourceVersion, a missing claim and
-// a second allocation are refused).
+// a second allocation are refused; a consumer taken out by uid; a deallocation).
 
 #include <catch2/catch.hpp>
 #include <map>
@@ -141,6 +141,46 @@ spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}
   REQUIRE(shared->reserved_for.size() == 1);
   CHECK(shared->reserved_for[0].name == "other");
   CHECK(shared->allocation.has_value());
+}
+
+TEST_CASE("a reservation is taken back by uid and a claim deallocated on its version",
+          "[cluster][dra]") {
+  EmbeddedCluster cluster;
+  Load(cluster, R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: default}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}
+)");
+  ClaimWatcher watcher;
+  cluster.Watch(&watcher);
+  api::AllocationResult allocation;
+  allocation.devices.push_back(
+      {"gpu", api::Intern("gpu.example.com"), api::Intern("node-a"), api::Intern("gpu-0"), false});
+  auto claim = cluster.GetResourceClaim("default/shared");
+  auto first = cluster.WriteReservation(*claim, &allocation, {"", "pods", "a", "a-uid"});
+  REQUIRE(first.ok());
+  REQUIRE(cluster.WriteReservation(**first, nullptr, {"", "pods", "b", "b-uid"}).ok());
+  // By uid, from any version (the API's strategic merge patch).
+  auto removed = cluster.RemoveReservation(**first, "a-uid");
+  REQUIRE(removed.ok());
+  REQUIRE((*removed)->reserved_for.size() == 1);
+  CHECK((*removed)->reserved_for[0].uid == "b-uid");
+  CHECK((*removed)->allocation.has_value());
+
+  CHECK(cluster.Deallocate(**first).status().code() == absl::StatusCode::kAborted);
+  auto deallocated = cluster.Deallocate(**removed);
+  INFO(deallocated.status().message());
+  REQUIRE(deallocated.ok());
+  cluster.DeliverEvents();
+  const auto seen = watcher.claims.at("shared");
+  CHECK(seen->meta.resource_version == (*deallocated)->meta.resource_version);
+  CHECK_FALSE(seen->allocation.has_value());
+  CHECK(seen->reserved_for.empty());
+  api::ResourceClaim missing = *seen;
+  missing.meta.name = "missing";
+  CHECK(cluster.Deallocate(missing).status().code() == absl::StatusCode::kNotFound);
+  CHECK(cluster.RemoveReservation(missing, "b-uid").status().code() == absl::StatusCode::kNotFound);
 }
 
 }  // namespace
