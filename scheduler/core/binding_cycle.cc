@@ -107,6 +107,7 @@ void Scheduler::UndoRejectedWait(WaitingPod pod) {
     deps_.observer->OnUnschedulable(*queued.pod_info, message, queued.attempts);
   }
   queued.quota_wait_keys.clear();
+  queued.keep_room_on.clear();  // its room goes to the pods that wanted it
   queued.unschedulable_plugins = {plugin};
   queued.helpful_events = pod.fw->EventsHelping(queued.unschedulable_plugins);
   // The queue drops a pod deleted meanwhile.
@@ -149,6 +150,12 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
     if (deps_.observer != nullptr) deps_.observer->OnBound(*assumed, node, queued.attempts);
     if (assumed->gang.InGroup()) ReportGangMemberBound(*assumed);
     return;
+  }
+  // A preemptor keeps its room (QueuedPodInfo::keep_room_on), unless its node left.
+  if (!queued.keep_room_on.empty() && gone.empty()) {
+    queue_->AddNominatedPod(assumed, queued.keep_room_on);
+  } else {
+    queued.keep_room_on.clear();
   }
   // One path undoes everything after assume: unreserve, forget, requeue with backoff.
   fw.RunUnreserve(*state, *assumed, node);

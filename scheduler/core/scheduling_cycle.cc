@@ -71,8 +71,9 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
   if (choice.framework != nullptr) fw = choice.framework;
   NoteBoundPolicy(choice, *popped);
   std::unique_ptr<framework::CycleState> state = policy::NewCycleState(choice);
-  auto outcome = algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_,
-                                      queue_->NominatedNodeOf(pod_info->key));
+  const std::string nominated_node = queue_->NominatedNodeOf(pod_info->key);
+  auto outcome =
+      algorithm_->Schedule(*fw, *state, *pod_info, snapshot_, &nominated_, nominated_node);
   if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
     if (deps_.observer != nullptr) {
       deps_.observer->OnNodeSelected(*popped, success->node->name(), SecondsSince(start));
@@ -81,6 +82,7 @@ bool Scheduler::ScheduleOne(absl::Duration wait) {
     // its node (upstream's assume drops the nomination too), and a pod nominated beside it would
     // find the room it was promised taken and preempt again.
     queue_->DeleteNominatedPod(pod_info->key);
+    if (!nominated_node.empty()) popped->keep_room_on = success->node->name();
     AssumeAndBind(*fw, std::move(state), std::move(*popped), success->node->name());
   } else if (auto* fit_error = std::get_if<FitError>(&outcome)) {
     RunPostFilter(*fw, *state, pod_info, fit_error);

@@ -171,7 +171,11 @@ void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
     if (flight->second.uid != pod.pod_info->get().meta.uid) return;
     const InFlight state = std::move(flight->second);
     in_flight.erase(flight);
-    if (state.deleted) return;  // deleted while being scheduled: do not resurrect it
+    if (state.deleted) {
+      // Deleted while being scheduled: do not resurrect it, nor the room kept for it.
+      if (!pod.keep_room_on.empty()) Unnominate(key);
+      return;
+    }
     if (state.updated != nullptr) {
       pod.pod_info = state.updated;
       pre_enqueue = state.pre_enqueue;
@@ -179,6 +183,7 @@ void SchedulingQueue::Impl::ReturnPod(QueuedPodInfo pod, bool to_backoff,
     }
   }
   if (items.contains(key)) return;
+  pod.keep_room_on.clear();
   pod.timestamp = clock->Now();
   if (!pre_enqueue.IsSuccess()) {
     // The update failed PreEnqueue: the pod waits gated, whatever this attempt said.

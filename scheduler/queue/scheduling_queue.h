@@ -47,6 +47,13 @@ struct QueuedPodInfo {
   // unschedulable gauge) count it under that policy's profile; empty when the pod names its own
   // policy or no binding chose one.
   std::string bound_policy;
+  // A pod that was nominated when it was assumed (a preemptor, its room made by its victims): the
+  // node it was assumed on. A binding that fails nominates the pod there again before it gives the
+  // room back, so that the room stays promised to it. Upstream drops the nomination: a pod of the
+  // same priority may then take the room, and this one preempts again elsewhere, evicting more
+  // than the preemptors need. Cleared when the pod is back in the queue; a pod deleted meanwhile
+  // loses the nomination.
+  std::string keep_room_on;
 };
 
 // Why a pod entered activeQ, backoffQ or the unschedulable set, as upstream's

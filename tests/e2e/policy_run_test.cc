@@ -84,10 +84,13 @@ TEST_CASE("run: a pod waits for its policy and binds once the policy ConfigMap b
   CHECK(node == "node-0");
   CHECK(absl::StrContains(scheduler.ReadStderr(), ": 1 policy (generation 1): pool in force"));
   CHECK(scheduler.Running());
-  // -v 2: a line per scheduling outcome of a pod.
-  const std::string log = scheduler.ReadStderr();
-  CHECK(absl::StrContains(log, "pod default/gpu-job unschedulable (attempt 1): "));
-  CHECK(absl::StrContains(log, "pod default/gpu-job bound to node node-0"));
+  // -v 2: a line per scheduling outcome of a pod. The bound pod is seen in the API before the
+  // line is written: it is waited for.
+  testing::RequireEventually("the binding is logged", scheduler, [&] {
+    return absl::StrContains(scheduler.ReadStderr(), "pod default/gpu-job bound to node node-0");
+  });
+  CHECK(
+      absl::StrContains(scheduler.ReadStderr(), "pod default/gpu-job unschedulable (attempt 1): "));
   REQUIRE(scheduler.Stop(SIGTERM, absl::Seconds(10)).value_or(-1) == 0);
 }
 

@@ -44,6 +44,7 @@ class FlakyBinder : public framework::PodBinder {
  public:
   FlakyBinder(cluster::EmbeddedCluster* cluster, int failures)
       : cluster_(cluster), failures_(failures) {}
+  void FailNext(int failures) { failures_ = failures; }
   framework::Status BindPod(const api::Pod& pod, std::string_view node) override {
     if (failures_ > 0) {
       --failures_;
@@ -303,6 +304,30 @@ TEST_CASE("a preemptor whose victims are still being deleted waits instead of pr
   CHECK(low_left == 2);
   CHECK(h.recorder.preemptions.size() == 1);
   CHECK_FALSE(h.NodeOf("default/high").empty());
+}
+
+TEST_CASE("a preemptor whose binding fails keeps the room its victim made", "[scheduler]") {
+  Harness h;  // DefaultPreemption
+  REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("low").Container({{"cpu", "800m"}}).Priority(1).Build()).ok());
+  h.Run();
+  REQUIRE(h.NodeOf("default/low") == "n1");
+  // The preemptor evicts the low pod; a pod of its priority comes after it and finds the room
+  // promised to it. The preemptor's first bind fails: the room must stay promised, not go to
+  // the pod behind it (which would leave the preemptor to preempt again).
+  h.binder.FailNext(1);
+  REQUIRE(
+      h.cluster.Create(PodBuilder("high").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  REQUIRE(
+      h.cluster.Create(PodBuilder("peer").Container({{"cpu", "800m"}}).Priority(9).Build()).ok());
+  h.Run();
+  CHECK(h.recorder.preemptions ==
+        std::vector<std::string>{"default/high on n1 evicts default/low"});
+  CHECK(h.recorder.bind_failures["default/high"] == 1);
+  CHECK(h.NodeOf("default/high") == "n1");
+  CHECK(h.NodeOf("default/peer").empty());
+  CHECK(h.scheduler->queue().NominatedNodeOf("default/high").empty());
 }
 
 TEST_CASE("a PostFilter rejection joins the FailedScheduling message", "[scheduler]") {

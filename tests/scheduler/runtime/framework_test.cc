@@ -45,7 +45,7 @@ TEST_CASE("the default profile runs QueueQuota, then upstream's plugins in upstr
                                                      {"NodeResourcesBalancedAllocation", 1},
                                                      {"ImageLocality", 1}});
   CHECK(Names((*fw)->post_filter_plugins()) ==
-        std::vector<std::string>{"DefaultPreemption", "Coscheduling"});
+        std::vector<std::string>{"DynamicResources", "DefaultPreemption", "Coscheduling"});
   CHECK(Names((*fw)->permit_plugins()) == std::vector<std::string>{"Coscheduling"});
   CHECK(std::string((*fw)->queue_sort()->Name()) == "PrioritySort");
 }
