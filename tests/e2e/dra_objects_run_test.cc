@@ -78,6 +78,13 @@ void CreateGpuClass(Api& api) {
              R"({"expression":"device.driver == \"gpu.example.com\""}}]}})");
 }
 
+// node-0 and node-1, and the class of gpu.example.com's devices.
+void CreateNodesAndGpuClass(Api& api) {
+  CreateNode(api, "node-0");
+  CreateNode(api, "node-1");
+  CreateGpuClass(api);
+}
+
 // "pool/device reserved for pod" for the claim's allocation and reservation, "" without one.
 std::string Allocation(Api& api, const std::string& claim) {
   const rapidjson::Document json =
@@ -137,9 +144,7 @@ TEST_CASE(
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
   Api api(**server);
-  CreateNode(api, "node-0");
-  CreateNode(api, "node-1");
-  CreateGpuClass(api);
+  CreateNodesAndGpuClass(api);
   api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-1-gpus", "node-1", 2));
   api.Create(absl::StrCat(kDra, "/namespaces/default/resourceclaimtemplates"),
              R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate",)"
@@ -235,9 +240,7 @@ TEST_CASE("run: a claim allocated where its pod cannot go is deallocated and all
   auto server = TestApiProcess::Start();
   REQUIRE(server.ok());
   Api api(**server);
-  CreateNode(api, "node-0");
-  CreateNode(api, "node-1");
-  CreateGpuClass(api);
+  CreateNodesAndGpuClass(api);
   api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-0-gpu", "node-0"));
   api.Create(absl::StrCat(kDra, "/resourceslices"), SliceJson("node-1-gpu", "node-1"));
   // The claim was allocated on node-0 (by an earlier pod, say) and nothing reserves it; node-0 is

@@ -68,6 +68,13 @@ inline std::string GpuSlice(const std::string& name, const std::string& place,
                       ", resourceSliceCount: 1}\n  devices: [", list, "]\n");
 }
 
+// node-1 and node-2 (zones z1 and z2), each with two gpus: of `model_1` and of `model_2`.
+inline std::string TwoGpuNodes(const std::string& model_1, const std::string& model_2) {
+  return DraNode("node-1") + DraNode("node-2", "z2") + GpuClass() +
+         GpuSlice("node-1", "nodeName: node-1", {{"gpu-0", model_1}, {"gpu-1", model_1}}) +
+         GpuSlice("node-2", "nodeName: node-2", {{"gpu-0", model_2}, {"gpu-1", model_2}});
+}
+
 // A claim for `count` gpus whose model is `model` ("" for any); `status` is YAML for its status.
 inline std::string GpuClaim(const std::string& name, int count = 1, const std::string& model = "",
                             const std::string& status = "", const std::string& extra_meta = "") {

@@ -19,18 +19,11 @@ using framework::CycleState;
 using framework::Status;
 using plugin_testing::AllocatedOn;
 using plugin_testing::ClaimPod;
-using plugin_testing::DraNode;
 using plugin_testing::DraWorld;
 using plugin_testing::GpuClaim;
-using plugin_testing::GpuClass;
-using plugin_testing::GpuSlice;
 
 // Two nodes with two A100s each.
-std::string TwoNodes() {
-  return DraNode("node-1") + DraNode("node-2", "z2") + GpuClass() +
-         GpuSlice("node-1", "nodeName: node-1", {{"gpu-0", "A100"}, {"gpu-1", "A100"}}) +
-         GpuSlice("node-2", "nodeName: node-2", {{"gpu-0", "A100"}, {"gpu-1", "A100"}});
-}
+std::string TwoNodes() { return plugin_testing::TwoGpuNodes("A100", "A100"); }
 
 // The plugin's PostFilter needs nothing of its host.
 class NoHost final : public framework::PostFilterHost {

@@ -28,11 +28,7 @@ using plugin_testing::GpuClass;
 using plugin_testing::GpuSlice;
 
 // Two nodes with two gpus each: A100s on node-1, H100s on node-2.
-std::string TwoNodes() {
-  return DraNode("node-1") + DraNode("node-2", "z2") + GpuClass() +
-         GpuSlice("node-1", "nodeName: node-1", {{"gpu-0", "A100"}, {"gpu-1", "A100"}}) +
-         GpuSlice("node-2", "nodeName: node-2", {{"gpu-0", "H100"}, {"gpu-1", "H100"}});
-}
+std::string TwoNodes() { return plugin_testing::TwoGpuNodes("A100", "H100"); }
 
 std::map<std::string, std::string> Nodes(const std::string& one, const std::string& two) {
   return {{"node-1", one}, {"node-2", two}};

@@ -56,6 +56,14 @@ spec:
   resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
 )";
 
+// A claim no pod owns.
+constexpr char kSharedClaim[] = R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared, namespace: default}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}
+)";
+
 TEST_CASE("a pod's template claim is made once both exist, in either order", "[cluster][dra]") {
   for (const bool template_first : {true, false}) {
     INFO("template first: " << template_first);
@@ -115,12 +123,7 @@ TEST_CASE("a claim status write is stored once, from the version it was decided 
 TEST_CASE("a deleted pod's claims are released: its own deleted, a shared one deallocated last",
           "[cluster][dra]") {
   EmbeddedCluster cluster;
-  Load(cluster, std::string(kTemplate) + "---\n" + kPod + R"(---
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: shared, namespace: default}
-spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}
-)");
+  Load(cluster, std::string(kTemplate) + "---\n" + kPod + "---\n" + kSharedClaim);
   ClaimWatcher watcher;
   cluster.Watch(&watcher);
   cluster.DeliverEvents();
@@ -146,12 +149,7 @@ spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}
 TEST_CASE("a reservation is taken back by uid and a claim deallocated on its version",
           "[cluster][dra]") {
   EmbeddedCluster cluster;
-  Load(cluster, R"(
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: shared, namespace: default}
-spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}
-)");
+  Load(cluster, kSharedClaim);
   ClaimWatcher watcher;
   cluster.Watch(&watcher);
   api::AllocationResult allocation;
