@@ -35,6 +35,8 @@ constexpr std::string_view kInUse = "resourceclaim in use";
 constexpr std::string_view kNoClaimsToDeallocate = "no new claims to deallocate";
 constexpr std::string_view kDeallocated = "deallocation of ResourceClaim completed";
 constexpr std::string_view kStillNotSchedulable = "still not schedulable";
+// What explain says instead of kDeallocated: it writes nothing.
+constexpr std::string_view kWouldDeallocate = "a ResourceClaim would be deallocated";
 
 // What PreFilter worked out for the pod, read by every Filter and by Reserve. Immutable once
 // built, so preemption's copies of the cycle state share it. The prepared claims and `dra` point
@@ -420,7 +422,7 @@ framework::PostFilterOutcome DynamicResources::PostFilter(
     outcome.status = Status::Unschedulable(kStillNotSchedulable);
     return outcome;
   }
-  outcome.status = Status::Unschedulable(kDeallocated);
+  outcome.status = Status::Unschedulable(state.dry_run() ? kWouldDeallocate : kDeallocated);
   if (state.dry_run() || writer_ == nullptr) return outcome;
   outcome.writes.push_back(
       [writer = writer_, cache = cache_, claim = claims.claims[*index], pod_key = pod.key] {

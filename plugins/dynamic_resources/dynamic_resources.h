@@ -47,7 +47,7 @@ namespace kubesched::plugins {
 // when the pod's claims could not be resolved; nothing for a pod without claims). The write
 // (framework::ClaimStatusWriter::Deallocate, on the claim's resourceVersion) is one of the
 // outcome's writes, which the scheduler runs on a bind worker; the claim's update brings the pod
-// back. A dry run (explain) writes nothing.
+// back. A dry run (explain) writes nothing and says `a ResourceClaim would be deallocated`.
 // Reserve: searches the chosen node again, builds the allocations and assumes them in the cache
 // (framework::ClaimAssumeCache), so the next cycle sees the devices taken and the claims in
 // flight; Unreserve forgets those not written yet.

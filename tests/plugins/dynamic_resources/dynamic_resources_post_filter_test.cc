@@ -136,7 +136,7 @@ TEST_CASE("a dry run says what PostFilter would do and asks for no write", "[dra
   CycleState state;
   state.set_dry_run(true);
   const framework::PostFilterOutcome outcome = RunPostFilter(world, *pod, state);
-  CHECK(outcome.status.Message() == "deallocation of ResourceClaim completed");
+  CHECK(outcome.status.Message() == "a ResourceClaim would be deallocated");
   CHECK(outcome.writes.empty());
 }
 
