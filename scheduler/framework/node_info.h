@@ -139,20 +139,27 @@ class NodeInfo {
   // Amounts of one resource as Filter and Score read them: cpu and memory from row(), the others
   // from the lists above. The same values as allocatable().Get(id), requested().Get(id) and
   // non_zero_requested().Get(id) for cpu and memory, requested().Get(id) for the others.
-  int64_t allocatable_amount(api::ResourceId id) const {
-    if (id == api::kCpu) return row().allocatable_cpu;
-    if (id == api::kMemory) return row().allocatable_memory;
-    return allocatable_.Get(id);
-  }
-  int64_t requested_amount(api::ResourceId id) const {
-    if (id == api::kCpu) return row().requested_cpu;
-    if (id == api::kMemory) return row().requested_memory;
-    return requested_.Get(id);
-  }
+  int64_t allocatable_amount(api::ResourceId id) const { return allocatable_amount(id, row()); }
+  int64_t requested_amount(api::ResourceId id) const { return requested_amount(id, row()); }
   // The non-zero sum for cpu and memory, the real one for the others (upstream's scoring).
   int64_t scoring_requested_amount(api::ResourceId id) const {
-    if (id == api::kCpu) return row().non_zero_requested_cpu;
-    if (id == api::kMemory) return row().non_zero_requested_memory;
+    return scoring_requested_amount(id, row());
+  }
+  // The same with this node's row given (it holds row()'s values: RowFilterPlugin,
+  // RowScorePlugin), so that cpu and memory never touch this NodeInfo.
+  int64_t allocatable_amount(api::ResourceId id, const NodeRow& row) const {
+    if (id == api::kCpu) return row.allocatable_cpu;
+    if (id == api::kMemory) return row.allocatable_memory;
+    return allocatable_.Get(id);
+  }
+  int64_t requested_amount(api::ResourceId id, const NodeRow& row) const {
+    if (id == api::kCpu) return row.requested_cpu;
+    if (id == api::kMemory) return row.requested_memory;
+    return requested_.Get(id);
+  }
+  int64_t scoring_requested_amount(api::ResourceId id, const NodeRow& row) const {
+    if (id == api::kCpu) return row.non_zero_requested_cpu;
+    if (id == api::kMemory) return row.non_zero_requested_memory;
     return requested_.Get(id);
   }
   // This NodeInfo's own row, which the snapshot copies into its table.
