@@ -378,7 +378,7 @@ std::optional<framework::WatermarkState> NodeResourcesFit::ObserveWatermarkState
     const framework::Snapshot& snapshot, const framework::PodInfo* pod) {
   static const std::vector<api::Toleration> kNone;
   const auto status =
-      ObserveWatermark(snapshot, pod != nullptr ? pod->get().spec.tolerations : kNone);
+      ObserveWatermark(snapshot, pod != nullptr ? pod->get().spec.tolerations.get() : kNone);
   if (!status.has_value()) return std::nullopt;
   return framework::WatermarkState{ModeName(status->mode), status->allocated_ratio,
                                    std::string(status->pool)};

@@ -195,7 +195,10 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
   const auto& plugins = fw.score_plugins();
   const size_t m = feasible_.size();
   plugin_scores_.resize(plugins.size());
-  for (auto& scores : plugin_scores_) scores.assign(m, 0);
+  // Every score a plugin that runs gives is written below; a skipped plugin's list is not read.
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    if (!skip_score_[k]) plugin_scores_[k].resize(m);
+  }
   pool_->ParallelFor(m, kNodeChunk, [&](size_t begin, size_t end) {
     for (size_t k = 0; k < plugins.size(); ++k) {
       if (skip_score_[k]) continue;

@@ -72,6 +72,13 @@ struct MetricsSample {
   api::ResourceList usage{};
 };
 
+// What load awareness (MostAvailable) keeps of a node: its latest sample and the VirtualRequests
+// placed after it. Held apart from NodeInfo, only for nodes that have a sample.
+struct NodeLoad {
+  std::optional<MetricsSample> metrics;
+  api::ResourceList virtual_requested_since_sample;
+};
+
 // A node's position in its snapshot's node list, written by the snapshot alone. Copying a
 // NodeInfo into a snapshot's slot keeps the slot's position, and a copy made elsewhere (a
 // preemption what-if) has none: the position belongs to the snapshot's storage, not the contents.
@@ -178,8 +185,9 @@ class NodeInfo {
   const api::ResourceList& allocatable() const { return allocatable_; }
   // Sum of the real requests of the pods on the node.
   const api::ResourceList& requested() const { return requested_; }
-  // Sum with the non-zero defaults for cpu and memory (for scoring).
-  const api::ResourceList& non_zero_requested() const { return non_zero_requested_; }
+  // Sum with the non-zero defaults for cpu and memory (for scoring): requested() with the row's
+  // cpu and memory. Built on each call; Filter and Score read scoring_requested_amount().
+  api::ResourceList non_zero_requested() const;
   const HostPorts& used_ports() const { return used_ports_; }
   // Every name of every image the node holds, sorted by name (ImageLocality). Built once per node
   // object and shared by the snapshot's copies.
@@ -191,10 +199,8 @@ class NodeInfo {
   // Load awareness (MostAvailable): the node's latest metrics sample, if any, and the sum of the
   // VirtualRequests of the pods placed on the node after that sample's timestamp, which the
   // sample cannot show yet. Both are kept by the cache, which knows when each pod was placed.
-  const std::optional<MetricsSample>& metrics() const { return metrics_; }
-  const api::ResourceList& virtual_requested_since_sample() const {
-    return virtual_requested_since_sample_;
-  }
+  const std::optional<MetricsSample>& metrics() const;
+  const api::ResourceList& virtual_requested_since_sample() const;
 
   // Bumped on every change; the snapshot copies nodes whose generation is newer than its own.
   int64_t generation() const { return generation_; }
@@ -228,10 +234,10 @@ class NodeInfo {
   void AddVolumeRefs(const PodInfo& pod);
   void RemoveVolumeRefs(const PodInfo& pod);
 
-  // What every Filter call reads comes first, in as few cache lines as possible (the Filter
-  // phase touches every node): the node, the flags, the pods and the two resource sums.
-  // row() reads table_row_ first: it shares a cache line with node_; own_row_ (read for copies
-  // outside a snapshot) comes after the lists.
+  // The row first: it is what Filter and Score read of a NodeInfo outside a snapshot, and at
+  // offset 0 its 64-byte alignment costs no padding. Then the fields the Filter phase reads of a
+  // snapshot's NodeInfo when a plugin takes no row (row() reads table_row_, next to node_).
+  NodeRow own_row_;
   TableRowRef table_row_;
   std::shared_ptr<const api::Node> node_;
   SnapshotPosition position_;
@@ -239,17 +245,15 @@ class NodeInfo {
   std::vector<PodInfoPtr> pods_;
   api::ResourceList allocatable_;
   api::ResourceList requested_;
-  NodeRow own_row_;
   std::string name_;
   std::vector<PodInfoPtr> pods_with_affinity_;
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   std::vector<LabelGroupCount> label_groups_;
   std::vector<TermGroupCount> term_groups_;
-  api::ResourceList non_zero_requested_;
   HostPorts used_ports_;
   std::vector<VolumeRefCount> volume_refs_;
-  std::optional<MetricsSample> metrics_{};
-  api::ResourceList virtual_requested_since_sample_{};
+  // Absent for a node without a metrics sample; copies share it until one of them changes it.
+  api::SharedOptional<NodeLoad> load_;
   std::shared_ptr<const std::vector<NodeImage>> images_;  // null: none
 };
 
