@@ -84,7 +84,7 @@ bool ParseArgs(int argc, char** argv, Options* options) {
 double DecodeSeconds(const kubesched::bench::GeneratedFiles& files) {
   const auto start = std::chrono::steady_clock::now();
   for (const auto& path : {files.cluster_path, files.workload_path}) {
-    if (!kubesched::api::DecodeFile(path).ok()) return -1;
+    if (!kubesched::api::DecodeFileQueue(path).ok()) return -1;
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

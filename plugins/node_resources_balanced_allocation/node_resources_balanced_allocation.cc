@@ -75,9 +75,11 @@ api::ResourceList DeviceRequest(const framework::CycleState& state,
 }
 
 // f = min(1, requested / allocatable); false when the node has none of the resource.
-bool Fraction(const Entry& e, const framework::NodeInfo& node, double* fraction) {
-  int64_t allocatable = node.allocatable_amount(e.id);
-  int64_t requested = node.requested_amount(e.id) + e.pod_request;
+// The row answers for cpu and memory, `node`'s lists for the others.
+bool Fraction(const Entry& e, const framework::NodeInfo& node, const framework::NodeRow& row,
+              double* fraction) {
+  int64_t allocatable = node.allocatable_amount(e.id, row);
+  int64_t requested = node.requested_amount(e.id, row) + e.pod_request;
   if (e.devices) {
     allocatable += node.device_allocatable().Get(e.id);
     requested += node.device_requested().Get(e.id);
@@ -89,37 +91,39 @@ bool Fraction(const Entry& e, const framework::NodeInfo& node, double* fraction)
 
 // Upstream's unweighted standard deviation, with its own operation order so that the truncated
 // score matches exactly: |f0 - f1| / 2 for two fractions, the population formula for more.
-double EqualWeightStdDev(const Entries& entries, const framework::NodeInfo& node, int count,
-                         double total, double first, double second) {
+double EqualWeightStdDev(const Entries& entries, const framework::NodeInfo& node,
+                         const framework::NodeRow& row, int count, double total, double first,
+                         double second) {
   if (count == 2) return std::abs((first - second) / 2);
   const double mean = total / count;
   double sum = 0;
   for (const Entry& e : entries) {
     double f;
-    if (Fraction(e, node, &f)) sum += (f - mean) * (f - mean);
+    if (Fraction(e, node, row, &f)) sum += (f - mean) * (f - mean);
   }
   return std::sqrt(sum / count);
 }
 
 double WeightedStdDev(const Entries& entries, const framework::NodeInfo& node,
-                      double weighted_total, int64_t weight_sum) {
+                      const framework::NodeRow& row, double weighted_total, int64_t weight_sum) {
   const double mean = weighted_total / static_cast<double>(weight_sum);
   double sum = 0;
   for (const Entry& e : entries) {
     double f;
-    if (Fraction(e, node, &f)) sum += static_cast<double>(e.weight) * (f - mean) * (f - mean);
+    if (Fraction(e, node, row, &f)) sum += static_cast<double>(e.weight) * (f - mean) * (f - mean);
   }
   return std::sqrt(sum / static_cast<double>(weight_sum));
 }
 
-int64_t BalancedScore(const Entries& entries, const framework::NodeInfo& node) {
+int64_t BalancedScore(const Entries& entries, const framework::NodeInfo& node,
+                      const framework::NodeRow& row) {
   int count = 0;
   double total = 0, weighted_total = 0, first = 0, second = 0;
   int64_t weight_sum = 0, first_weight = 0;
   bool equal_weights = true;
   for (const Entry& e : entries) {
     double f;
-    if (!Fraction(e, node, &f)) continue;
+    if (!Fraction(e, node, row, &f)) continue;
     if (count == 0) {
       first = f;
       first_weight = e.weight;
@@ -133,8 +137,8 @@ int64_t BalancedScore(const Entries& entries, const framework::NodeInfo& node) {
   }
   double std_dev = 0;
   if (count >= 2) {
-    std_dev = equal_weights ? EqualWeightStdDev(entries, node, count, total, first, second)
-                            : WeightedStdDev(entries, node, weighted_total, weight_sum);
+    std_dev = equal_weights ? EqualWeightStdDev(entries, node, row, count, total, first, second)
+                            : WeightedStdDev(entries, node, row, weighted_total, weight_sum);
   }
   return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
 }
@@ -174,12 +178,19 @@ Status NodeResourcesBalancedAllocation::PreScore(
 int64_t NodeResourcesBalancedAllocation::Score(const CycleState& state,
                                                const framework::PodInfo& pod,
                                                const framework::NodeInfo& node) const {
+  return ScoreWithRow(state, pod, node, node.row());
+}
+
+int64_t NodeResourcesBalancedAllocation::ScoreWithRow(const CycleState& state,
+                                                      const framework::PodInfo& pod,
+                                                      const framework::NodeInfo& node,
+                                                      const framework::NodeRow& row) const {
   if (const auto* data = state.Read<BalancedState>(StateKey()); data != nullptr) {
-    return BalancedScore(data->entries, node);
+    return BalancedScore(data->entries, node, row);
   }
   Entries local;
   BuildEntries(resources_, pod, nullptr, api::ResourceList(), &local);
-  return BalancedScore(local, node);
+  return BalancedScore(local, node, row);
 }
 
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeResourcesBalancedAllocation(

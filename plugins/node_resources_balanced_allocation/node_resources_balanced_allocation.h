@@ -34,7 +34,8 @@ namespace kubesched::plugins {
 // "NodeResourcesBalancedAllocation") and returns Skip when every configured request is zero.
 // Score only reads and is safe to call concurrently.
 class NodeResourcesBalancedAllocation final : public framework::PreScorePlugin,
-                                              public framework::ScorePlugin {
+                                              public framework::ScorePlugin,
+                                              public framework::RowScorePlugin {
  public:
   struct ResourceWeight {
     api::ResourceId id;
@@ -51,6 +52,10 @@ class NodeResourcesBalancedAllocation final : public framework::PreScorePlugin,
   // Works without PreScore too (computes the list inline).
   int64_t Score(const framework::CycleState& state, const framework::PodInfo& pod,
                 const framework::NodeInfo& node) const override;
+  // The row answers for cpu and memory; other resources are read from `node`.
+  int64_t ScoreWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
+                       const framework::NodeInfo& node,
+                       const framework::NodeRow& row) const override;
 
  private:
   std::vector<ResourceWeight> resources_;

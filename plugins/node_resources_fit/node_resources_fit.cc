@@ -213,13 +213,18 @@ Status MissingPreFilterState() {
 }  // namespace
 
 // The node's row (one cache line) answers for pods, cpu and memory.
-Status NodeResourcesFit::Filter(const CycleState& state, const framework::PodInfo& /*pod*/,
+Status NodeResourcesFit::Filter(const CycleState& state, const framework::PodInfo& pod,
                                 const framework::NodeInfo& node) const {
+  return FilterWithRow(state, pod, node, node.row());
+}
+
+Status NodeResourcesFit::FilterWithRow(const CycleState& state, const framework::PodInfo& /*pod*/,
+                                       const framework::NodeInfo& node,
+                                       const framework::NodeRow& row) const {
   const auto* data = state.Read<FitState>(FitKey());
   if (data == nullptr) return MissingPreFilterState();
-  const framework::NodeRow& row = node.row();
-  return FitVerdict(*data, row.allocatable_pods, row.pod_count, [&node](api::ResourceId id) {
-    return std::pair{node.allocatable_amount(id), node.requested_amount(id)};
+  return FitVerdict(*data, row.allocatable_pods, row.pod_count, [&node, &row](api::ResourceId id) {
+    return std::pair{node.allocatable_amount(id, row), node.requested_amount(id, row)};
   });
 }
 
@@ -267,6 +272,12 @@ Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& p
 
 int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInfo& pod,
                                 const framework::NodeInfo& node) const {
+  return ScoreWithRow(state, pod, node, node.row());
+}
+
+int64_t NodeResourcesFit::ScoreWithRow(const CycleState& state, const framework::PodInfo& pod,
+                                       const framework::NodeInfo& node,
+                                       const framework::NodeRow& row) const {
   ScoreEntries local;
   const ScoreEntries* entries = nullptr;
   config::ScoringStrategyType strategy = strategy_;
@@ -281,9 +292,9 @@ int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInf
   int64_t node_score = 0;
   int64_t weight_sum = 0;
   for (const ScoreEntry& e : *entries) {
-    const int64_t capacity = node.allocatable_amount(e.id);
+    const int64_t capacity = node.allocatable_amount(e.id, row);
     if (capacity == 0) continue;
-    const int64_t requested = node.scoring_requested_amount(e.id) + e.pod_request;
+    const int64_t requested = node.scoring_requested_amount(e.id, row) + e.pod_request;
     const int64_t resource_score = ResourceScore(strategy, requested, capacity);
     // RequestedToCapacityRatio counts only resources with a positive score in the weighted mean.
     if (strategy == config::ScoringStrategyType::kRequestedToCapacityRatio && resource_score <= 0) {
@@ -367,7 +378,7 @@ std::optional<framework::WatermarkState> NodeResourcesFit::ObserveWatermarkState
     const framework::Snapshot& snapshot, const framework::PodInfo* pod) {
   static const std::vector<api::Toleration> kNone;
   const auto status =
-      ObserveWatermark(snapshot, pod != nullptr ? pod->get().spec.tolerations : kNone);
+      ObserveWatermark(snapshot, pod != nullptr ? pod->get().spec.tolerations.get() : kNone);
   if (!status.has_value()) return std::nullopt;
   return framework::WatermarkState{ModeName(status->mode), status->allocated_ratio,
                                    std::string(status->pool)};

@@ -59,9 +59,11 @@ namespace kubesched::plugins {
 // Filter and Score only read CycleState and are safe to call concurrently.
 class NodeResourcesFit final : public framework::PreFilterPlugin,
                                public framework::FilterPlugin,
+                               public framework::RowFilterPlugin,
                                public framework::RequestsFilterPlugin,
                                public framework::PreScorePlugin,
                                public framework::ScorePlugin,
+                               public framework::RowScorePlugin,
                                public framework::WatermarkReporter {
  public:
   static constexpr std::string_view kTooManyPods = "Too many pods";
@@ -76,6 +78,10 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   // Error when PreFilter did not run.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // The row answers for pods, cpu and memory; other resources are read from `node`.
+  framework::Status FilterWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
+                                  const framework::NodeInfo& node,
+                                  const framework::NodeRow& row) const override;
   // Filter's test on given sums: the pods' requests and their number.
   framework::Status FilterRequests(const framework::CycleState& state,
                                    const framework::PodInfo& pod, const framework::NodeInfo& node,
@@ -90,6 +96,10 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   // resources), as upstream's Score does.
   int64_t Score(const framework::CycleState& state, const framework::PodInfo& pod,
                 const framework::NodeInfo& node) const override;
+  // The row answers for cpu and memory; other resources are read from `node`.
+  int64_t ScoreWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
+                       const framework::NodeInfo& node,
+                       const framework::NodeRow& row) const override;
 
   // A scoring resource resolved at construction.
   struct ResourceWeight {

@@ -7,10 +7,16 @@ namespace kubesched::plugins {
 
 std::string_view NodeUnschedulable::Name() const { return names::kNodeUnschedulable; }
 
-framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/,
+framework::Status NodeUnschedulable::Filter(const framework::CycleState& state,
                                             const framework::PodInfo& pod,
                                             const framework::NodeInfo& node) const {
-  const framework::NodeRow& row = node.row();
+  return FilterWithRow(state, pod, node, node.row());
+}
+
+framework::Status NodeUnschedulable::FilterWithRow(const framework::CycleState& /*state*/,
+                                                   const framework::PodInfo& pod,
+                                                   const framework::NodeInfo& /*node*/,
+                                                   const framework::NodeRow& row) const {
   if (!row.unschedulable) {
     if (!row.has_node) return framework::Status(framework::Code::kError, "node not found");
     return framework::Status::Success();

@@ -14,7 +14,7 @@ namespace kubesched::plugins {
 // Upstream's NodeUnschedulable: a cordoned node (spec.unschedulable) takes only pods that
 // tolerate the taint {node.kubernetes.io/unschedulable, NoSchedule}. Stateless; Filter is safe to
 // call concurrently.
-class NodeUnschedulable final : public framework::FilterPlugin {
+class NodeUnschedulable final : public framework::FilterPlugin, public framework::RowFilterPlugin {
  public:
   static constexpr std::string_view kReason = "node(s) were unschedulable";
   static constexpr std::string_view kTaintKey = api::kUnschedulableTaintKey;
@@ -23,6 +23,10 @@ class NodeUnschedulable final : public framework::FilterPlugin {
   // UnschedulableAndUnresolvable kReason for a cordoned node the pod does not tolerate.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Reads the row alone.
+  framework::Status FilterWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
+                                  const framework::NodeInfo& node,
+                                  const framework::NodeRow& row) const override;
   // Reads spec.unschedulable and the node object only.
   bool FilterReadsPods() const override { return false; }
 };

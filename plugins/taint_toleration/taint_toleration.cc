@@ -125,7 +125,13 @@ framework::PreFilterOutcome TaintToleration::PreFilter(framework::CycleState& st
 framework::Status TaintToleration::Filter(const framework::CycleState& state,
                                           const framework::PodInfo& pod,
                                           const framework::NodeInfo& node) const {
-  const framework::NodeRow& row = node.row();
+  return FilterWithRow(state, pod, node, node.row());
+}
+
+framework::Status TaintToleration::FilterWithRow(const framework::CycleState& state,
+                                                 const framework::PodInfo& pod,
+                                                 const framework::NodeInfo& node,
+                                                 const framework::NodeRow& row) const {
   if (!row.has_node) return framework::Status(framework::Code::kError, "node not found");
   if (!row.hard_taints) return framework::Status::Success();
   const auto* verdicts = state.Read<TaintSetVerdicts>(FilterKey());
@@ -159,7 +165,13 @@ framework::Status TaintToleration::PreScore(
 
 int64_t TaintToleration::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                const framework::NodeInfo& node) const {
-  const framework::NodeRow& row = node.row();
+  return ScoreWithRow(state, pod, node, node.row());
+}
+
+int64_t TaintToleration::ScoreWithRow(const framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const framework::NodeInfo& node,
+                                      const framework::NodeRow& row) const {
   if (!row.has_node || !row.prefer_taints) return 0;
   const auto* verdicts = state.Read<TaintSetVerdicts>(FilterKey());
   if (verdicts != nullptr && row.taints < verdicts->intolerable_prefer.size()) {

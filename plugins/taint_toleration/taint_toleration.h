@@ -22,8 +22,10 @@ namespace kubesched::plugins {
 // PreFilter or PreScore (a profile may enable Filter or Score alone) they judge the node's taints.
 class TaintToleration final : public framework::PreFilterPlugin,
                               public framework::FilterPlugin,
+                              public framework::RowFilterPlugin,
                               public framework::PreScorePlugin,
                               public framework::ScorePlugin,
+                              public framework::RowScorePlugin,
                               public framework::ScoreNormalizer {
  public:
   // The newest upstream wording (older releases named the taint).
@@ -36,6 +38,10 @@ class TaintToleration final : public framework::PreFilterPlugin,
   // UnschedulableAndUnresolvable kReason on the first untolerated NoSchedule/NoExecute taint.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // Reads the row alone after PreFilter (the node's taints without it).
+  framework::Status FilterWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
+                                  const framework::NodeInfo& node,
+                                  const framework::NodeRow& row) const override;
   // Reads the node's taints only.
   bool FilterReadsPods() const override { return false; }
   // Never skips: untolerated PreferNoSchedule taints lower a node's score even for a pod with no
@@ -45,6 +51,10 @@ class TaintToleration final : public framework::PreFilterPlugin,
                              absl::Span<const framework::NodeInfo* const> feasible) override;
   int64_t Score(const framework::CycleState& state, const framework::PodInfo& pod,
                 const framework::NodeInfo& node) const override;
+  // Reads the row alone after PreScore (the node's taints without it).
+  int64_t ScoreWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
+                       const framework::NodeInfo& node,
+                       const framework::NodeRow& row) const override;
   const framework::ScoreNormalizer* normalizer() const override { return this; }
   // DefaultNormalizeScore(100, reverse=true).
   void NormalizeScore(const framework::CycleState& state, const framework::PodInfo& pod,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "rapidjson/document.h"
 #include "rapidjson/error/en.h"
+#include "scheduler/api/decode_collector.h"
 #include "scheduler/api/decode_internal.h"
 #include "scheduler/api/decode_value.h"
 #include "scheduler/api/yaml_to_json_internal.h"
@@ -20,67 +21,14 @@
 namespace kubesched::api {
 namespace {
 
+using internal::Describe;
 using internal::Find;
+using internal::FindDecoder;
 using internal::Json;
+using internal::KindDecoder;
+using internal::StringMember;
 using internal::View;
 using util::Absl;
-
-// One entry per kind the scheduler reads.
-struct KindDecoder {
-  std::string_view kind;
-  bool namespaced;
-  absl::StatusOr<Object> (*decode)(const Json&);
-};
-
-template <typename T, absl::StatusOr<T> (*Decode)(const Json&)>
-absl::StatusOr<Object> DecodeAs(const Json& json) {
-  absl::StatusOr<T> decoded = Decode(json);
-  if (!decoded.ok()) return decoded.status();
-  return Object(*std::move(decoded));
-}
-
-constexpr KindDecoder kDecoders[] = {
-    {"Pod", true, &DecodeAs<Pod, internal::DecodePod>},
-    {"Node", false, &DecodeAs<Node, internal::DecodeNode>},
-    {"Namespace", false, &DecodeAs<Namespace, internal::DecodeNamespace>},
-    {"PriorityClass", false, &DecodeAs<PriorityClass, internal::DecodePriorityClass>},
-    {"ConfigMap", true, &DecodeAs<ConfigMap, internal::DecodeConfigMap>},
-    {"PodDisruptionBudget", true,
-     &DecodeAs<PodDisruptionBudget, internal::DecodePodDisruptionBudget>},
-    {"NodeMetrics", false, &DecodeAs<NodeMetrics, internal::DecodeNodeMetrics>},
-    {"PersistentVolumeClaim", true,
-     &DecodeAs<PersistentVolumeClaim, internal::DecodePersistentVolumeClaim>},
-    {"PersistentVolume", false, &DecodeAs<PersistentVolume, internal::DecodePersistentVolume>},
-    {"StorageClass", false, &DecodeAs<StorageClass, internal::DecodeStorageClass>},
-    {"CSINode", false, &DecodeAs<CsiNode, internal::DecodeCsiNode>},
-    {"VolumeAttachment", false, &DecodeAs<VolumeAttachment, internal::DecodeVolumeAttachment>},
-    {"PodGroup", true, &DecodeAs<PodGroup, internal::DecodePodGroup>},
-    {"DeviceClass", false, &DecodeAs<DeviceClass, internal::DecodeDeviceClass>},
-    {"ResourceSlice", false, &DecodeAs<ResourceSlice, internal::DecodeResourceSlice>},
-    {"ResourceClaim", true, &DecodeAs<ResourceClaim, internal::DecodeResourceClaim>},
-    {"ResourceClaimTemplate", true,
-     &DecodeAs<ResourceClaimTemplate, internal::DecodeResourceClaimTemplate>},
-};
-
-const KindDecoder* FindDecoder(std::string_view kind) {
-  for (const KindDecoder& decoder : kDecoders) {
-    if (decoder.kind == kind) return &decoder;
-  }
-  return nullptr;
-}
-
-std::string Describe(std::string_view kind, bool namespaced, std::string_view ns,
-                     std::string_view name) {
-  if (name.empty()) return absl::StrCat(Absl(kind), " (no name)");
-  if (!namespaced) return absl::StrCat(Absl(kind), " ", Absl(name));
-  return absl::StrCat(Absl(kind), " ", Absl(ns), "/", Absl(name));
-}
-
-// A string member of `object`, or "" when it is absent or not a string.
-std::string_view StringMember(const Json& object, std::string_view name) {
-  const Json* value = Find(object, name);
-  return value != nullptr && value->IsString() ? View(*value) : std::string_view();
-}
 
 bool LooksLikeJson(std::string_view text) {
   const size_t first = text.find_first_not_of(" \t\r\n");
@@ -141,84 +89,6 @@ void ForEachDocument(const ParsedText& parsed, Fn&& fn) {
   for (const Json& document : parsed.doc.GetArray()) fn(document);
 }
 
-// Walks documents, lists and items, decoding each item and recording the bad ones.
-class Collector {
- public:
-  explicit Collector(std::string_view source) : source_(source) {}
-
-  void AddDocument(const Json& root) {
-    if (root.IsNull()) return;  // an empty YAML document
-    if (root.IsArray()) {
-      for (const Json& element : root.GetArray()) AddItemOrList(element, 1);
-      return;
-    }
-    AddItemOrList(root, 0);
-  }
-
-  DecodedObjects Take() { return std::move(result_); }
-
- private:
-  static constexpr int kMaxListDepth = 8;
-
-  static bool IsList(const Json& value) {
-    if (!value.IsObject() || Find(value, "items") == nullptr) return false;
-    const Json* kind = Find(value, "kind");
-    return kind == nullptr || (kind->IsString() && View(*kind).ends_with("List"));
-  }
-
-  void AddItemOrList(const Json& value, int depth) {
-    if (!IsList(value)) return AddItem(value);
-    const Json& items = *Find(value, "items");
-    if (!items.IsArray()) return AddProblem(value, nullptr, "items: expected array");
-    if (depth >= kMaxListDepth) return AddProblem(value, nullptr, "lists nested too deeply");
-    for (const Json& item : items.GetArray()) AddItemOrList(item, depth + 1);
-  }
-
-  void AddItem(const Json& item) {
-    ++items_seen_;
-    if (!item.IsObject()) {
-      return AddProblem(item, nullptr,
-                        absl::StrCat("expected an object, got ", Absl(internal::TypeName(item))));
-    }
-    const Json* kind = Find(item, "kind");
-    if (kind == nullptr) return AddProblem(item, nullptr, "missing kind");
-    if (!kind->IsString()) return AddProblem(item, nullptr, "kind: expected string");
-    const KindDecoder* decoder = FindDecoder(View(*kind));
-    if (decoder == nullptr) {
-      return AddProblem(item, nullptr, absl::StrFormat("unknown kind \"%s\"", Absl(View(*kind))));
-    }
-    absl::StatusOr<Object> object = decoder->decode(item);
-    if (!object.ok()) return AddProblem(item, decoder, util::Std(object.status().message()));
-    result_.objects.push_back(*std::move(object));
-  }
-
-  void AddProblem(const Json& item, const KindDecoder* decoder, std::string_view message) {
-    result_.problems.push_back(
-        {std::string(source_), DescribeItem(item, decoder), std::string(message)});
-  }
-
-  // "Pod ns/name" when the item has a kind and a name, else "item N (kind K)" or "item N".
-  std::string DescribeItem(const Json& item, const KindDecoder* decoder) const {
-    const std::string_view kind = StringMember(item, "kind");
-    const Json* metadata = Find(item, "metadata");
-    const std::string_view name = metadata ? StringMember(*metadata, "name") : std::string_view();
-    if (!kind.empty() && !name.empty()) {
-      const Json* ns = Find(*metadata, "namespace");
-      // Unknown kinds are shown with a namespace only when they carry one.
-      const bool namespaced = decoder != nullptr ? decoder->namespaced : ns != nullptr;
-      const std::string_view ns_name =
-          ns == nullptr ? internal::kDefaultNamespace : StringMember(*metadata, "namespace");
-      return Describe(kind, namespaced, ns_name, name);
-    }
-    if (kind.empty()) return absl::StrCat("item ", items_seen_);
-    return absl::StrCat("item ", items_seen_, " (kind ", Absl(kind), ")");
-  }
-
-  std::string_view source_;
-  size_t items_seen_ = 0;  // 1-based number of the current item across all documents
-  DecodedObjects result_;
-};
-
 // Decodes a single JSON object of a known kind; errors name the object and the field.
 template <typename T>
 absl::StatusOr<T> DecodeSingleJson(std::string_view json, std::string_view kind,
@@ -245,17 +115,6 @@ absl::StatusOr<T> DecodeSingleJson(std::string_view json, std::string_view kind,
 
 }  // namespace
 
-std::string DescribeObject(const Object& object) {
-  // kDecoders lists the kinds in the variant's order.
-  static_assert(std::size(kDecoders) == std::variant_size_v<Object>);
-  const KindDecoder& decoder = kDecoders[object.index()];
-  return std::visit(
-      [&](const auto& o) {
-        return Describe(decoder.kind, decoder.namespaced, o.meta.namespace_name, o.meta.name);
-      },
-      object);
-}
-
 std::string DecodeProblem::ToString() const {
   return absl::StrCat(source, ": ", object, ": ", message);
 }
@@ -263,9 +122,11 @@ std::string DecodeProblem::ToString() const {
 absl::StatusOr<DecodedObjects> DecodeObjects(std::string_view text, std::string_view source) {
   ParsedText parsed;
   KUBESCHED_RETURN_IF_ERROR(Parse(text, source, &parsed));
-  Collector collector(source);
+  DecodedObjects decoded;
+  const auto keep = [&decoded](Object&& object) { decoded.objects.push_back(std::move(object)); };
+  internal::Collector collector(source, keep, &decoded.problems);
   ForEachDocument(parsed, [&](const Json& root) { collector.AddDocument(root); });
-  return collector.Take();
+  return decoded;
 }
 
 absl::StatusOr<DecodedObjects> DecodeFile(const std::string& path) {

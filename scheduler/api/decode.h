@@ -8,6 +8,7 @@
 // request...) is reported as a DecodeProblem naming the object and skipped, and the rest is kept.
 
 #include <cstddef>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -52,6 +53,19 @@ inline constexpr size_t kMaxObjectFileBytes = size_t{256} << 20;
 
 // Reads and decodes a file; a missing, unreadable or too large file is an error naming the path.
 absl::StatusOr<DecodedObjects> DecodeFile(const std::string& path);
+
+// DecodeFile's objects and problems (the same, in the same order) in a queue, for a caller that
+// takes the objects from the front one by one: each object's storage is freed as it is taken.
+struct DecodedObjectQueue {
+  std::deque<Object> objects;
+  std::vector<DecodeProblem> problems;
+};
+
+// DecodeFile for large inputs. A JSON list (or array) of items is read from the file in slices and
+// decoded one item at a time, so that a cluster dump of hundreds of MiB is never held as text,
+// parsed document and objects at once; any other input (YAML, a single object, a file that does
+// not parse) is read by DecodeFile, which reports errors with their line and column.
+absl::StatusOr<DecodedObjectQueue> DecodeFileQueue(const std::string& path);
 
 // Single-object decoders for callers that know the kind (the API client's watch stream, tests).
 // The JSON text is one object.

@@ -125,8 +125,9 @@ absl::Status DecodePlacement(const Json& spec, const Path& path, PodSpec* out) {
     if (!decoded.ok()) return decoded.status();
     out->affinity = *std::move(decoded);
   }
-  KUBESCHED_RETURN_IF_ERROR(
-      ReadArray(spec, "tolerations", path, DecodeToleration, &out->tolerations));
+  std::vector<Toleration> tolerations;
+  KUBESCHED_RETURN_IF_ERROR(ReadArray(spec, "tolerations", path, DecodeToleration, &tolerations));
+  out->tolerations = InternList(std::move(tolerations));
   KUBESCHED_RETURN_IF_ERROR(ReadArray(spec, "topologySpreadConstraints", path,
                                       DecodeSpreadConstraint, &out->topology_spread_constraints));
   KUBESCHED_RETURN_IF_ERROR(ReadString(spec, "nodeName", path, &out->node_name));
@@ -181,8 +182,12 @@ absl::Status DecodePodSpec(const Json& pod, PodSpec* out) {
     return absl::OkStatus();
   }
   KUBESCHED_RETURN_IF_ERROR(ExpectObject(*spec, path));
-  KUBESCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "containers", path, &out->containers));
-  KUBESCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "initContainers", path, &out->init_containers));
+  std::vector<Container> containers;
+  KUBESCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "containers", path, &containers));
+  out->containers = InternList(std::move(containers));
+  std::vector<Container> init_containers;
+  KUBESCHED_RETURN_IF_ERROR(DecodeContainers(*spec, "initContainers", path, &init_containers));
+  out->init_containers = InternList(std::move(init_containers));
   KUBESCHED_RETURN_IF_ERROR(ReadResources(*spec, "overhead", path, &out->overhead));
   KUBESCHED_RETURN_IF_ERROR(DecodePlacement(*spec, path, out));
   KUBESCHED_RETURN_IF_ERROR(DecodeNeeds(*spec, path, out));

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/api/resource.h"
+#include "scheduler/api/shared_list.h"
 #include "scheduler/api/symbol.h"
 
 namespace kubesched::api {
@@ -47,6 +48,8 @@ struct ContainerPort {
   int32_t host_port = 0;  // 0 = no host port
   std::string host_ip;    // "" means all addresses (0.0.0.0)
   Protocol protocol = Protocol::kTCP;
+
+  friend bool operator==(const ContainerPort&, const ContainerPort&) = default;
 };
 
 struct Container {
@@ -61,6 +64,9 @@ struct Container {
   std::vector<ContainerPort> ports;
   // "Always" on an init container marks a sidecar (restartable init container).
   std::string restart_policy;
+
+  // Every field: equal containers share one list (InternList).
+  friend bool operator==(const Container&, const Container&) = default;
 };
 
 enum class TaintEffect : uint8_t { kNone, kNoSchedule, kPreferNoSchedule, kNoExecute };
@@ -80,6 +86,7 @@ struct Toleration {
   std::optional<int64_t> toleration_seconds;
 
   bool Tolerates(const Taint& taint) const;
+  // Every field: equal tolerations share one list (InternList).
   bool operator==(const Toleration&) const = default;
 };
 
@@ -186,13 +193,15 @@ struct PodCondition {
   std::string message;
 };
 
+// The pods of a workload hold alike containers and tolerations: the decoders give equal lists one
+// vector (shared_list.h), and an absent affinity costs a pointer.
 struct PodSpec {
-  std::vector<Container> containers;
-  std::vector<Container> init_containers;
+  SharedList<Container> containers;
+  SharedList<Container> init_containers;
   ResourceList overhead;
   LabelSet node_selector;
-  std::optional<Affinity> affinity;
-  std::vector<Toleration> tolerations;
+  SharedOptional<Affinity> affinity;
+  SharedList<Toleration> tolerations;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::optional<int32_t> priority;
   std::string priority_class_name;

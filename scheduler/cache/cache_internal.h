@@ -14,7 +14,9 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "scheduler/api/storage.h"
 #include "scheduler/cache/cache.h"
@@ -123,7 +125,11 @@ struct Cache::Impl {
   NodeItem* head ABSL_GUARDED_BY(mu) = nullptr;  // most recently changed
   // Nodes with a node object; placeholders (only pods known) are not counted.
   size_t node_objects ABSL_GUARDED_BY(mu) = 0;
-  absl::flat_hash_map<std::string, PodState> pods ABSL_GUARDED_BY(mu);
+  // Every pod of the cluster: a node per pod keeps a slot of the table one pointer wide, so that
+  // growing it (old and new table at once) costs little. The key views the pod's key in the
+  // entry's own PodInfo, which the entry keeps alive: an entry never gets another PodInfo in place
+  // (a changed pod is removed and added again), so the view never outlives its string.
+  absl::node_hash_map<absl::string_view, PodState> pods ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<std::string> assumed ABSL_GUARDED_BY(mu);
   absl::flat_hash_map<api::Symbol, api::LabelSet> namespaces ABSL_GUARDED_BY(mu);
   int64_t namespaces_generation ABSL_GUARDED_BY(mu) = 0;
@@ -341,13 +347,17 @@ struct Cache::Impl {
     // A bad annotation has fallen back to the requests already (the plugin reports it).
     ChangeNode(item, [&](NodeInfo& info) {
       info.AddPod(pod, stamp);
-      if (PlacedSinceSample(info, placed_at)) info.AddVirtualSinceSample(pod->virtual_request);
+      if (PlacedSinceSample(info, placed_at))
+        info.AddVirtualSinceSample(pod->VirtualRequestAmounts());
     });
     if (is_assumed) assumed.insert(pod->key);
     if (pod->gang.InGroup()) CountGang(pod->gang.key, 0, 1);
-    std::string key = pod->key;  // read before the move below
-    pods[std::move(key)] = PodState{
-        .pod = std::move(pod), .node = node, .assumed = is_assumed, .placed_at = placed_at};
+    const absl::string_view key(pod->key);  // the string stays where it is: the entry holds `pod`
+    pods.erase(key);  // never there (callers remove a pod before adding it again); kept safe
+    pods.emplace(
+        key,
+        PodState{
+            .pod = std::move(pod), .node = node, .assumed = is_assumed, .placed_at = placed_at});
   }
 
   // When a cached pod was placed; InfinitePast if not cached.
@@ -363,7 +373,7 @@ struct Cache::Impl {
     if (sample.has_value()) {
       for (const PodInfoPtr& pod : item->info.pods()) {
         const PodState& state = pods.at(pod->key);
-        if (state.placed_at >= sample->timestamp) since.Add(pod->virtual_request);
+        if (state.placed_at >= sample->timestamp) since.Add(pod->VirtualRequestAmounts());
       }
     }
     const int64_t stamp = NextGeneration();
@@ -389,7 +399,7 @@ struct Cache::Impl {
     ChangeNode(item, [&](NodeInfo& info) {
       // Checked before the removal: the pod counted iff it was placed since the sample.
       if (PlacedSinceSample(info, placed_at)) {
-        info.SubtractVirtualSinceSample(pod->virtual_request);
+        info.SubtractVirtualSinceSample(pod->VirtualRequestAmounts());
       }
       status = info.RemovePod(key, stamp);
     });

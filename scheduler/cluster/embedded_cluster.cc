@@ -13,9 +13,6 @@ std::string KeyOf(const T& object) {
   if (object.meta.namespace_name.empty()) return object.meta.name;
   return absl::StrCat(object.meta.namespace_name, "/", object.meta.name);
 }
-// Pods as Pod::Key() and PodKey() name them, also in the empty namespace (as some conformance
-// vectors have it), so that GetPod, UpdatePod and Bind find every pod Create stored.
-std::string KeyOf(const api::Pod& pod) { return pod.Key(); }
 // Cluster-scoped kinds are keyed by name even if the input carried a namespace.
 std::string KeyOf(const api::Node& node) { return node.meta.name; }
 std::string KeyOf(const api::Namespace& ns) { return ns.meta.name; }
@@ -90,11 +87,16 @@ void Dispatch(client::ClusterEventHandler* h, const client::Event<api::ResourceC
 std::string EmbeddedCluster::NextResourceVersion() { return absl::StrCat(++resource_version_); }
 
 void EmbeddedCluster::Enqueue(client::ClusterEventHandler* target, AnyEvent event) {
-  pending_.push_back({target, ++sequence_, std::move(event)});
+  ++sequence_;
+  // A change made before any watcher registered reaches nobody (a watcher sees only the changes
+  // after it, and the objects as they are then): not queued, as a cluster loaded from a file would
+  // otherwise hold an event per object until the first delivery.
+  if (target == nullptr && watchers_.empty()) return;
+  pending_.push_back({target, sequence_, std::move(event)});
 }
 
 template <typename T>
-absl::Status EmbeddedCluster::Insert(Store<T>& store, T object, std::string_view kind) {
+absl::Status EmbeddedCluster::Insert(Store<T>& store, T&& object, std::string_view kind) {
   const std::string key = KeyOf(object);
   if (store.contains(key)) {
     return absl::AlreadyExistsError(absl::StrCat(util::Absl(kind), " ", key, " already exists"));
@@ -106,62 +108,85 @@ absl::Status EmbeddedCluster::Insert(Store<T>& store, T object, std::string_view
   return absl::OkStatus();
 }
 
+absl::Status EmbeddedCluster::InsertPod(api::Pod&& pod) {
+  if (pods_.contains(NameOf(pod))) {
+    return absl::AlreadyExistsError(absl::StrCat("Pod ", pod.Key(), " already exists"));
+  }
+  pod.meta.resource_version = NextResourceVersion();
+  auto stored = std::make_shared<const api::Pod>(std::move(pod));
+  pods_.emplace(NameOf(*stored), stored);
+  Enqueue(nullptr, Added(std::move(stored)));
+  return absl::OkStatus();
+}
+
+void EmbeddedCluster::ReplacePodLocked(PodStore::iterator it, std::shared_ptr<const api::Pod> pod) {
+  pods_.erase(it);
+  const PodName name = NameOf(*pod);
+  pods_.emplace(name, std::move(pod));
+}
+
 absl::Status EmbeddedCluster::Create(const api::Object& object) {
+  return Create(api::Object(object));
+}
+
+absl::Status EmbeddedCluster::Create(api::Object&& object) {
   absl::MutexLock lock(&mu_);
   return std::visit(
-      [&](const auto& typed) -> absl::Status {
+      [&](auto& typed) -> absl::Status {
         using T = std::decay_t<decltype(typed)>;
         if constexpr (std::is_same_v<T, api::Pod>) {
-          absl::Status status = Insert(pods_, typed, "Pod");
           // Most pods have no claims: they cost the ResourceClaim controller nothing.
-          if (status.ok() && !typed.spec.resource_claims.empty()) {
-            CreateTemplateClaimsLocked(KeyOf(typed));
-          }
+          const bool has_claims = !typed.spec.resource_claims.empty();
+          const std::string key = typed.Key();
+          absl::Status status = InsertPod(std::move(typed));
+          if (status.ok() && has_claims) CreateTemplateClaimsLocked(key);
           return status;
         }
-        if constexpr (std::is_same_v<T, api::Node>) return Insert(nodes_, typed, "Node");
+        if constexpr (std::is_same_v<T, api::Node>) return Insert(nodes_, std::move(typed), "Node");
         if constexpr (std::is_same_v<T, api::Namespace>) {
-          return Insert(namespaces_, typed, "Namespace");
+          return Insert(namespaces_, std::move(typed), "Namespace");
         }
         if constexpr (std::is_same_v<T, api::PriorityClass>) {
-          return Insert(priority_classes_, typed, "PriorityClass");
+          return Insert(priority_classes_, std::move(typed), "PriorityClass");
         }
         if constexpr (std::is_same_v<T, api::ConfigMap>) {
-          return Insert(config_maps_, typed, "ConfigMap");
+          return Insert(config_maps_, std::move(typed), "ConfigMap");
         }
         if constexpr (std::is_same_v<T, api::PodDisruptionBudget>) {
-          return Insert(pdbs_, typed, "PodDisruptionBudget");
+          return Insert(pdbs_, std::move(typed), "PodDisruptionBudget");
         }
         if constexpr (std::is_same_v<T, api::NodeMetrics>) {
-          return Insert(node_metrics_, typed, "NodeMetrics");
+          return Insert(node_metrics_, std::move(typed), "NodeMetrics");
         }
         if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
-          return Insert(claims_, typed, "PersistentVolumeClaim");
+          return Insert(claims_, std::move(typed), "PersistentVolumeClaim");
         }
         if constexpr (std::is_same_v<T, api::PersistentVolume>) {
-          return Insert(volumes_, typed, "PersistentVolume");
+          return Insert(volumes_, std::move(typed), "PersistentVolume");
         }
         if constexpr (std::is_same_v<T, api::StorageClass>) {
-          return Insert(storage_classes_, typed, "StorageClass");
+          return Insert(storage_classes_, std::move(typed), "StorageClass");
         }
-        if constexpr (std::is_same_v<T, api::CsiNode>) return Insert(csi_nodes_, typed, "CSINode");
+        if constexpr (std::is_same_v<T, api::CsiNode>)
+          return Insert(csi_nodes_, std::move(typed), "CSINode");
         if constexpr (std::is_same_v<T, api::VolumeAttachment>) {
-          return Insert(attachments_, typed, "VolumeAttachment");
+          return Insert(attachments_, std::move(typed), "VolumeAttachment");
         }
         if constexpr (std::is_same_v<T, api::PodGroup>) {
-          return Insert(pod_groups_, typed, "PodGroup");
+          return Insert(pod_groups_, std::move(typed), "PodGroup");
         }
         if constexpr (std::is_same_v<T, api::DeviceClass>) {
-          return Insert(device_classes_, typed, "DeviceClass");
+          return Insert(device_classes_, std::move(typed), "DeviceClass");
         }
         if constexpr (std::is_same_v<T, api::ResourceSlice>) {
-          return Insert(resource_slices_, typed, "ResourceSlice");
+          return Insert(resource_slices_, std::move(typed), "ResourceSlice");
         }
         if constexpr (std::is_same_v<T, api::ResourceClaim>) {
-          return Insert(resource_claims_, typed, "ResourceClaim");
+          return Insert(resource_claims_, std::move(typed), "ResourceClaim");
         }
         if constexpr (std::is_same_v<T, api::ResourceClaimTemplate>) {
-          absl::Status status = Insert(resource_claim_templates_, typed, "ResourceClaimTemplate");
+          absl::Status status =
+              Insert(resource_claim_templates_, std::move(typed), "ResourceClaimTemplate");
           if (status.ok()) CreateTemplateClaimsLocked("");
           return status;
         }
@@ -172,14 +197,16 @@ absl::Status EmbeddedCluster::Create(const api::Object& object) {
 
 absl::Status EmbeddedCluster::UpdatePod(const api::Pod& pod) {
   absl::MutexLock lock(&mu_);
-  const std::string key = PodKey(pod.meta.namespace_name, pod.meta.name);
-  auto it = pods_.find(key);
-  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("Pod ", key, " not found"));
+  auto it = pods_.find(NameOf(pod));
+  if (it == pods_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("Pod ", PodKey(pod.meta.namespace_name, pod.meta.name), " not found"));
+  }
   api::Pod copy = pod;
   copy.meta.resource_version = NextResourceVersion();
   auto updated = std::make_shared<const api::Pod>(std::move(copy));
   Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second, updated});
-  it->second = std::move(updated);
+  ReplacePodLocked(it, std::move(updated));
   return absl::OkStatus();
 }
 
@@ -191,9 +218,10 @@ absl::Status EmbeddedCluster::DeletePod(const std::string& namespace_name,
 absl::Status EmbeddedCluster::DeletePod(const std::string& namespace_name, const std::string& name,
                                         const std::string& uid) {
   absl::MutexLock lock(&mu_);
-  const std::string key = PodKey(namespace_name, name);
-  auto it = pods_.find(key);
-  if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("Pod ", key, " not found"));
+  auto it = pods_.find(PodName{namespace_name, name});
+  if (it == pods_.end()) {
+    return absl::NotFoundError(absl::StrCat("Pod ", PodKey(namespace_name, name), " not found"));
+  }
   if (!uid.empty() && it->second->meta.uid != uid) {
     return absl::FailedPreconditionError(
         absl::StrCat("Precondition failed: UID in precondition: ", uid,
@@ -220,8 +248,7 @@ absl::Status EmbeddedCluster::DeleteNode(const std::string& name) {
 absl::Status EmbeddedCluster::Bind(const std::string& namespace_name, const std::string& name,
                                    const std::string& uid, const std::string& node_name) {
   absl::MutexLock lock(&mu_);
-  const std::string key = PodKey(namespace_name, name);
-  auto it = pods_.find(key);
+  auto it = pods_.find(PodName{namespace_name, name});
   if (it == pods_.end()) return absl::NotFoundError(absl::StrCat("pods \"", name, "\" not found"));
   const auto& current = *it->second;
   if (!uid.empty() && !current.meta.uid.empty() && uid != current.meta.uid) {
@@ -246,7 +273,7 @@ absl::Status EmbeddedCluster::Bind(const std::string& namespace_name, const std:
   bound.meta.resource_version = NextResourceVersion();
   auto updated = std::make_shared<const api::Pod>(std::move(bound));
   Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second, updated});
-  it->second = std::move(updated);
+  ReplacePodLocked(it, std::move(updated));
   return absl::OkStatus();
 }
 
@@ -281,12 +308,15 @@ void EmbeddedCluster::Watch(client::ClusterEventHandler* handler) {
   ReplayStore(resource_claim_templates_, handler);
   ReplayStore(resource_claims_, handler);
   // Pods in creation order (resourceVersion), so queue arrival order follows the input files.
-  std::vector<std::shared_ptr<const api::Pod>> pods;
-  for (const auto& [key, pod] : pods_) pods.push_back(pod);
-  std::sort(pods.begin(), pods.end(), [](const auto& a, const auto& b) {
-    return std::stoll(a->meta.resource_version) < std::stoll(b->meta.resource_version);
-  });
-  for (auto& pod : pods) Enqueue(handler, Added(std::move(pod)));
+  // Each version is parsed once, not at every comparison.
+  std::vector<std::pair<int64_t, std::shared_ptr<const api::Pod>>> pods;
+  pods.reserve(pods_.size());
+  for (const auto& [key, pod] : pods_) {
+    pods.emplace_back(std::stoll(pod->meta.resource_version), pod);
+  }
+  std::sort(pods.begin(), pods.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [version, pod] : pods) Enqueue(handler, Added(std::move(pod)));
   watchers_.push_back({handler, sequence_});
 }
 
@@ -320,8 +350,13 @@ bool EmbeddedCluster::HasPendingEvents() const {
 }
 
 std::shared_ptr<const api::Pod> EmbeddedCluster::GetPod(const std::string& key) const {
+  // "namespace/name": a namespace holds no '/', and "" (as some conformance vectors have it)
+  // makes "/name".
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return nullptr;
+  const absl::string_view view(key);
   absl::MutexLock lock(&mu_);
-  auto it = pods_.find(key);
+  auto it = pods_.find(PodName{view.substr(0, slash), view.substr(slash + 1)});
   return it == pods_.end() ? nullptr : it->second;
 }
 

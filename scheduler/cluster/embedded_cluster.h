@@ -9,6 +9,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "scheduler/api/decode.h"
 #include "scheduler/client/event_handler.h"
@@ -53,6 +54,8 @@ class EmbeddedCluster : public framework::PodBinder,
 
   // Creates an object. AlreadyExists if an object of that kind and name exists.
   absl::Status Create(const api::Object& object);
+  // The same, moving the object into the store; a refused object is left as it was.
+  absl::Status Create(api::Object&& object);
   // Replaces a pod. NotFound if absent.
   absl::Status UpdatePod(const api::Pod& pod);
   absl::Status DeletePod(const std::string& namespace_name, const std::string& name);
@@ -119,9 +122,26 @@ class EmbeddedCluster : public framework::PodBinder,
                    client::Event<api::ResourceClaim>, client::Event<api::ResourceClaimTemplate>>;
   template <typename T>
   using Store = absl::btree_map<std::string, std::shared_ptr<const T>>;
+  // Pods, the most numerous kind, by namespace and name as views of the stored pod's own fields,
+  // so that an entry costs no key string: the entry holds the pod the views point into, and
+  // giving an entry another pod gives it that pod's views (ReplacePodLocked).
+  struct PodName {
+    absl::string_view namespace_name;
+    absl::string_view name;
+    friend bool operator<(const PodName& a, const PodName& b) {
+      return a.namespace_name != b.namespace_name ? a.namespace_name < b.namespace_name
+                                                  : a.name < b.name;
+    }
+  };
+  using PodStore = absl::btree_map<PodName, std::shared_ptr<const api::Pod>>;
+  static PodName NameOf(const api::Pod& pod) { return {pod.meta.namespace_name, pod.meta.name}; }
+  absl::Status InsertPod(api::Pod&& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReplacePodLocked(PodStore::iterator it, std::shared_ptr<const api::Pod> pod)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Moves `object` into the store unless one of its kind and name is there already.
   template <typename T>
-  absl::Status Insert(Store<T>& store, T object, std::string_view kind)
+  absl::Status Insert(Store<T>& store, T&& object, std::string_view kind)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   template <typename T>
   void ReplayStore(const Store<T>& store, client::ClusterEventHandler* handler)
@@ -153,7 +173,7 @@ class EmbeddedCluster : public framework::PodBinder,
 
   mutable absl::Mutex mu_;
   int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 0;
-  Store<api::Pod> pods_ ABSL_GUARDED_BY(mu_);
+  PodStore pods_ ABSL_GUARDED_BY(mu_);
   Store<api::Node> nodes_ ABSL_GUARDED_BY(mu_);
   Store<api::Namespace> namespaces_ ABSL_GUARDED_BY(mu_);
   Store<api::PriorityClass> priority_classes_ ABSL_GUARDED_BY(mu_);

@@ -43,14 +43,19 @@ void EmbeddedCluster::CreateTemplateClaimsLocked(const std::string& pod_key) {
     return;
   }
   std::vector<std::string> keys;
-  for (const auto& [key, pod] : pods_) {
-    if (pod->spec.node_name.empty() && !pod->spec.resource_claims.empty()) keys.push_back(key);
+  for (const auto& [name, pod] : pods_) {
+    if (pod->spec.node_name.empty() && !pod->spec.resource_claims.empty()) {
+      keys.push_back(pod->Key());
+    }
   }
   for (const std::string& key : keys) CreateTemplateClaimsForLocked(key);
 }
 
 void EmbeddedCluster::CreateTemplateClaimsForLocked(const std::string& pod_key) {
-  const auto it = pods_.find(pod_key);
+  const size_t slash = pod_key.find('/');
+  if (slash == std::string::npos) return;
+  const absl::string_view view(pod_key);
+  const auto it = pods_.find(PodName{view.substr(0, slash), view.substr(slash + 1)});
   if (it == pods_.end() || !it->second->spec.node_name.empty() || it->second->IsTerminal()) return;
   const std::vector<api::PodResourceClaim>& entries = it->second->spec.resource_claims;
   if (std::none_of(entries.begin(), entries.end(), [&](const api::PodResourceClaim& entry) {
@@ -83,7 +88,11 @@ void EmbeddedCluster::CreateTemplateClaimsForLocked(const std::string& pod_key) 
     (void)Insert(resource_claims_, std::move(claim), "ResourceClaim");
     changed = true;
   }
-  if (changed) Replace(pods_, pod_key, std::move(pod));
+  if (!changed) return;
+  pod.meta.resource_version = NextResourceVersion();
+  auto updated = std::make_shared<const api::Pod>(std::move(pod));
+  Enqueue(nullptr, client::Event<api::Pod>{client::EventType::kModified, it->second, updated});
+  ReplacePodLocked(it, std::move(updated));
 }
 
 void EmbeddedCluster::ReleaseClaimsLocked(const api::Pod& pod) {

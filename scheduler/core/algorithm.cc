@@ -1,6 +1,7 @@
 #include "scheduler/core/algorithm.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace kubesched::scheduler {
 namespace {
@@ -83,12 +84,16 @@ const framework::NodeInfo* FitsNominatedNode(
 // fits nowhere (a preemptor) then hands the whole buffer to its FitError instead of moving one
 // verdict at a time on the scheduling thread, and each chunk counts its feasible nodes so that
 // the reading skips chunks where every node failed.
-void ScheduleAlgorithm::FindFeasible(
-    const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
-    const runtime::FilterSkips& skip, const std::vector<const framework::NodeInfo*>& candidates,
-    int to_find, const NominatedPods* nominated, FitError* fit_error) {
+void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
+                                     const framework::CycleState& state,
+                                     const framework::PodInfo& pod,
+                                     const runtime::FilterSkips& skip,
+                                     const std::vector<const framework::NodeInfo*>& candidates,
+                                     const framework::NodeRow* rows, int to_find,
+                                     const NominatedPods* nominated, FitError* fit_error) {
   if (nominated != nullptr && nominated->empty()) nominated = nullptr;
   feasible_.clear();
+  feasible_rows_.clear();
   const size_t n = candidates.size();
   if (n == 0) return;
   if (entries_.size() < n) entries_.resize(n);
@@ -124,11 +129,13 @@ void ScheduleAlgorithm::FindFeasible(
         __builtin_prefetch(candidates[ahead]);
         if (++ahead == n) ahead = 0;
         const auto* node = candidates[index];
+        const framework::NodeRow& row = rows != nullptr ? rows[index] : node->row();
+        assert(&row == &node->row());  // a node changed in place must have its row refreshed
         if (++index == n) index = 0;
         framework::NodeStatus& entry = out[i];
         entry.node = node;
         if (nominated == nullptr) {
-          fw.RunFilterInto(state, pod, *node, skip, entry.status);
+          fw.RunFilterInto(state, pod, *node, row, skip, entry.status);
         } else {
           RunFiltersWithNominatedInto(fw, state, pod, *node, skip, nominated->For(node),
                                       entry.status);
@@ -148,7 +155,12 @@ void ScheduleAlgorithm::FindFeasible(
         continue;
       }
       for (; used < chunk_end && feasible_.size() < wanted_total; ++used) {
-        if (out[used].status.IsSuccess()) feasible_.push_back(out[used].node);
+        if (!out[used].status.IsSuccess()) continue;
+        const framework::NodeInfo* node = out[used].node;
+        feasible_.push_back(node);
+        size_t index = first + used;
+        if (index >= n) index -= n;
+        feasible_rows_.push_back(rows != nullptr ? &rows[index] : &node->row());
       }
     }
     processed += used;
@@ -190,12 +202,15 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
   const auto& plugins = fw.score_plugins();
   const size_t m = feasible_.size();
   plugin_scores_.resize(plugins.size());
-  for (auto& scores : plugin_scores_) scores.assign(m, 0);
+  // Every score a plugin that runs gives is written below; a skipped plugin's list is not read.
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    if (!skip_score_[k]) plugin_scores_[k].resize(m);
+  }
   pool_->ParallelFor(m, kNodeChunk, [&](size_t begin, size_t end) {
     for (size_t k = 0; k < plugins.size(); ++k) {
       if (skip_score_[k]) continue;
       for (size_t i = begin; i < end; ++i) {
-        plugin_scores_[k][i] = fw.RunScore(k, state, pod, *feasible_[i]);
+        plugin_scores_[k][i] = fw.RunScore(k, state, pod, *feasible_[i], *feasible_rows_[i]);
       }
     }
   });
@@ -250,6 +265,9 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
     return ScheduleSuccess{node, 1, 1};
   }
   const auto& candidates = CandidateNodes(pre, snapshot);
+  // The snapshot's own list reads each node's row from the table, in the same order.
+  const framework::NodeRow* rows =
+      &candidates == &snapshot.nodes() ? snapshot.rows().data() : nullptr;
   if (candidates.size() < snapshot.nodes().size()) {
     const Status excluded = runtime::ExcludedByPreFilter(pre);
     for (const auto* node : snapshot.nodes()) {
@@ -259,7 +277,7 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   }
   const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
   const int to_find = NumFeasibleNodesToFind(percentage, static_cast<int>(candidates.size()));
-  FindFeasible(fw, state, pod, pre.skip_filter, candidates, to_find, nominated, &fit_error);
+  FindFeasible(fw, state, pod, pre.skip_filter, candidates, rows, to_find, nominated, &fit_error);
   // The pool's join orders the workers' writes before this read.
   if (filter_error_.load(std::memory_order_relaxed)) {
     for (const auto& node_status : fit_error.node_statuses) {
@@ -298,6 +316,7 @@ Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::
     return out;
   }
   feasible_.clear();
+  feasible_rows_.clear();
   for (const auto* node : snapshot.nodes()) {
     NodeExplanation explained;
     explained.node = node;
@@ -312,6 +331,7 @@ Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::
     explained.feasible = first.IsSuccess();
     if (explained.feasible) {
       feasible_.push_back(node);
+      feasible_rows_.push_back(&node->row());
     } else {
       fit_error.node_statuses.push_back({node, first});
     }

@@ -86,10 +86,13 @@ class ScheduleAlgorithm {
   // The snapshot's nodes, or those PreFilter allowed (kept in restricted_candidates_).
   const std::vector<const framework::NodeInfo*>& CandidateNodes(
       const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot);
+  // `rows` (may be null): the rows of `candidates` in the same order (the snapshot's table when
+  // the candidates are the snapshot's nodes), read instead of each NodeInfo's.
   void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
                     const framework::PodInfo& pod, const runtime::FilterSkips& skip,
-                    const std::vector<const framework::NodeInfo*>& candidates, int to_find,
-                    const NominatedPods* nominated, FitError* fit_error);
+                    const std::vector<const framework::NodeInfo*>& candidates,
+                    const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
+                    FitError* fit_error);
   // Moves the verdicts of the first `processed` entries that failed into `fit_error`.
   void CollectRejected(size_t processed, FitError* fit_error);
   // Scores feasible_ into totals_; false (with `error`) if PreScore failed. With `keep_raw`
@@ -116,6 +119,8 @@ class ScheduleAlgorithm {
   // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
   std::vector<framework::NodeStatus> spare_entries_;
   std::vector<const framework::NodeInfo*> feasible_;
+  // The row of each feasible node (the snapshot's table where the Filter phase read it).
+  std::vector<const framework::NodeRow*> feasible_rows_;
   std::vector<const framework::NodeInfo*> restricted_candidates_;
   std::vector<std::vector<int64_t>> plugin_scores_;
   std::vector<std::vector<int64_t>> raw_scores_;

@@ -156,6 +156,14 @@ class Scheduler : public client::ClusterEventHandler {
   // in none. Changes nothing.
   std::optional<GangExplanation> ExplainGang(const api::Pod& pod);
 
+  // The scheduling thread's own snapshot, brought up to date as before a cycle (the nominations
+  // too): for reports over the whole cluster, which would otherwise copy every node. Scheduling
+  // thread only, between cycles.
+  const framework::Snapshot& CurrentSnapshot() {
+    RefreshCycleView();
+    return snapshot_;
+  }
+
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return *cache_; }
   quota::QuotaTracker& quota() { return *quota_; }

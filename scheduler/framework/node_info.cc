@@ -177,7 +177,6 @@ void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
   const api::Pod& object = pod->get();
   if (name_.empty()) name_ = object.spec.node_name;
   requested_.Add(pod->requests);
-  non_zero_requested_.Add(pod->non_zero_requests);
   table_row_.set(nullptr);
   CountInRow(*pod, +1);
   if (pod->uses_host_ports) {
@@ -318,7 +317,6 @@ void NodeInfo::RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation
   RemoveFromGroups(*pod);
   if (!pod->volume_refs.empty()) RemoveVolumeRefs(*pod);
   requested_.Subtract(pod->requests);
-  non_zero_requested_.Subtract(pod->non_zero_requests);
   table_row_.set(nullptr);
   CountInRow(*pod, -1);
   if (pod->uses_host_ports) {
@@ -329,10 +327,30 @@ void NodeInfo::RemoveAt(std::vector<PodInfoPtr>::iterator it, int64_t generation
   generation_ = generation;
 }
 
+api::ResourceList NodeInfo::non_zero_requested() const {
+  api::ResourceList sums = requested_;
+  sums.Set(api::kCpu, own_row_.non_zero_requested_cpu);
+  sums.Set(api::kMemory, own_row_.non_zero_requested_memory);
+  return sums;
+}
+
+const std::optional<MetricsSample>& NodeInfo::metrics() const {
+  static const std::optional<MetricsSample>* const kNone = new std::optional<MetricsSample>();
+  return load_.has_value() ? load_->metrics : *kNone;
+}
+
+const api::ResourceList& NodeInfo::virtual_requested_since_sample() const {
+  static const api::ResourceList* const kNone = new api::ResourceList();
+  return load_.has_value() ? load_->virtual_requested_since_sample : *kNone;
+}
+
 void NodeInfo::SetMetrics(std::optional<MetricsSample> sample,
                           const api::ResourceList& virtual_since, int64_t generation) {
-  metrics_ = std::move(sample);
-  virtual_requested_since_sample_ = virtual_since;
+  if (!sample.has_value() && virtual_since.IsZero()) {
+    load_.reset();
+  } else {
+    load_ = NodeLoad{std::move(sample), virtual_since};
+  }
   generation_ = generation;
 }
 
@@ -351,11 +369,13 @@ void NodeInfo::SetOwnDevices(OwnDevices devices, int64_t generation) {
 }
 
 void NodeInfo::AddVirtualSinceSample(const api::ResourceList& amounts) {
-  virtual_requested_since_sample_.Add(amounts);
+  if (!load_.has_value()) load_.emplace();
+  load_->virtual_requested_since_sample.Add(amounts);
 }
 
 void NodeInfo::SubtractVirtualSinceSample(const api::ResourceList& amounts) {
-  virtual_requested_since_sample_.Subtract(amounts);
+  if (!load_.has_value()) load_.emplace();
+  load_->virtual_requested_since_sample.Subtract(amounts);
 }
 
 }  // namespace kubesched::framework

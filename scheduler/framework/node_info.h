@@ -89,6 +89,13 @@ struct MetricsSample {
   api::ResourceList usage{};
 };
 
+// What load awareness (MostAvailable) keeps of a node: its latest sample and the VirtualRequests
+// placed after it. Held apart from NodeInfo, only for nodes that have a sample.
+struct NodeLoad {
+  std::optional<MetricsSample> metrics;
+  api::ResourceList virtual_requested_since_sample;
+};
+
 // A node's position in its snapshot's node list, written by the snapshot alone. Copying a
 // NodeInfo into a snapshot's slot keeps the slot's position, and a copy made elsewhere (a
 // preemption what-if) has none: the position belongs to the snapshot's storage, not the contents.
@@ -157,20 +164,27 @@ class alignas(64) NodeInfo {
   // Amounts of one resource as Filter and Score read them: cpu and memory from row(), the others
   // from the lists above. The same values as allocatable().Get(id), requested().Get(id) and
   // non_zero_requested().Get(id) for cpu and memory, requested().Get(id) for the others.
-  int64_t allocatable_amount(api::ResourceId id) const {
-    if (id == api::kCpu) return row().allocatable_cpu;
-    if (id == api::kMemory) return row().allocatable_memory;
-    return allocatable_.Get(id);
-  }
-  int64_t requested_amount(api::ResourceId id) const {
-    if (id == api::kCpu) return row().requested_cpu;
-    if (id == api::kMemory) return row().requested_memory;
-    return requested_.Get(id);
-  }
+  int64_t allocatable_amount(api::ResourceId id) const { return allocatable_amount(id, row()); }
+  int64_t requested_amount(api::ResourceId id) const { return requested_amount(id, row()); }
   // The non-zero sum for cpu and memory, the real one for the others (upstream's scoring).
   int64_t scoring_requested_amount(api::ResourceId id) const {
-    if (id == api::kCpu) return row().non_zero_requested_cpu;
-    if (id == api::kMemory) return row().non_zero_requested_memory;
+    return scoring_requested_amount(id, row());
+  }
+  // The same with this node's row given (it holds row()'s values: RowFilterPlugin,
+  // RowScorePlugin), so that cpu and memory never touch this NodeInfo.
+  int64_t allocatable_amount(api::ResourceId id, const NodeRow& row) const {
+    if (id == api::kCpu) return row.allocatable_cpu;
+    if (id == api::kMemory) return row.allocatable_memory;
+    return allocatable_.Get(id);
+  }
+  int64_t requested_amount(api::ResourceId id, const NodeRow& row) const {
+    if (id == api::kCpu) return row.requested_cpu;
+    if (id == api::kMemory) return row.requested_memory;
+    return requested_.Get(id);
+  }
+  int64_t scoring_requested_amount(api::ResourceId id, const NodeRow& row) const {
+    if (id == api::kCpu) return row.non_zero_requested_cpu;
+    if (id == api::kMemory) return row.non_zero_requested_memory;
     return requested_.Get(id);
   }
   // This NodeInfo's own row, which the snapshot copies into its table.
@@ -189,8 +203,9 @@ class alignas(64) NodeInfo {
   const api::ResourceList& allocatable() const { return allocatable_; }
   // Sum of the real requests of the pods on the node.
   const api::ResourceList& requested() const { return requested_; }
-  // Sum with the non-zero defaults for cpu and memory (for scoring).
-  const api::ResourceList& non_zero_requested() const { return non_zero_requested_; }
+  // Sum with the non-zero defaults for cpu and memory (for scoring): requested() with the row's
+  // cpu and memory. Built on each call; Filter and Score read scoring_requested_amount().
+  api::ResourceList non_zero_requested() const;
   const HostPorts& used_ports() const { return used_ports_; }
   // Every name of every image the node holds, sorted by name (ImageLocality). Built once per node
   // object and shared by the snapshot's copies.
@@ -202,10 +217,8 @@ class alignas(64) NodeInfo {
   // Load awareness (MostAvailable): the node's latest metrics sample, if any, and the sum of the
   // VirtualRequests of the pods placed on the node after that sample's timestamp, which the
   // sample cannot show yet. Both are kept by the cache, which knows when each pod was placed.
-  const std::optional<MetricsSample>& metrics() const { return metrics_; }
-  const api::ResourceList& virtual_requested_since_sample() const {
-    return virtual_requested_since_sample_;
-  }
+  const std::optional<MetricsSample>& metrics() const;
+  const api::ResourceList& virtual_requested_since_sample() const;
 
   // DRA devices of the kinds that count as a resource (framework::DeviceResources): those the
   // node's own ResourceSlices publish (their pools' newest generation), and those of them that
@@ -279,11 +292,10 @@ class alignas(64) NodeInfo {
   std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   std::vector<LabelGroupCount> label_groups_;
   std::vector<TermGroupCount> term_groups_;
-  api::ResourceList non_zero_requested_;
   HostPorts used_ports_;
   std::vector<VolumeRefCount> volume_refs_;
-  std::optional<MetricsSample> metrics_{};
-  api::ResourceList virtual_requested_since_sample_{};
+  // Absent for a node without a metrics sample; copies share it until one of them changes it.
+  api::SharedOptional<NodeLoad> load_;
   std::shared_ptr<const std::vector<NodeImage>> images_;  // null: none
   api::ResourceList device_allocatable_{};
   api::ResourceList device_requested_{};

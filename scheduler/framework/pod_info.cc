@@ -124,7 +124,11 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
   ForEachHostPort(*pod, [&info](const api::ContainerPort&) { info->uses_host_ports = true; });
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);
   info->non_zero_requests = PodRequests(pod->spec, /*non_zero=*/true);
-  info->virtual_request = ComputeVirtualRequest(*pod, info->requests, &info->virtual_request_error);
+  api::ResourceList virtual_request =
+      ComputeVirtualRequest(*pod, info->requests, &info->virtual_request_error);
+  if (!(virtual_request == info->requests)) {
+    info->virtual_request_override = std::move(virtual_request);
+  }
   if (pod->spec.affinity.has_value()) {
     const api::Affinity& affinity = *pod->spec.affinity;
     const api::Symbol own_namespace = pod->meta.namespace_symbol;

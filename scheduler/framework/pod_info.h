@@ -81,9 +81,10 @@ struct PodInfo {
   // containers that do not list them; used by scoring, as upstream.
   api::ResourceList non_zero_requests;
   // MostAvailable's estimate of use (see virtual_request.h), parsed once here: the annotation
-  // kubesched.io/virtual-request, else `requests`; the error is set when the annotation is
-  // present but does not parse.
-  api::ResourceList virtual_request;
+  // kubesched.io/virtual-request where it gives other amounts than `requests`, else absent (most
+  // pods: `requests` stand for it); read it through VirtualRequestAmounts() or VirtualRequestOf.
+  // The error is set when the annotation is present but does not parse.
+  api::SharedOptional<api::ResourceList> virtual_request_override;
   absl::Status virtual_request_error;
   // status.startTime; a pod that has not started counts as starting last (InfiniteFuture).
   absl::Time start_time = absl::InfiniteFuture();
@@ -105,6 +106,9 @@ struct PodInfo {
            !preferred_affinity.empty() || !preferred_anti_affinity.empty();
   }
   bool HasRequiredAntiAffinity() const { return !required_anti_affinity.empty(); }
+  const api::ResourceList& VirtualRequestAmounts() const {
+    return virtual_request_override.has_value() ? *virtual_request_override : requests;
+  }
 };
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;

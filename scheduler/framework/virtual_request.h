@@ -29,7 +29,7 @@ api::ResourceList ComputeVirtualRequest(const api::Pod& pod, const api::Resource
 
 // The pod's VirtualRequest as MakePodInfo computed it.
 inline VirtualRequest VirtualRequestOf(const PodInfo& pod) {
-  return {pod.virtual_request, pod.virtual_request_error};
+  return {pod.VirtualRequestAmounts(), pod.virtual_request_error};
 }
 
 }  // namespace kubesched::framework

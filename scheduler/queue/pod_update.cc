@@ -14,6 +14,10 @@ template <typename T>
 bool Eq(const std::vector<T>& a, const std::vector<T>& b);
 template <typename T>
 bool Eq(const std::optional<T>& a, const std::optional<T>& b);
+template <typename T>
+bool Eq(const api::SharedList<T>& a, const api::SharedList<T>& b);
+template <typename T>
+bool Eq(const api::SharedOptional<T>& a, const api::SharedOptional<T>& b);
 
 // Types that already compare with ==.
 template <typename T>
@@ -114,6 +118,17 @@ bool Eq(const std::vector<T>& a, const std::vector<T>& b) {
 
 template <typename T>
 bool Eq(const std::optional<T>& a, const std::optional<T>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a.has_value() || Eq(*a, *b);
+}
+
+template <typename T>
+bool Eq(const api::SharedList<T>& a, const api::SharedList<T>& b) {
+  return a.SharesWith(b) || Eq(a.get(), b.get());
+}
+
+template <typename T>
+bool Eq(const api::SharedOptional<T>& a, const api::SharedOptional<T>& b) {
   if (a.has_value() != b.has_value()) return false;
   return !a.has_value() || Eq(*a, *b);
 }

@@ -77,7 +77,7 @@ QuotaPreemption QuotaTracker::PreemptionViewLocked(const framework::PodInfo& pod
   for (const auto& [key, charge] : charges_) {
     const std::string& queue = tree_.node(charge.queue).path;
     if (charge.priority < pod.priority && InSubtree(queue, view.blocking_queue_)) {
-      view.charges_[key] = {queue, charge.amounts};
+      view.charges_[key] = {queue, charge.amounts()};
     }
   }
   return view;

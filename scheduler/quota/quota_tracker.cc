@@ -98,7 +98,12 @@ void QuotaTracker::SetNode(const api::Node& node) {
     if (!value.has_value()) continue;
     models.emplace_back(model.resource, TypedResource(model, *value));
   }
-  node_models_[node.meta.name] = std::move(models);
+  // Only nodes with a model are kept: a node without one charges nothing typed.
+  if (models.empty()) {
+    node_models_.erase(node.meta.name);
+  } else {
+    node_models_[node.meta.name] = std::move(models);
+  }
   node_labels_[node.meta.name] = node.meta.labels;
 }
 
@@ -139,18 +144,20 @@ void QuotaTracker::RebuildLocked() {
   // Model labels may have changed: recompute each node's typed keys.
   node_models_.clear();
   for (const auto& [name, labels] : node_labels_) {
-    auto& models = node_models_[name];
+    std::vector<std::pair<api::ResourceId, api::ResourceId>> models;
     for (const auto& model : tree_.model_resources()) {
       auto value = labels.Get(model.label_key);
       if (!value.has_value()) continue;
       models.emplace_back(model.resource, TypedResource(model, *value));
     }
+    if (!models.empty()) node_models_[name] = std::move(models);
   }
   ResetHoldsLocked();
   for (auto& [key, charge] : charges_) {
-    const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
+    const Resolution where =
+        ResolveLocked(api::SymbolText(charge.namespace_name), api::SymbolText(charge.label_queue));
     charge.queue = where.queue >= 0 ? where.queue : where.account;
-    charge.amounts = ChargeAmountsLocked(charge);
+    charge.SetAmounts(ChargeAmountsLocked(charge));
     ApplyLocked(charge, +1, now);
   }
   RefreshAllHoldsLocked();

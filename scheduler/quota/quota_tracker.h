@@ -38,6 +38,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -324,17 +325,29 @@ class QuotaTracker {
     }
   };
 
+  // One per charged pod, so the names are interned (api::Symbol) rather than a string each.
   struct PodCharge {
-    std::string namespace_name;
-    std::string label_queue;
-    std::string node;
-    api::ResourceList base;     // requests + one pod
-    PodDevices devices;         // the DRA devices its claims hold
-    api::ResourceList amounts;  // base + the node's typed keys + the devices' (ChargeAmounts)
-    int queue = 0;              // where it is counted: its leaf, or the deepest existing queue
+    api::Symbol namespace_name = api::kEmptySymbol;
+    api::Symbol label_queue = api::kEmptySymbol;  // the pod's kubesched.io/queue label
+    api::Symbol node = api::kEmptySymbol;
+    int queue = 0;       // where it is counted: its leaf, or the deepest existing queue
+    PodDevices devices;  // the DRA devices its claims hold
     bool assumed = true;
-    std::string gang;      // the pod's group key; "" for none
-    int32_t priority = 0;  // only pods below a preemptor's priority matter to its view
+    int32_t priority = 0;    // only pods below a preemptor's priority matter to its view
+    api::ResourceList base;  // requests + one pod
+    // base + the node's typed keys + the devices' (ChargeAmountsLocked); absent where those add
+    // nothing, so that most charges hold one list.
+    api::SharedOptional<api::ResourceList> typed;
+    std::string gang;  // the pod's group key; "" for none
+
+    const api::ResourceList& amounts() const { return typed.has_value() ? *typed : base; }
+    void SetAmounts(api::ResourceList amounts) {
+      if (amounts == base) {
+        typed.reset();
+      } else {
+        typed = std::move(amounts);
+      }
+    }
   };
 
   // Room held for a pod group. Invariant: amounts == max(0, need - gang_charged_[gang]) per
@@ -417,7 +430,7 @@ class QuotaTracker {
   // those whose queue is gone) before the charges are applied again; recompute them after.
   void ResetHoldsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RefreshAllHoldsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  api::ResourceList TypedAmounts(const api::ResourceList& base, const std::string& node) const
+  api::ResourceList TypedAmounts(const api::ResourceList& base, std::string_view node) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What the charge counts: its base, the typed keys of its node's model, and its devices by
   // resource and by typed key of their model.
@@ -460,13 +473,15 @@ class QuotaTracker {
   std::vector<api::ResourceList> used_ ABSL_GUARDED_BY(mu_);  // by queue index
   // By queue index, parallel to QueueNode::budget.
   std::vector<std::vector<BudgetState>> budgets_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, PodCharge> charges_ ABSL_GUARDED_BY(mu_);
+  // A node per charge: with one charge per pod of the cluster, a slot of the table is a pointer
+  // instead of a whole charge, which matters most while the table grows (old and new at once).
+  absl::node_hash_map<std::string, PodCharge> charges_ ABSL_GUARDED_BY(mu_);
   // The priorities of the charged pods: a preemptor at or below the lowest has nobody to preempt,
   // which a preemption view then knows without reading every charge. Kept by the two below.
   absl::btree_multiset<int32_t> charged_priorities_ ABSL_GUARDED_BY(mu_);
   void AddChargeLocked(const std::string& pod_key, PodCharge charge)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void EraseChargeLocked(absl::flat_hash_map<std::string, PodCharge>::iterator it)
+  void EraseChargeLocked(absl::node_hash_map<std::string, PodCharge>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Pod groups' holds by group key, what each group's members are charged (kept by ApplyLocked),
   // and by queue index the holds counted in each subtree. Guarded by the same mutex: a hold and
@@ -475,7 +490,8 @@ class QuotaTracker {
   absl::flat_hash_map<std::string, GangCharged> gang_charged_ ABSL_GUARDED_BY(mu_);
   std::vector<api::ResourceList> held_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, NamespaceInfo> namespaces_ ABSL_GUARDED_BY(mu_);
-  // Node name -> the typed keys a placement there charges ({generic, typed} per model).
+  // Node name -> the typed keys a placement there charges ({generic, typed} per model); nodes
+  // without a model have no entry.
   absl::flat_hash_map<std::string, std::vector<std::pair<api::ResourceId, api::ResourceId>>>
       node_models_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, api::LabelSet> node_labels_ ABSL_GUARDED_BY(mu_);

@@ -117,14 +117,14 @@ bool QuotaTracker::SetPodDevices(const std::string& pod_key, const PodDevices& d
       charge.devices.unresolved = devices.unresolved;
       return false;
     }
-    const api::ResourceList before = charge.amounts;
+    const api::ResourceList before = charge.amounts();
     ApplyLocked(charge, -1, now);
     charge.devices = devices;
-    charge.amounts = ChargeAmountsLocked(charge);
+    charge.SetAmounts(ChargeAmountsLocked(charge));
     ApplyLocked(charge, +1, now);
     bool shrank = false;
     before.ForEachNonZero([&](api::ResourceId id, int64_t amount) {
-      shrank = shrank || charge.amounts.Get(id) < amount;
+      shrank = shrank || charge.amounts().Get(id) < amount;
     });
     if (shrank) {
       for (int q = charge.queue; q >= 0; q = tree_.node(q).parent) {

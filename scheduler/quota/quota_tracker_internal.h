@@ -40,6 +40,13 @@ inline std::string UsedAndMax(api::ResourceId id, int64_t used, int64_t held, in
   return text;
 }
 
+// The value of label `key`, interned; kEmptySymbol when absent.
+inline api::Symbol LabelSymbol(const api::LabelSet& labels, std::string_view key) {
+  const api::Symbol symbol = api::FindSymbol(key);
+  if (symbol == api::kNoSuchSymbol) return api::kEmptySymbol;
+  return labels.Get(symbol).value_or(api::kEmptySymbol);
+}
+
 // The value of label `key`; "" when absent.
 inline std::string LabelText(const api::LabelSet& labels, std::string_view key) {
   const api::Symbol symbol = api::FindSymbol(key);

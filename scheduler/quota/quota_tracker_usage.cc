@@ -7,20 +7,21 @@
 #include "scheduler/quota/quota_tracker.h"
 #include "scheduler/quota/quota_tracker_internal.h"
 #include "scheduler/quota/wait_keys.h"
+#include "scheduler/util/strings.h"
 
 namespace kubesched::quota {
 namespace {
 
 using internal::BaseAmounts;
 using internal::Hours;
-using internal::LabelText;
+using internal::LabelSymbol;
 
 }  // namespace
 
 api::ResourceList QuotaTracker::TypedAmounts(const api::ResourceList& base,
-                                             const std::string& node) const {
+                                             std::string_view node) const {
   api::ResourceList amounts = base;
-  auto it = node_models_.find(node);
+  auto it = node_models_.find(util::Absl(node));
   if (it == node_models_.end()) return amounts;
   for (const auto& [generic, typed] : it->second) {
     if (base.Get(generic) > 0) amounts.Add(typed, base.Get(generic));
@@ -31,15 +32,15 @@ api::ResourceList QuotaTracker::TypedAmounts(const api::ResourceList& base,
 void QuotaTracker::ApplyLocked(const PodCharge& charge, int sign, absl::Time now) {
   for (int q = charge.queue; q >= 0; q = tree_.node(q).parent) {
     if (sign > 0) {
-      used_[q].Add(charge.amounts);
+      used_[q].Add(charge.amounts());
     } else {
-      used_[q].Subtract(charge.amounts);
+      used_[q].Subtract(charge.amounts());
     }
     const QueueNode& node = tree_.node(q);
     for (size_t b = 0; b < node.budget.size(); ++b) {
       SpentLocked(q, b, now);  // folds what accrued at the old rate
       budgets_[q][b].rate +=
-          sign * static_cast<double>(charge.amounts.Get(node.budget[b].resource));
+          sign * static_cast<double>(charge.amounts().Get(node.budget[b].resource));
     }
   }
   if (charge.gang.empty()) return;
@@ -65,7 +66,7 @@ api::ResourceId QuotaTracker::DeviceTypedKeyLocked(api::ResourceId resource,
 }
 
 api::ResourceList QuotaTracker::ChargeAmountsLocked(const PodCharge& charge) const {
-  api::ResourceList amounts = TypedAmounts(charge.base, charge.node);
+  api::ResourceList amounts = TypedAmounts(charge.base, api::SymbolText(charge.node));
   for (const DeviceCount& devices : charge.devices.tally.counts()) {
     amounts.Add(devices.resource, devices.count);
     if (const api::ResourceId typed = DeviceTypedKeyLocked(devices.resource, devices.model)) {
@@ -81,22 +82,23 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   const api::Pod& p = pod.get();
   absl::MutexLock lock(&mu_);
   PodCharge charge;
-  charge.namespace_name = p.meta.namespace_name;
-  charge.label_queue = LabelText(p.meta.labels, kQueueLabel);
-  charge.node = std::string(node);
+  charge.namespace_name = api::Intern(p.meta.namespace_name);
+  charge.label_queue = LabelSymbol(p.meta.labels, kQueueLabel);
+  charge.node = api::Intern(node);
   charge.gang = pod.gang.key;
   charge.priority = pod.priority;
-  const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
+  const Resolution where =
+      ResolveLocked(p.meta.namespace_name, api::SymbolText(charge.label_queue));
   const Admission admission = CheckLocked(pod, where, now);
   if (admission.verdict != Verdict::kFits) return absl::ResourceExhaustedError(admission.message);
-  if (auto labels = node_labels_.find(charge.node); labels != node_labels_.end()) {
+  if (auto labels = node_labels_.find(util::Absl(node)); labels != node_labels_.end()) {
     for (const auto& blocked : admission.blocked_models) {
       if (blocked.model_names->Names(labels->second.Get(blocked.label_key), blocked.label_value)) {
         return absl::ResourceExhaustedError(blocked.message);
       }
     }
   }
-  if (auto over = DeviceShortfallLocked(admission, devices, pod, charge.node)) {
+  if (auto over = DeviceShortfallLocked(admission, devices, pod, std::string(node))) {
     return absl::ResourceExhaustedError(*over);
   }
   if (auto old = charges_.find(pod.key); old != charges_.end()) {
@@ -105,7 +107,7 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   }
   charge.base = BaseAmounts(pod);
   charge.devices.tally = devices;
-  charge.amounts = ChargeAmountsLocked(charge);
+  charge.SetAmounts(ChargeAmountsLocked(charge));
   charge.queue = where.queue;
   ApplyLocked(charge, +1, now);
   AddChargeLocked(pod.key, std::move(charge));
@@ -117,14 +119,14 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod, const PodDevices& 
   const api::Pod& p = pod.get();
   absl::MutexLock lock(&mu_);
   if (auto it = charges_.find(pod.key); it != charges_.end()) {
-    if (it->second.node == p.spec.node_name) {
+    if (api::SymbolText(it->second.node) == p.spec.node_name) {
       it->second.assumed = false;
       // The claims written before the binding show the devices Reserve charged; a claim the
       // cache does not show yet keeps them until it does (SetPodDevices).
       if (!devices.tally.empty() && !(devices == it->second.devices)) {
         ApplyLocked(it->second, -1, now);
         it->second.devices = devices;
-        it->second.amounts = ChargeAmountsLocked(it->second);
+        it->second.SetAmounts(ChargeAmountsLocked(it->second));
         ApplyLocked(it->second, +1, now);
       }
       if (devices.unresolved) unresolved_devices_.insert(pod.key);
@@ -134,17 +136,18 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod, const PodDevices& 
     EraseChargeLocked(it);
   }
   PodCharge charge;
-  charge.namespace_name = p.meta.namespace_name;
-  charge.label_queue = LabelText(p.meta.labels, kQueueLabel);
-  charge.node = p.spec.node_name;
+  charge.namespace_name = api::Intern(p.meta.namespace_name);
+  charge.label_queue = LabelSymbol(p.meta.labels, kQueueLabel);
+  charge.node = api::Intern(p.spec.node_name);
   charge.assumed = false;
   charge.gang = pod.gang.key;
   charge.priority = pod.priority;
-  const Resolution where = ResolveLocked(charge.namespace_name, charge.label_queue);
+  const Resolution where =
+      ResolveLocked(p.meta.namespace_name, api::SymbolText(charge.label_queue));
   charge.queue = where.queue >= 0 ? where.queue : where.account;
   charge.base = BaseAmounts(pod);
   charge.devices = devices;
-  charge.amounts = ChargeAmountsLocked(charge);
+  charge.SetAmounts(ChargeAmountsLocked(charge));
   ApplyLocked(charge, +1, now);
   if (devices.unresolved) unresolved_devices_.insert(pod.key);
   // Running since before this process saw it: what it spent since the ledger was written (or
@@ -157,7 +160,7 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod, const PodDevices& 
         const QueueNode& node = tree_.node(q);
         for (size_t b = 0; b < node.budget.size(); ++b) {
           budgets_[q][b].spent +=
-              static_cast<double>(charge.amounts.Get(node.budget[b].resource)) * seconds;
+              static_cast<double>(charge.amounts().Get(node.budget[b].resource)) * seconds;
         }
       }
     }
@@ -170,7 +173,7 @@ void QuotaTracker::AddChargeLocked(const std::string& pod_key, PodCharge charge)
   charges_.emplace(pod_key, std::move(charge));
 }
 
-void QuotaTracker::EraseChargeLocked(absl::flat_hash_map<std::string, PodCharge>::iterator it) {
+void QuotaTracker::EraseChargeLocked(absl::node_hash_map<std::string, PodCharge>::iterator it) {
   charged_priorities_.erase(charged_priorities_.find(it->second.priority));
   unresolved_devices_.erase(it->first);
   charges_.erase(it);

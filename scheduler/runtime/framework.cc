@@ -186,6 +186,7 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
   for (const framework::FilterPlugin* filter : filter_) {
     filter_names_.push_back(filter->Name());
     requests_filter_.push_back(dynamic_cast<const framework::RequestsFilterPlugin*>(filter));
+    row_filter_.push_back(dynamic_cast<const framework::RowFilterPlugin*>(filter));
     filter_reads_pods_.push_back(filter->FilterReadsPods());
   }
   for (size_t i = 0; i < filter_.size(); ++i) {
@@ -195,7 +196,10 @@ absl::Status Framework::Build(const config::Profile& profile, const plugins::Plu
     if (extensions != nullptr) extensions_.push_back({extensions, pre_filter_[pre]->Name(), i});
   }
   std::vector<framework::ScorePlugin*> score_plugins;
-  for (const auto& s : score_) score_plugins.push_back(s.plugin);
+  for (const auto& s : score_) {
+    score_plugins.push_back(s.plugin);
+    row_score_.push_back(dynamic_cast<const framework::RowScorePlugin*>(s.plugin));
+  }
   score_pre_score_index_ = IndexOfSamePlugin(score_plugins, pre_score_);
   CollectDeclarations();
   if (handle.metrics != nullptr) ResolveMetrics(handle.metrics);

@@ -139,7 +139,14 @@ class Framework {
   // place, so a node that fails (every node, for a preemptor) costs no Status copy.
   void RunFilterInto(const framework::CycleState& state, const framework::PodInfo& pod,
                      const framework::NodeInfo& node, const FilterSkips& skip,
-                     framework::Status& out) const;
+                     framework::Status& out) const {
+    RunFilterInto(state, pod, node, node.row(), skip, out);
+  }
+  // The same with the node's row (node.row()'s values) read by the caller, from the snapshot's
+  // table: the filters that take rows (framework::RowFilterPlugin) then never touch `node`.
+  void RunFilterInto(const framework::CycleState& state, const framework::PodInfo& pod,
+                     const framework::NodeInfo& node, const framework::NodeRow& row,
+                     const FilterSkips& skip, framework::Status& out) const;
 
   // Whether, in a cycle whose filter skips are `skip`, every filter that runs either reads no
   // pods or is a RequestsFilterPlugin: then RunFilterOnRequests gives RunFilter's verdict for a
@@ -171,6 +178,18 @@ class Framework {
                    const framework::NodeInfo& node) const {
     if (state.record_plugin_metrics()) [[unlikely]] {
       return RunScoreTimed(k, state, pod, node);
+    }
+    return score_[k].plugin->Score(state, pod, node);
+  }
+  // The same with the node's row read by the caller (see RunFilterInto): a plugin that takes rows
+  // (framework::RowScorePlugin) then never touches `node`.
+  int64_t RunScore(size_t k, const framework::CycleState& state, const framework::PodInfo& pod,
+                   const framework::NodeInfo& node, const framework::NodeRow& row) const {
+    if (state.record_plugin_metrics()) [[unlikely]] {
+      return RunScoreTimed(k, state, pod, node);
+    }
+    if (const framework::RowScorePlugin* by_row = row_score_[k]; by_row != nullptr) {
+      return by_row->ScoreWithRow(state, pod, node, row);
     }
     return score_[k].plugin->Score(state, pod, node);
   }
@@ -259,6 +278,9 @@ class Framework {
   // RequestsFilterPlugin side (or null), and whether it reads pods.
   std::vector<std::string_view> filter_names_;
   std::vector<const framework::RequestsFilterPlugin*> requests_filter_;
+  // For each filter plugin / score plugin: its side that takes rows, or null.
+  std::vector<const framework::RowFilterPlugin*> row_filter_;
+  std::vector<const framework::RowScorePlugin*> row_score_;
   std::vector<bool> filter_reads_pods_;
   // For each filter plugin, the index of the same plugin in pre_filter_ (or -1).
   std::vector<int> filter_pre_filter_index_;

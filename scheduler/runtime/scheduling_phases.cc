@@ -170,8 +170,8 @@ Status Framework::RunFilter(const framework::CycleState& state, const framework:
 }
 
 void Framework::RunFilterInto(const framework::CycleState& state, const framework::PodInfo& pod,
-                              const framework::NodeInfo& node, const FilterSkips& skip,
-                              Status& out) const {
+                              const framework::NodeInfo& node, const framework::NodeRow& row,
+                              const FilterSkips& skip, Status& out) const {
   if (state.record_plugin_metrics() && timings_ != nullptr &&
       metrics::PluginTimings::SampleCall()) {
     out = RunFilterTimed(state, pod, node, skip);
@@ -185,7 +185,11 @@ void Framework::RunFilterInto(const framework::CycleState& state, const framewor
     // Constructed in `out` from the plugin's prvalue (no move): copying a Status just built
     // stalls on its fresh stores, and this runs for every node.
     out.~Status();
-    ::new (static_cast<void*>(&out)) Status(filter_[i]->Filter(state, pod, node));
+    if (const framework::RowFilterPlugin* by_row = row_filter_[i]; by_row != nullptr) {
+      ::new (static_cast<void*>(&out)) Status(by_row->FilterWithRow(state, pod, node, row));
+    } else {
+      ::new (static_cast<void*>(&out)) Status(filter_[i]->Filter(state, pod, node));
+    }
     if (out.IsSuccess()) return true;
     out.set_plugin(filter_names_[i]);
     return false;

@@ -394,26 +394,38 @@ std::string SimulationTable(const SimulationReport& report) {
   // The POLICY column appears only when some pod asked for a per-pod policy.
   const bool policies = std::any_of(report.pod_results.begin(), report.pod_results.end(),
                                     [](const PodResult& pod) { return pod.policy.has_value(); });
-  std::vector<std::vector<std::string>> pods = {{"NAMESPACE", "NAME", "NODE", "ATTEMPTS"}};
-  if (policies) pods.front().push_back("POLICY");
-  pods.front().push_back("MESSAGE");
-  for (const auto& pod : report.pod_results) {
-    pods.push_back(
-        {pod.namespace_name, pod.name, pod.node.value_or("<none>"), absl::StrCat(pod.attempts)});
-    if (policies) pods.back().push_back(pod.policy.value_or("-"));
-    pods.back().push_back(pod.message.value_or(""));
+  // Each table's rows are dropped once the table is written, so that a large cluster's report
+  // never holds the rows of both tables and their text at once.
+  std::string out;
+  {
+    std::vector<std::vector<std::string>> pods = {{"NAMESPACE", "NAME", "NODE", "ATTEMPTS"}};
+    if (policies) pods.front().push_back("POLICY");
+    pods.front().push_back("MESSAGE");
+    pods.reserve(report.pod_results.size() + 1);
+    for (const auto& pod : report.pod_results) {
+      pods.push_back(
+          {pod.namespace_name, pod.name, pod.node.value_or("<none>"), absl::StrCat(pod.attempts)});
+      if (policies) pods.back().push_back(pod.policy.value_or("-"));
+      pods.back().push_back(pod.message.value_or(""));
+    }
+    // --pods-output none leaves no pod to list: no header either.
+    if (!report.pod_results.empty()) {
+      out = Table(pods);
+      out += "\n";
+    }
   }
-  std::vector<std::vector<std::string>> nodes = {{"NODE", "PODS", "CPU", "MEMORY", "GPU"}};
-  const auto gpu = api::InternResource("nvidia.com/gpu");
-  for (const auto& node : report.nodes) {
-    nodes.push_back({node.name, absl::StrCat(node.pods),
-                     ResourceSummary(node.requested, node.allocatable, api::kCpu),
-                     ResourceSummary(node.requested, node.allocatable, api::kMemory),
-                     ResourceSummary(node.requested, node.allocatable, gpu)});
+  {
+    std::vector<std::vector<std::string>> nodes = {{"NODE", "PODS", "CPU", "MEMORY", "GPU"}};
+    nodes.reserve(report.nodes.size() + 1);
+    const auto gpu = api::InternResource("nvidia.com/gpu");
+    for (const auto& node : report.nodes) {
+      nodes.push_back({node.name, absl::StrCat(node.pods),
+                       ResourceSummary(node.requested, node.allocatable, api::kCpu),
+                       ResourceSummary(node.requested, node.allocatable, api::kMemory),
+                       ResourceSummary(node.requested, node.allocatable, gpu)});
+    }
+    out += Table(nodes);
   }
-  // --pods-output none leaves no pod to list: no header either.
-  std::string out = report.pod_results.empty() ? "" : Table(pods) + "\n";
-  out += Table(nodes);
   out += absl::StrFormat(
       "\n%d pods: %d scheduled, %d unschedulable, %d skipped, %d preempted\n"
       "%.3f s, %.0f pods/s, attempt latency p50 %.1f us, p90 %.1f us, p99 %.1f us\n",

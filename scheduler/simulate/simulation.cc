@@ -1,9 +1,14 @@
 #include "scheduler/simulate/simulation.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <deque>
+#include <iterator>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "policy/policy.h"
 #include "scheduler/cluster/embedded_cluster.h"
@@ -29,11 +34,12 @@ std::optional<std::string> PolicyOf(Scheduler& scheduler, const api::Pod& pod) {
 
 // Kinds are created in this order so that what a pod refers to (its namespace, its priority
 // class, its node) exists before the pod; pods keep their input order.
+constexpr int kKindRanks = 4;
 int KindRank(const api::Object& object) {
-  if (std::holds_alternative<api::Pod>(object)) return 9;
-  if (std::holds_alternative<api::Node>(object)) return 5;
-  if (std::holds_alternative<api::NodeMetrics>(object)) return 6;
-  return 1;
+  if (std::holds_alternative<api::Pod>(object)) return 3;
+  if (std::holds_alternative<api::Node>(object)) return 1;
+  if (std::holds_alternative<api::NodeMetrics>(object)) return 2;
+  return 0;
 }
 
 struct LoadedInput {
@@ -43,26 +49,53 @@ struct LoadedInput {
   std::vector<std::string> gang_pod_keys;  // pods of a group, bound or not, in input order
 };
 
-void CreateAll(std::vector<api::Object> objects, const std::string& source, bool is_workload,
+// What simulate keeps of a pod it loads, read before the pod moves into the cluster.
+struct LoadedPod {
+  std::string key;
+  std::string node;
+  bool in_group = false;
+};
+
+std::optional<LoadedPod> Tracked(const api::Object& object) {
+  const auto* pod = std::get_if<api::Pod>(&object);
+  if (pod == nullptr || pod->IsTerminal()) return std::nullopt;
+  return LoadedPod{pod->Key(), pod->spec.node_name, framework::GangMembershipOf(*pod).InGroup()};
+}
+
+void CreateOne(api::Object&& object, const std::string& source, bool is_workload,
                cluster::EmbeddedCluster* cluster, LoadedInput* loaded) {
-  std::stable_sort(objects.begin(), objects.end(),
-                   [](const auto& a, const auto& b) { return KindRank(a) < KindRank(b); });
-  for (const auto& object : objects) {
-    if (auto status = cluster->Create(object); !status.ok()) {
-      loaded->problems.push_back(
-          {source, api::DescribeObject(object), std::string(util::Std(status.message()))});
-      continue;
-    }
-    const auto* pod = std::get_if<api::Pod>(&object);
-    if (pod == nullptr || pod->IsTerminal()) continue;
-    if (framework::GangMembershipOf(*pod).InGroup()) loaded->gang_pod_keys.push_back(pod->Key());
-    if (pod->spec.node_name.empty()) {
-      loaded->pending_pod_keys.push_back(pod->Key());
-    } else if (is_workload) {
-      loaded->pending_pod_keys.push_back(pod->Key());
-      loaded->workload_bound[pod->Key()] = pod->spec.node_name;
+  std::optional<LoadedPod> pod = Tracked(object);
+  if (auto status = cluster->Create(std::move(object)); !status.ok()) {
+    loaded->problems.push_back(
+        {source, api::DescribeObject(object), std::string(util::Std(status.message()))});
+    return;
+  }
+  if (!pod.has_value()) return;
+  if (pod->in_group) loaded->gang_pod_keys.push_back(pod->key);
+  if (!pod->node.empty() && !is_workload) return;  // bound in the cluster: nothing to place
+  if (!pod->node.empty()) loaded->workload_bound[pod->key] = std::move(pod->node);
+  loaded->pending_pod_keys.push_back(std::move(pod->key));
+}
+
+// From the front, each object freed as it moves into the cluster; kinds in KindRank's order.
+void CreateAll(std::deque<api::Object> objects, const std::string& source, bool is_workload,
+               cluster::EmbeddedCluster* cluster, LoadedInput* loaded) {
+  std::array<std::deque<api::Object>, kKindRanks> ranked;
+  for (; !objects.empty(); objects.pop_front()) {
+    ranked[KindRank(objects.front())].push_back(std::move(objects.front()));
+  }
+  for (std::deque<api::Object>& rank : ranked) {
+    for (; !rank.empty(); rank.pop_front()) {
+      CreateOne(std::move(rank.front()), source, is_workload, cluster, loaded);
     }
   }
+}
+
+void CreateAll(std::vector<api::Object> objects, const std::string& source, bool is_workload,
+               cluster::EmbeddedCluster* cluster, LoadedInput* loaded) {
+  CreateAll(std::deque<api::Object>(std::make_move_iterator(objects.begin()),
+                                    std::make_move_iterator(objects.end())),
+            source, is_workload, cluster, loaded);
 }
 
 // Pre-decoded `objects` when set, else the file at `path`.
@@ -73,7 +106,7 @@ absl::Status LoadInput(const std::optional<std::vector<api::Object>>& objects,
     CreateAll(*objects, is_workload ? "workload" : "cluster", is_workload, cluster, loaded);
     return absl::OkStatus();
   }
-  auto decoded = api::DecodeFile(path);
+  auto decoded = api::DecodeFileQueue(path);
   if (!decoded.ok()) return decoded.status();
   for (auto& problem : decoded->problems) loaded->problems.push_back(std::move(problem));
   CreateAll(std::move(decoded->objects), path, is_workload, cluster, loaded);
@@ -84,11 +117,12 @@ absl::Status LoadInput(const std::optional<std::vector<api::Object>>& objects,
 // on the driver thread), but guarded anyway because the observer contract allows bind workers.
 class SimulationObserver : public SchedulingObserver {
  public:
+  // One per pod tried; node names interned (kEmptySymbol for none), as hostname labels are.
   struct Outcome {
     int attempts = 0;
-    std::optional<std::string> node;
+    api::Symbol node = api::kEmptySymbol;
+    api::Symbol nominated_node = api::kEmptySymbol;
     std::optional<std::string> message;
-    std::optional<std::string> nominated_node;
   };
 
   void OnAttempt(const framework::PodInfo&, double seconds) override {
@@ -97,18 +131,18 @@ class SimulationObserver : public SchedulingObserver {
   }
   void OnUnschedulable(const framework::PodInfo& pod, const std::string& message,
                        int attempts) override {
-    Record(pod.key, attempts, std::nullopt, message);
+    Record(pod.key, attempts, api::kEmptySymbol, message);
   }
   void OnError(const framework::PodInfo& pod, const std::string& message, int attempts) override {
-    Record(pod.key, attempts, std::nullopt, message);
+    Record(pod.key, attempts, api::kEmptySymbol, message);
   }
   void OnBound(const framework::PodInfo& pod, const std::string& node, int attempts) override {
-    Record(pod.key, attempts, node, std::nullopt);
+    Record(pod.key, attempts, api::Intern(node), std::nullopt);
   }
   void OnPreempted(const framework::PodInfo& pod, const std::string& node,
                    const std::vector<std::string>& victims) override {
     absl::MutexLock lock(&mu_);
-    outcomes_[pod.key].nominated_node = node;
+    outcomes_[pod.key].nominated_node = api::Intern(node);
     preemptions_.push_back({pod.key, node, victims});
   }
   void OnBindFailed(const framework::PodInfo& pod, const std::string& node,
@@ -123,9 +157,14 @@ class SimulationObserver : public SchedulingObserver {
     return static_cast<int>(outcomes_.size());
   }
 
-  const Outcome* Find(const std::string& key) const {
+  // The pod's outcome, moved out: building the report never holds every outcome twice.
+  std::optional<Outcome> Take(const std::string& key) {
+    absl::MutexLock lock(&mu_);
     auto it = outcomes_.find(key);
-    return it == outcomes_.end() ? nullptr : &it->second;
+    if (it == outcomes_.end()) return std::nullopt;
+    Outcome outcome = std::move(it->second);
+    outcomes_.erase(it);
+    return outcome;
   }
   const std::vector<PreemptionResult>& preemptions() const { return preemptions_; }
   LatencySummary Latency() {
@@ -143,25 +182,26 @@ class SimulationObserver : public SchedulingObserver {
   }
 
  private:
-  void Record(const std::string& key, int attempts, std::optional<std::string> node,
+  void Record(const std::string& key, int attempts, api::Symbol node,
               std::optional<std::string> message) {
     absl::MutexLock lock(&mu_);
     auto& outcome = outcomes_[key];
     outcome.attempts = attempts;
-    outcome.node = std::move(node);
+    outcome.node = node;
     outcome.message = std::move(message);
   }
 
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, Outcome> outcomes_;
+  // A node per pod, so that each outcome's memory goes back as the report takes it.
+  absl::node_hash_map<std::string, Outcome> outcomes_;
   std::vector<double> latencies_;
   std::vector<PreemptionResult> preemptions_;
 };
 
 std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
-  framework::Snapshot snapshot;
-  scheduler.cache().UpdateSnapshot(&snapshot);
+  const framework::Snapshot& snapshot = scheduler.CurrentSnapshot();
   std::vector<NodeResult> nodes;
+  nodes.reserve(snapshot.nodes().size());
   for (const auto* info : snapshot.nodes()) {
     nodes.push_back({info->name(), info->allocatable(), info->requested(),
                      static_cast<int>(info->pods().size())});
@@ -178,9 +218,8 @@ std::vector<NodeResult> NodeResults(Scheduler& scheduler) {
 std::optional<WatermarkReport> WatermarkOf(const runtime::Framework* fw, Scheduler& scheduler,
                                            const framework::PodInfo* pod = nullptr) {
   if (fw == nullptr || fw->watermark_reporter() == nullptr) return std::nullopt;
-  framework::Snapshot snapshot;
-  scheduler.cache().UpdateSnapshot(&snapshot);
-  const auto state = fw->watermark_reporter()->ObserveWatermarkState(snapshot, pod);
+  const auto state =
+      fw->watermark_reporter()->ObserveWatermarkState(scheduler.CurrentSnapshot(), pod);
   if (!state.has_value()) return std::nullopt;
   return WatermarkReport{std::string(state->mode), state->allocated_ratio, state->pool};
 }
@@ -213,10 +252,16 @@ absl::flat_hash_map<std::string, std::string> GatedMessages(Scheduler& scheduler
   return gated;
 }
 
+// An outcome's node by name; nullopt for none.
+std::optional<std::string> NodeName(api::Symbol node) {
+  if (node == api::kEmptySymbol) return std::nullopt;
+  return std::string(api::SymbolText(node));
+}
+
 void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& cluster,
-                    Scheduler& scheduler, const SimulationObserver& observer,
-                    SimulationReport* report) {
+                    Scheduler& scheduler, SimulationObserver& observer, SimulationReport* report) {
   const absl::flat_hash_map<std::string, std::string> gated = GatedMessages(scheduler);
+  report->pod_results.reserve(loaded.pending_pod_keys.size());
   for (const auto& key : loaded.pending_pod_keys) {
     const auto pod = cluster.GetPod(key);
     if (pod == nullptr) continue;
@@ -230,11 +275,11 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
       result.message = absl::StrCat("skipped: schedulerName \"", pod->spec.scheduler_name,
                                     "\" is not served by this scheduler");
       ++report->skipped;
-    } else if (const auto* outcome = observer.Find(key); outcome != nullptr) {
+    } else if (std::optional<SimulationObserver::Outcome> outcome = observer.Take(key)) {
       result.attempts = outcome->attempts;
-      result.node = outcome->node;
-      result.message = outcome->message;
-      if (!result.node.has_value()) result.nominated_node = outcome->nominated_node;
+      result.node = NodeName(outcome->node);
+      result.message = std::move(outcome->message);
+      if (!result.node.has_value()) result.nominated_node = NodeName(outcome->nominated_node);
       if (!pod->spec.node_name.empty()) result.node = pod->spec.node_name;
     } else if (auto gate = gated.find(key); gate != gated.end()) {
       result.message = gate->second;  // never tried: pending for its gate
@@ -261,9 +306,12 @@ void FillPodResults(const LoadedInput& loaded, const cluster::EmbeddedCluster& c
 std::vector<GroupResult> GroupResults(const LoadedInput& loaded,
                                       const cluster::EmbeddedCluster& cluster, Scheduler& scheduler,
                                       const SimulationReport& report) {
+  // The messages of the pods of a group, by key (none to look up when no pod is in a group).
   absl::flat_hash_map<std::string, const PodResult*> results;
-  for (const auto& result : report.pod_results) {
-    results[absl::StrCat(result.namespace_name, "/", result.name)] = &result;
+  if (!loaded.gang_pod_keys.empty()) {
+    for (const auto& result : report.pod_results) {
+      results[absl::StrCat(result.namespace_name, "/", result.name)] = &result;
+    }
   }
   std::vector<GroupMember> members;
   for (const auto& key : loaded.gang_pod_keys) {
@@ -274,9 +322,7 @@ std::vector<GroupResult> GroupResults(const LoadedInput& loaded,
     if (auto it = results.find(key); it != results.end()) member.message = it->second->message;
     members.push_back(std::move(member));
   }
-  framework::Snapshot snapshot;
-  scheduler.cache().UpdateSnapshot(&snapshot);
-  return BuildGroupResults(std::move(members), snapshot.gangs());
+  return BuildGroupResults(std::move(members), scheduler.CurrentSnapshot().gangs());
 }
 
 // The typed limits of the queue tree that no node of the simulated cluster matches.

@@ -376,7 +376,7 @@ std::string Str(const Container& c) {
   return out;
 }
 
-std::string AffinityText(const std::optional<Affinity>& affinity) {
+std::string AffinityText(const SharedOptional<Affinity>& affinity) {
   if (!affinity) return "none";
   std::string out;
   if (const auto& na = affinity->node_affinity) {
