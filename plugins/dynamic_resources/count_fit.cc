@@ -84,4 +84,16 @@ CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
   return free >= request.count ? CountFit::kFits : CountFit::kTaken;
 }
 
+bool TooFewOnProfile(const CountRequest& request, const framework::DeviceProfile* profile) {
+  if (profile == nullptr) return true;
+  if (!profile->countable) return false;
+  int64_t matching = 0;
+  for (const api::DeviceShape shape : profile->shapes) {
+    const VerdictMemo::Verdict verdict = Decide(request.selectors, shape);
+    if (verdict == VerdictMemo::kUnknown) return false;
+    matching += verdict == VerdictMemo::kTrue ? 1 : 0;
+  }
+  return matching < request.count;
+}
+
 }  // namespace kubesched::plugins::dynamic_resources

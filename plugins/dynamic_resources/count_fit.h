@@ -9,6 +9,7 @@
 // that select nodes (which are not summarized per node).
 
 #include "plugins/dynamic_resources/allocator.h"
+#include "scheduler/framework/device_profiles.h"
 #include "scheduler/framework/dra_state.h"
 #include "scheduler/framework/node_info.h"
 
@@ -25,5 +26,9 @@ enum class CountFit : uint8_t {
 // holds of that snapshot.
 CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
                     const framework::NodeInfo& node);
+
+// Whether FitByCount answers kTooFew for every node whose own devices `profile` describes (null:
+// a node without devices), in a snapshot where no slice offers devices to several nodes.
+bool TooFewOnProfile(const CountRequest& request, const framework::DeviceProfile* profile);
 
 }  // namespace kubesched::plugins::dynamic_resources

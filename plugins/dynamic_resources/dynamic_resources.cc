@@ -312,10 +312,14 @@ framework::PreFilterOutcome DynamicResources::PreFilter(framework::CycleState& s
   if (shared->prepared.has_value()) {
     state.Write(framework::PickedDevicesKey(), std::make_unique<Picks>(shared, filter_timeout_));
   }
+  framework::PreFilterResult result;
+  if (shared->count_request.has_value()) {
+    result.sure_rejections = too_few_devices_.Find(*shared->count_request, snapshot);
+  }
   auto data = std::make_unique<CycleData>();
   data->pod_claims = std::move(shared);
   state.Write(Key(), std::move(data));
-  return {Status::Success(), {}};
+  return {Status::Success(), std::move(result)};
 }
 
 Status DynamicResources::Filter(const framework::CycleState& state,

@@ -7,6 +7,7 @@
 #include "absl/time/time.h"
 #include "config/plugin_args.h"
 #include "plugins/dynamic_resources/selector_cache.h"
+#include "plugins/dynamic_resources/too_few_devices.h"
 #include "plugins/plugin_handle.h"
 #include "scheduler/framework/claim_binding.h"
 #include "scheduler/framework/plugin.h"
@@ -114,6 +115,7 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   framework::ClaimAssumeCache* const cache_;
   framework::ClaimStatusWriter* const writer_;
   mutable dynamic_resources::SelectorCache selectors_;
+  dynamic_resources::TooFewDevices too_few_devices_;  // PreFilter's, on the scheduling thread
 };
 
 // Checks filterTimeout (not negative).

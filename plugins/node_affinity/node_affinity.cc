@@ -104,7 +104,8 @@ framework::PreFilterOutcome NodeAffinity::PreFilter(framework::CycleState& state
     union_of_pins.insert(pinned->begin(), pinned->end());
   }
   if (union_of_pins.empty()) return {framework::Status::Unresolvable(kReasonConflict), {}};
-  return {framework::Status::Success(), framework::PreFilterResult{std::move(union_of_pins)}};
+  return {framework::Status::Success(),
+          framework::PreFilterResult{std::move(union_of_pins), nullptr}};
 }
 
 framework::Status NodeAffinity::Filter(const framework::CycleState& state,

@@ -59,7 +59,8 @@ framework::PreFilterOutcome VolumeBinding::PreFilter(framework::CycleState& stat
   data->volumes = std::make_shared<const PodVolumes>(std::move(collected.volumes));
   data->snapshot = &snapshot;
   state.Write(Key(), std::move(data));
-  return {Status::Success(), framework::PreFilterResult{std::move(collected.eligible_nodes)}};
+  return {Status::Success(),
+          framework::PreFilterResult{std::move(collected.eligible_nodes), nullptr}};
 }
 
 Status VolumeBinding::Filter(const framework::CycleState& state, const framework::PodInfo& /*pod*/,

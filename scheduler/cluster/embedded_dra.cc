@@ -133,8 +133,7 @@ void EmbeddedCluster::ReleaseClaimsLocked(const api::Pod& pod) {
 
 absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::StoredClaim(
     const api::ResourceClaim& claim, bool same_version) const {
-  const std::string key = absl::StrCat(claim.meta.namespace_name, "/", claim.meta.name);
-  const auto it = resource_claims_.find(key);
+  const auto it = resource_claims_.find(claim.Key());
   if (it == resource_claims_.end()) {
     return absl::NotFoundError(
         absl::StrCat("resourceclaims.resource.k8s.io \"", claim.meta.name, "\" not found"));
@@ -154,7 +153,7 @@ absl::StatusOr<std::shared_ptr<const api::ResourceClaim>> EmbeddedCluster::Write
   absl::MutexLock lock(&mu_);
   auto stored = StoredClaim(claim, /*same_version=*/true);
   if (!stored.ok()) return stored.status();
-  const std::string key = absl::StrCat(claim.meta.namespace_name, "/", claim.meta.name);
+  const std::string key = claim.Key();
   api::ResourceClaim updated = **stored;
   if (allocation != nullptr) {
     if (updated.allocation.has_value()) {

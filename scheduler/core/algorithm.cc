@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <type_traits>
 
 namespace kubesched::scheduler {
 namespace {
@@ -84,13 +85,11 @@ const framework::NodeInfo* FitsNominatedNode(
 // fits nowhere (a preemptor) then hands the whole buffer to its FitError instead of moving one
 // verdict at a time on the scheduling thread, and each chunk counts its feasible nodes so that
 // the reading skips chunks where every node failed.
-void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
-                                     const framework::CycleState& state,
-                                     const framework::PodInfo& pod,
-                                     const runtime::FilterSkips& skip,
-                                     const std::vector<const framework::NodeInfo*>& candidates,
-                                     const framework::NodeRow* rows, int to_find,
-                                     const NominatedPods* nominated, FitError* fit_error) {
+void ScheduleAlgorithm::FindFeasible(
+    const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
+    const runtime::FilterSkips& skip, const std::vector<const framework::NodeInfo*>& candidates,
+    const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
+    const framework::NodePositions* passed_over, FitError* fit_error) {
   if (nominated != nullptr && nominated->empty()) nominated = nullptr;
   feasible_.clear();
   feasible_rows_.clear();
@@ -101,51 +100,45 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
   filter_error_.store(false, std::memory_order_relaxed);
   const size_t start = next_start_index_ % n;
   const auto wanted_total = static_cast<size_t>(to_find);
+  // Filters [begin, end) of the round whose first node is candidates[first] (wrapping around, so
+  // that the per-node loop needs no division) into out[begin, end); returns how many fit. Two
+  // copies, so that a pod without passed-over nodes pays nothing for them.
+  const auto filter_chunk = [&](size_t first, framework::NodeStatus* out, size_t begin, size_t end,
+                                auto passing_over) -> uint32_t {
+    size_t index = first + begin;
+    if (index >= n) index -= n;
+    // The NodeInfos are apart in memory and the first Filter waits on each one's first cache
+    // line: asking for it a few nodes ahead overlaps those waits.
+    size_t ahead = (index + kPrefetchAhead) % n;
+    uint32_t found = 0;
+    for (size_t i = begin; i < end; ++i) {
+      if (!passing_over || !passed_over->Contains(ahead)) __builtin_prefetch(candidates[ahead]);
+      if (++ahead == n) ahead = 0;
+      const size_t position = index;
+      if (++index == n) index = 0;
+      framework::NodeStatus& entry = out[i];
+      entry.node = candidates[position];
+      if (passing_over && passed_over->Contains(position)) {
+        entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
+        continue;
+      }
+      const framework::NodeRow& row = rows != nullptr ? rows[position] : entry.node->row();
+      assert(&row == &entry.node->row());  // a node changed in place must have its row refreshed
+      FilterInto(fw, state, pod, skip, nominated, row, entry);
+      found += entry.status.IsSuccess() ? 1 : 0;
+    }
+    return found;
+  };
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
-    const size_t wanted = wanted_total - feasible_.size();
-    size_t round = std::max<size_t>(wanted + wanted / 4, 64);
-    // Where few nodes were feasible so far (none, for a preemptor), fewer and larger rounds:
-    // nodes past the last one needed are filtered for nothing, but their verdicts are not read.
-    if (processed > 0) {
-      round = std::max(round,
-                       feasible_.empty() ? 2 * processed : wanted * processed / feasible_.size());
-    }
-    // A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
-    // round is chunk_feasible_[base_chunk + k].
-    round = std::min(n - processed, (round + kNodeChunk - 1) / kNodeChunk * kNodeChunk);
+    const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);
     const size_t base_chunk = processed / kNodeChunk;
-    // The round's first node (wrapping around), so that the per-node loop needs no division.
     const size_t first = (start + processed) % n;
     framework::NodeStatus* const out = entries_.data() + processed;
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
-      size_t index = first + begin;
-      if (index >= n) index -= n;
-      // The NodeInfos are apart in memory and the first Filter waits on each one's first cache
-      // line: asking for it a few nodes ahead overlaps those waits.
-      size_t ahead = (index + kPrefetchAhead) % n;
-      uint32_t found = 0;
-      for (size_t i = begin; i < end; ++i) {
-        __builtin_prefetch(candidates[ahead]);
-        if (++ahead == n) ahead = 0;
-        const auto* node = candidates[index];
-        const framework::NodeRow& row = rows != nullptr ? rows[index] : node->row();
-        assert(&row == &node->row());  // a node changed in place must have its row refreshed
-        if (++index == n) index = 0;
-        framework::NodeStatus& entry = out[i];
-        entry.node = node;
-        if (nominated == nullptr) {
-          fw.RunFilterInto(state, pod, *node, row, skip, entry.status);
-        } else {
-          RunFiltersWithNominatedInto(fw, state, pod, *node, skip, nominated->For(node),
-                                      entry.status);
-        }
-        found += entry.status.IsSuccess() ? 1 : 0;
-        if (entry.status.code() == framework::Code::kError) {
-          filter_error_.store(true, std::memory_order_relaxed);
-        }
-      }
-      chunk_feasible_[base_chunk + begin / kNodeChunk] = found;  // one chunk per call
+      chunk_feasible_[base_chunk + begin / kNodeChunk] =  // one chunk per call
+          passed_over == nullptr ? filter_chunk(first, out, begin, end, std::false_type())
+                                 : filter_chunk(first, out, begin, end, std::true_type());
     });
     size_t used = 0;
     while (used < round && feasible_.size() < wanted_total) {
@@ -166,7 +159,58 @@ void ScheduleAlgorithm::FindFeasible(const runtime::Framework& fw,
     processed += used;
   }
   next_start_index_ = (start + processed) % n;
+  if (passed_over != nullptr && feasible_.empty()) {
+    FilterPassedOver(fw, state, pod, skip, candidates, rows, start, processed, nominated,
+                     *passed_over);
+  }
   CollectRejected(processed, fit_error);
+}
+
+// A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
+// round is chunk_feasible_[processed / kNodeChunk + k].
+size_t ScheduleAlgorithm::RoundSize(size_t wanted, size_t processed, size_t n) const {
+  size_t round = std::max<size_t>(wanted + wanted / 4, 64);
+  // Where few nodes were feasible so far (none, for a preemptor), fewer and larger rounds: nodes
+  // past the last one needed are filtered for nothing, but their verdicts are not read.
+  if (processed > 0) {
+    round =
+        std::max(round, feasible_.empty() ? 2 * processed : wanted * processed / feasible_.size());
+  }
+  return std::min(n - processed, (round + kNodeChunk - 1) / kNodeChunk * kNodeChunk);
+}
+
+// Only a pod that fits nowhere reads the verdicts of the nodes passed over (its FitError, its
+// preemption): they get theirs here, as if they had been filtered with the others.
+void ScheduleAlgorithm::FilterPassedOver(
+    const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
+    const runtime::FilterSkips& skip, const std::vector<const framework::NodeInfo*>& candidates,
+    const framework::NodeRow* rows, size_t start, size_t processed, const NominatedPods* nominated,
+    const framework::NodePositions& passed_over) {
+  const size_t n = candidates.size();
+  pool_->ParallelFor(processed, kNodeChunk, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const size_t position = (start + i) % n;
+      if (!passed_over.Contains(position)) continue;
+      const framework::NodeRow& row =
+          rows != nullptr ? rows[position] : candidates[position]->row();
+      FilterInto(fw, state, pod, skip, nominated, row, entries_[i]);
+    }
+  });
+}
+
+void ScheduleAlgorithm::FilterInto(const runtime::Framework& fw, const framework::CycleState& state,
+                                   const framework::PodInfo& pod, const runtime::FilterSkips& skip,
+                                   const NominatedPods* nominated, const framework::NodeRow& row,
+                                   framework::NodeStatus& entry) {
+  if (nominated == nullptr) {
+    fw.RunFilterInto(state, pod, *entry.node, row, skip, entry.status);
+  } else {
+    RunFiltersWithNominatedInto(fw, state, pod, *entry.node, skip, nominated->For(entry.node),
+                                entry.status);
+  }
+  if (entry.status.code() == framework::Code::kError) {
+    filter_error_.store(true, std::memory_order_relaxed);
+  }
 }
 
 void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
@@ -277,7 +321,14 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   }
   const int percentage = fw.percentage_of_nodes_to_score().value_or(global_percentage_);
   const int to_find = NumFeasibleNodesToFind(percentage, static_cast<int>(candidates.size()));
-  FindFeasible(fw, state, pod, pre.skip_filter, candidates, rows, to_find, nominated, &fit_error);
+  // Sure rejections are by snapshot position: they apply when every node is a candidate.
+  const framework::NodePositions* passed_over =
+      &candidates == &snapshot.nodes() && pre.sure_rejections != nullptr &&
+              pre.sure_rejections->size() == candidates.size()
+          ? pre.sure_rejections.get()
+          : nullptr;
+  FindFeasible(fw, state, pod, pre.skip_filter, candidates, rows, to_find, nominated, passed_over,
+               &fit_error);
   // The pool's join orders the workers' writes before this read.
   if (filter_error_.load(std::memory_order_relaxed)) {
     for (const auto& node_status : fit_error.node_statuses) {

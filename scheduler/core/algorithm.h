@@ -12,6 +12,7 @@
 
 #include "scheduler/core/fit_error.h"
 #include "scheduler/core/nominated_pods.h"
+#include "scheduler/framework/node_positions.h"
 #include "scheduler/framework/snapshot.h"
 #include "scheduler/runtime/framework.h"
 #include "scheduler/util/parallel.h"
@@ -87,12 +88,30 @@ class ScheduleAlgorithm {
   const std::vector<const framework::NodeInfo*>& CandidateNodes(
       const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot);
   // `rows` (may be null): the rows of `candidates` in the same order (the snapshot's table when
-  // the candidates are the snapshot's nodes), read instead of each NodeInfo's.
+  // the candidates are the snapshot's nodes), read instead of each NodeInfo's. `passed_over`
+  // (null: none): candidates by index that some plugin's PreFilter is sure its Filter rejects;
+  // they get a verdict of their own only when no node is feasible.
   void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
                     const framework::PodInfo& pod, const runtime::FilterSkips& skip,
                     const std::vector<const framework::NodeInfo*>& candidates,
                     const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
-                    FitError* fit_error);
+                    const framework::NodePositions* passed_over, FitError* fit_error);
+  // How many nodes the next round of FindFeasible filters, `wanted` more being wanted after
+  // `processed` of `n` candidates.
+  size_t RoundSize(size_t wanted, size_t processed, size_t n) const;
+  // Runs every filter on the first `processed` candidates (from `start`) that were passed over.
+  void FilterPassedOver(const runtime::Framework& fw, const framework::CycleState& state,
+                        const framework::PodInfo& pod, const runtime::FilterSkips& skip,
+                        const std::vector<const framework::NodeInfo*>& candidates,
+                        const framework::NodeRow* rows, size_t start, size_t processed,
+                        const NominatedPods* nominated,
+                        const framework::NodePositions& passed_over);
+  // Runs the pod's filters on `entry.node` (whose row is `row`) into `entry.status`; notes an
+  // Error in filter_error_.
+  void FilterInto(const runtime::Framework& fw, const framework::CycleState& state,
+                  const framework::PodInfo& pod, const runtime::FilterSkips& skip,
+                  const NominatedPods* nominated, const framework::NodeRow& row,
+                  framework::NodeStatus& entry);
   // Moves the verdicts of the first `processed` entries that failed into `fit_error`.
   void CollectRejected(size_t processed, FitError* fit_error);
   // Scores feasible_ into totals_; false (with `error`) if PreScore failed. With `keep_raw`

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "scheduler/framework/cluster_event.h"
 #include "scheduler/framework/cycle_state.h"
 #include "scheduler/framework/node_info.h"
+#include "scheduler/framework/node_positions.h"
 #include "scheduler/framework/pod_info.h"
 #include "scheduler/framework/snapshot.h"
 #include "scheduler/framework/status.h"
@@ -62,6 +64,14 @@ struct PreFilterResult {
   // When set, only these nodes can fit (NodeAffinity's metadata.name pins); the runner
   // intersects the sets of all plugins.
   std::optional<absl::flat_hash_set<std::string>> node_names;
+  // Nodes this plugin's Filter is sure to reject whatever the other plugins say (DynamicResources:
+  // nodes with too few matching devices, held or free), by position in the cycle's snapshot,
+  // covering every position; null when it knows of none. A hint that saves work, not a verdict:
+  // while the core looks for feasible nodes it passes over these without running any filter, and
+  // when their verdicts are read (no node fits) it runs every filter on them, so that they carry
+  // the first failing plugin's reasons as usual (an Error another filter would give on one of
+  // them therefore fails only such a pod's attempt). Unchanged until the cycle ends.
+  std::shared_ptr<const NodePositions> sure_rejections;
 };
 
 struct PreFilterOutcome {

@@ -49,6 +49,8 @@ struct PreFilterSummary {
   std::vector<std::string_view> restricting_plugins;
   // Per filter plugin (same index as filter_plugins()): true if its PreFilter said Skip.
   FilterSkips skip_filter;
+  // The union of the plugins' sure rejections (framework::PreFilterResult); null: none.
+  std::shared_ptr<const framework::NodePositions> sure_rejections;
 };
 
 // Upstream's status for nodes left out by PreFilter's node-name restriction:

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -27,6 +28,22 @@ using internal::Stamp;
 using internal::SteadyClock;
 using internal::TimePlugin;
 using metrics::ExtensionPoint;
+
+namespace {
+
+// A second plugin's set makes a new union: the first plugin's set is its own, read-only.
+void AddSureRejections(std::shared_ptr<const framework::NodePositions> nodes,
+                       PreFilterSummary& summary) {
+  if (summary.sure_rejections == nullptr) {
+    summary.sure_rejections = std::move(nodes);
+    return;
+  }
+  auto both = std::make_shared<framework::NodePositions>(*summary.sure_rejections);
+  both->AddAll(*nodes);
+  summary.sure_rejections = std::move(both);
+}
+
+}  // namespace
 
 ScorePhaseTimer::ScorePhaseTimer(metrics::ProfileMetrics* metrics)
     : metrics_(metrics),
@@ -101,6 +118,9 @@ PreFilterSummary Framework::RunPreFilterPlugins(framework::CycleState& state,
           return !outcome.result.node_names->contains(name);
         });
       }
+    }
+    if (outcome.result.sure_rejections != nullptr) {
+      AddSureRejections(std::move(outcome.result.sure_rejections), summary);
     }
   }
   summary.skip_filter = FilterSkips(filter_.size());

@@ -1,12 +1,14 @@
 #include "scheduler/core/algorithm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
 #include <string>
 #include <variant>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "config/config.h"
 #include "plugins/registry/registry.h"
@@ -258,6 +260,114 @@ TEST_CASE("an Error from a filter on a node that was searched fails the attempt"
     const auto past = schedule("anywhere");
     REQUIRE(std::holds_alternative<framework::Status>(past));
     CHECK(std::get<framework::Status>(past).code() == framework::Code::kError);
+  }
+}
+
+// Rejects the nodes whose number is not a multiple of 3 ("wrong model") and, for pods named
+// "hinted-...", says so in PreFilter as sure rejections. Counts its Filter calls on those nodes.
+class RejectsTwoInThree : public framework::PreFilterPlugin, public framework::FilterPlugin {
+ public:
+  static constexpr std::string_view kName = "RejectsTwoInThree";
+  std::string_view Name() const override { return kName; }
+  framework::PreFilterOutcome PreFilter(framework::CycleState&, const framework::PodInfo& pod,
+                                        const framework::Snapshot& snapshot) override {
+    framework::PreFilterOutcome outcome;
+    if (!pod.get().meta.name.starts_with("hinted")) return outcome;
+    auto rejected = std::make_shared<framework::NodePositions>();
+    rejected->Reset(snapshot.nodes().size());
+    for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+      if (Rejects(*snapshot.nodes()[i])) rejected->Add(i);
+    }
+    outcome.result.sure_rejections = std::move(rejected);
+    return outcome;
+  }
+  framework::Status Filter(const framework::CycleState&, const framework::PodInfo&,
+                           const framework::NodeInfo& node) const override {
+    if (!Rejects(node)) return framework::Status();
+    calls_on_rejected.fetch_add(1);
+    return framework::Status::Unresolvable("wrong model");
+  }
+  static bool Rejects(const framework::NodeInfo& node) {
+    return std::stoi(node.name().substr(1)) % 3 != 0;
+  }
+  mutable std::atomic<int> calls_on_rejected{0};
+};
+
+// What a pod's attempt came to, for comparing a hinted pod's with a plain one's.
+std::string Outcome(ScheduleOutcome& outcome, ScheduleAlgorithm& algorithm) {
+  if (auto* success = std::get_if<ScheduleSuccess>(&outcome)) {
+    return absl::StrCat(success->node->name(), " ", success->feasible_nodes, "/",
+                        success->evaluated_nodes);
+  }
+  FitError& error = std::get<FitError>(outcome);
+  std::string text = error.Message();
+  for (const auto& entry : error.node_statuses) {
+    absl::StrAppend(&text, "\n", entry.node->name(), " ", std::string(entry.status.plugin()), ": ",
+                    entry.status.Message());
+  }
+  algorithm.Recycle(std::move(error.node_statuses));
+  return text;
+}
+
+// PreFilter's sure rejections save the filters' work on those nodes while feasible ones are
+// looked for, and change nothing else: the same nodes are chosen after the same number of nodes
+// evaluated, and a pod that fits nowhere reports for each node the first filter that rejects it
+// (here NodeResourcesFit's, which runs before the plugin that named the node).
+TEST_CASE("nodes a PreFilter is sure its Filter rejects are passed over, with the same outcome",
+          "[scheduler]") {
+  plugins::RegistryMap registry = plugins::Registry();
+  RejectsTwoInThree* plugin = nullptr;
+  registry[RejectsTwoInThree::kName] =
+      [&plugin](
+          const config::PluginArgs&,
+          const plugins::PluginHandle&) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+    auto made = std::make_unique<RejectsTwoInThree>();
+    plugin = made.get();
+    return made;
+  };
+  config::Profile profile = config::DefaultConfiguration().profiles.at(0);
+  profile.plugins.pre_filter.enabled.push_back({std::string(RejectsTwoInThree::kName), 0});
+  profile.plugins.filter.enabled.push_back({std::string(RejectsTwoInThree::kName), 0});
+  auto fw = runtime::Framework::Create(profile, {}, registry);
+  REQUIRE(fw.ok());
+  REQUIRE(plugin != nullptr);
+  framework::Snapshot snapshot;
+  // From n900 on, 6 cpus on the nodes the plugin accepts and 8 on the others; before, 1.
+  BuildNodes(snapshot, 1000, [](int i) -> std::string {
+    if (i < 900) return "1";
+    return i % 3 == 0 ? "6" : "8";
+  });
+  for (const int threads : {1, 2}) {
+    INFO(threads << " threads");
+    util::WorkerPool pool(threads);
+    ScheduleAlgorithm plain(&pool, 0, 3);
+    ScheduleAlgorithm hinted(&pool, 0, 3);
+    const auto attempt = [&](ScheduleAlgorithm& algorithm, const std::string& name,
+                             const std::string& cpu) {
+      plugin->calls_on_rejected = 0;
+      const auto pod =
+          framework::MakePodInfo(testing::PodBuilder(name).Container({{"cpu", cpu}}).Ptr(), 0);
+      framework::CycleState state;
+      auto outcome = algorithm.Schedule(**fw, state, *pod, snapshot);
+      return Outcome(outcome, algorithm);
+    };
+    for (const std::string cpu : {"100m", "4", "500m", "2", "100m"}) {
+      INFO("cpu " << cpu);
+      const std::string expected = attempt(plain, "plain", cpu);
+      CHECK(plugin->calls_on_rejected > 0);
+      CHECK(attempt(hinted, "hinted", cpu) == expected);
+      CHECK(plugin->calls_on_rejected == 0);
+    }
+    // Fits nowhere, and NodeResourcesFit rejects every node first.
+    const std::string too_big = attempt(plain, "plain", "16");
+    CHECK(absl::StrContains(too_big, "\nn1 NodeResourcesFit: Insufficient cpu"));
+    CHECK(attempt(hinted, "hinted", "16") == too_big);
+    // Fits nowhere: where the cpus suffice, the plugin rejects. The nodes passed over were
+    // filtered after all, for their verdicts.
+    const std::string wrong_model = attempt(plain, "plain", "7");
+    CHECK(absl::StrContains(wrong_model, "\nn901 RejectsTwoInThree: wrong model"));
+    CHECK(attempt(hinted, "hinted", "7") == wrong_model);
+    CHECK(plugin->calls_on_rejected == 66);
   }
 }
 
