@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace kubesched::plugins::dynamic_resources {
@@ -55,31 +56,45 @@ int64_t FreeByLookup(const CountRequest& request, const framework::DraState& dra
   return free;
 }
 
+// The devices of a countable profile that match `request`: how many, and which as bits when the
+// profile has no more devices than OwnDevices keeps bits for; nullopt when a verdict on the way is
+// not known (or failed), which only the search may decide. Every device is decided, even after
+// `count` matching ones are found: the search would stop on a selector error in a device it
+// reaches before those, and its order is not this one.
+struct ProfileMatches {
+  int64_t count = 0;
+  uint64_t bits = 0;
+};
+std::optional<ProfileMatches> MatchProfile(const CountRequest& request,
+                                           const framework::DeviceProfile& profile) {
+  const std::vector<api::DeviceShape>& shapes = profile.shapes;
+  const bool with_bits = shapes.size() <= framework::OwnDevices::kHeldBits;
+  ProfileMatches matches;
+  for (size_t d = 0; d < shapes.size(); ++d) {
+    const VerdictMemo::Verdict verdict = Decide(request.selectors, shapes[d]);
+    if (verdict == VerdictMemo::kUnknown) return std::nullopt;
+    if (verdict != VerdictMemo::kTrue) continue;
+    ++matches.count;
+    if (with_bits) matches.bits |= uint64_t{1} << d;
+  }
+  return matches;
+}
+
 }  // namespace
 
-// Every device is decided, even after `count` free ones are found: the search would stop on a
-// selector error in a device it reaches before those, and its order is not this one. The node's
-// device shapes (its DeviceProfile, shared with alike nodes) and held devices come with its
-// NodeInfo: no look-up by name per node.
+// The node's device shapes (its DeviceProfile, shared with alike nodes) and held devices come with
+// its NodeInfo: no look-up by name per node.
 CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
                     const framework::NodeInfo& node) {
   if (!dra.shared_slices->empty()) return CountFit::kSearch;
   const framework::DeviceProfile* profile = node.device_profile();
   if (profile == nullptr) return CountFit::kTooFew;  // no device at all
   if (!profile->countable) return CountFit::kSearch;
-  const std::vector<api::DeviceShape>& shapes = profile->shapes;
-  const bool held_known = shapes.size() <= framework::OwnDevices::kHeldBits;
-  int64_t matching = 0;
-  uint64_t matching_bits = 0;
-  for (size_t d = 0; d < shapes.size(); ++d) {
-    const VerdictMemo::Verdict verdict = Decide(request.selectors, shapes[d]);
-    if (verdict == VerdictMemo::kUnknown) return CountFit::kSearch;
-    if (verdict != VerdictMemo::kTrue) continue;
-    ++matching;
-    if (held_known) matching_bits |= uint64_t{1} << d;
-  }
-  if (matching < request.count) return CountFit::kTooFew;
-  const int64_t free = held_known ? std::popcount(matching_bits & ~node.held_devices())
+  const std::optional<ProfileMatches> matches = MatchProfile(request, *profile);
+  if (!matches.has_value()) return CountFit::kSearch;
+  if (matches->count < request.count) return CountFit::kTooFew;
+  const bool held_known = profile->shapes.size() <= framework::OwnDevices::kHeldBits;
+  const int64_t free = held_known ? std::popcount(matches->bits & ~node.held_devices())
                                   : FreeByLookup(request, dra, *node.device_summary());
   return free >= request.count ? CountFit::kFits : CountFit::kTaken;
 }
@@ -87,13 +102,8 @@ CountFit FitByCount(const CountRequest& request, const framework::DraState& dra,
 bool TooFewOnProfile(const CountRequest& request, const framework::DeviceProfile* profile) {
   if (profile == nullptr) return true;
   if (!profile->countable) return false;
-  int64_t matching = 0;
-  for (const api::DeviceShape shape : profile->shapes) {
-    const VerdictMemo::Verdict verdict = Decide(request.selectors, shape);
-    if (verdict == VerdictMemo::kUnknown) return false;
-    matching += verdict == VerdictMemo::kTrue ? 1 : 0;
-  }
-  return matching < request.count;
+  const std::optional<ProfileMatches> matches = MatchProfile(request, *profile);
+  return matches.has_value() && matches->count < request.count;
 }
 
 }  // namespace kubesched::plugins::dynamic_resources

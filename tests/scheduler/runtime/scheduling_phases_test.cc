@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
+#include "plugins/registry/registry.h"
 #include "scheduler/runtime/framework.h"
 #include "tests/testing/builders.h"
 
@@ -114,6 +117,71 @@ TEST_CASE("filters and scores given the snapshot's rows agree with each plugin's
             plugins[k].plugin->Score(state, *pod, node));
     }
   }
+}
+
+// A PreFilter that names, as sure rejections, the nodes at the positions it was made with.
+class NamesPositions final : public framework::PreFilterPlugin {
+ public:
+  NamesPositions(std::string_view name, std::vector<size_t> positions)
+      : name_(name), positions_(std::move(positions)) {}
+  std::string_view Name() const override { return name_; }
+  framework::PreFilterOutcome PreFilter(framework::CycleState&, const framework::PodInfo&,
+                                        const framework::Snapshot& snapshot) override {
+    framework::PreFilterOutcome outcome;
+    if (positions_.empty()) return outcome;
+    auto named = std::make_shared<framework::NodePositions>();
+    named->Reset(snapshot.nodes().size());
+    for (const size_t position : positions_) named->Add(position);
+    outcome.result.sure_rejections = std::move(named);
+    return outcome;
+  }
+
+ private:
+  std::string_view name_;
+  std::vector<size_t> positions_;
+};
+
+TEST_CASE("the PreFilter phase hands on the union of the plugins' sure rejections", "[runtime]") {
+  plugins::RegistryMap registry = plugins::Registry();
+  const std::vector<std::pair<std::string_view, std::vector<size_t>>> namers = {
+      {"NamesNone", {}}, {"NamesOneAndTwo", {1, 2}}, {"NamesTwoAndFive", {2, 5}}};
+  for (const auto& [name, positions] : namers) {
+    registry[name] =
+        [name = name, positions = positions](
+            const config::PluginArgs&,
+            const plugins::PluginHandle&) -> absl::StatusOr<std::unique_ptr<framework::Plugin>> {
+      return std::make_unique<NamesPositions>(name, positions);
+    };
+  }
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder(&snapshot);
+  for (int i = 0; i < 7; ++i) {
+    testing::NodeBuilder node("n" + std::to_string(i));
+    builder.Upsert(node.Ptr()->meta.name)->SetNode(node.Ptr(), i + 1);
+  }
+  builder.RebuildLists();
+  const auto pod = framework::MakePodInfo(testing::PodBuilder("p").Ptr(), 0);
+  const auto named_by = [&](const std::vector<std::string>& enabled) {
+    auto profile = DefaultProfile();
+    for (const std::string& name : enabled) profile.plugins.pre_filter.enabled.push_back({name, 0});
+    auto fw = Framework::Create(profile, {}, registry);
+    REQUIRE(fw.ok());
+    framework::CycleState state;
+    const PreFilterSummary summary = (*fw)->RunPreFilter(state, *pod, snapshot);
+    REQUIRE(summary.status.IsSuccess());
+    std::vector<size_t> named;
+    if (summary.sure_rejections == nullptr) return named;
+    REQUIRE(summary.sure_rejections->size() == snapshot.nodes().size());
+    for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+      if (summary.sure_rejections->Contains(i)) named.push_back(i);
+    }
+    return named;
+  };
+  CHECK(named_by({}).empty());
+  CHECK(named_by({"NamesNone"}).empty());
+  CHECK(named_by({"NamesOneAndTwo"}) == std::vector<size_t>{1, 2});
+  CHECK(named_by({"NamesNone", "NamesTwoAndFive"}) == std::vector<size_t>{2, 5});
+  CHECK(named_by({"NamesOneAndTwo", "NamesTwoAndFive"}) == std::vector<size_t>{1, 2, 5});
 }
 
 }  // namespace
