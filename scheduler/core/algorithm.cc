@@ -91,6 +91,7 @@ void ScheduleAlgorithm::FindFeasible(
     const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
     const framework::NodePositions* passed_over, FitError* fit_error) {
   if (nominated != nullptr && nominated->empty()) nominated = nullptr;
+  nominated_by_requests_ = nominated != nullptr && NominatedFiltersJudgeByRequests(fw, skip);
   feasible_.clear();
   feasible_rows_.clear();
   const size_t n = candidates.size();
@@ -122,9 +123,7 @@ void ScheduleAlgorithm::FindFeasible(
         entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
         continue;
       }
-      const framework::NodeRow& row = rows != nullptr ? rows[position] : entry.node->row();
-      assert(&row == &entry.node->row());  // a node changed in place must have its row refreshed
-      FilterInto(fw, state, pod, skip, nominated, row, entry);
+      FilterInto(fw, state, pod, skip, nominated, rows, position, entry);
       found += entry.status.IsSuccess() ? 1 : 0;
     }
     return found;
@@ -191,22 +190,28 @@ void ScheduleAlgorithm::FilterPassedOver(
     for (size_t i = begin; i < end; ++i) {
       const size_t position = (start + i) % n;
       if (!passed_over.Contains(position)) continue;
-      const framework::NodeRow& row =
-          rows != nullptr ? rows[position] : candidates[position]->row();
-      FilterInto(fw, state, pod, skip, nominated, row, entries_[i]);
+      FilterInto(fw, state, pod, skip, nominated, rows, position, entries_[i]);
     }
   });
 }
 
 void ScheduleAlgorithm::FilterInto(const runtime::Framework& fw, const framework::CycleState& state,
                                    const framework::PodInfo& pod, const runtime::FilterSkips& skip,
-                                   const NominatedPods* nominated, const framework::NodeRow& row,
-                                   framework::NodeStatus& entry) {
-  if (nominated == nullptr) {
+                                   const NominatedPods* nominated, const framework::NodeRow* rows,
+                                   size_t position, framework::NodeStatus& entry) {
+  // With the snapshot's rows, `position` is the node's snapshot position: neither its row nor its
+  // nominations need the NodeInfo, which a node without nominated pods then never touches.
+  const framework::NodeRow& row = rows != nullptr ? rows[position] : entry.node->row();
+  assert(&row == &entry.node->row());  // a node changed in place must have its row refreshed
+  const NominatedPods::Entry* on_node = nominated == nullptr ? nullptr
+                                        : rows != nullptr
+                                            ? nominated->ForPosition(position, entry.node)
+                                            : nominated->For(entry.node);
+  if (on_node == nullptr) {
     fw.RunFilterInto(state, pod, *entry.node, row, skip, entry.status);
   } else {
-    RunFiltersWithNominatedInto(fw, state, pod, *entry.node, skip, nominated->For(entry.node),
-                                entry.status);
+    RunFiltersWithNominatedInto(fw, state, pod, *entry.node, skip, on_node, entry.status,
+                                nominated_by_requests_);
   }
   if (entry.status.code() == framework::Code::kError) {
     filter_error_.store(true, std::memory_order_relaxed);

@@ -106,11 +106,11 @@ class ScheduleAlgorithm {
                         const framework::NodeRow* rows, size_t start, size_t processed,
                         const NominatedPods* nominated,
                         const framework::NodePositions& passed_over);
-  // Runs the pod's filters on `entry.node` (whose row is `row`) into `entry.status`; notes an
-  // Error in filter_error_.
+  // Runs the pod's filters on `entry.node`, candidate `position`, into `entry.status`; notes an
+  // Error in filter_error_. `rows`: as FindFeasible's.
   void FilterInto(const runtime::Framework& fw, const framework::CycleState& state,
                   const framework::PodInfo& pod, const runtime::FilterSkips& skip,
-                  const NominatedPods* nominated, const framework::NodeRow& row,
+                  const NominatedPods* nominated, const framework::NodeRow* rows, size_t position,
                   framework::NodeStatus& entry);
   // Moves the verdicts of the first `processed` entries that failed into `fit_error`.
   void CollectRejected(size_t processed, FitError* fit_error);
@@ -135,6 +135,9 @@ class ScheduleAlgorithm {
   // Whether a filter returned an Error in the last FindFeasible (set by the workers), so that a
   // pod that fits nowhere is not searched for errors node by node.
   std::atomic<bool> filter_error_{false};
+  // Set by FindFeasible for its pod: nodes with nominated pods are judged on the nominations' sums
+  // (RunFiltersWithNominatedInto's `by_requests`).
+  bool nominated_by_requests_ = false;
   // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
   std::vector<framework::NodeStatus> spare_entries_;
   std::vector<const framework::NodeInfo*> feasible_;

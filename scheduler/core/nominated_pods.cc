@@ -59,9 +59,13 @@ void NominatedPods::Assign(Entry& entry, std::vector<framework::PodInfoPtr> pods
 
 void NominatedPods::RebuildWithAll(Entry& entry) {
   entry.with_all.reset();
+  entry.with_all_generation = -1;
   if (entry.node == nullptr) return;
   auto with_all = std::make_unique<framework::NodeInfo>(*entry.node);
   for (const auto& other : entry.pods) with_all->AddPod(other, entry.node->generation());
+  entry.requested_with_all = with_all->requested();
+  entry.pods_with_all = static_cast<int64_t>(with_all->pods().size());
+  entry.with_all_generation = entry.node->generation();
   entry.with_all = std::move(with_all);
 }
 
@@ -91,7 +95,7 @@ void NominatedPods::Reset(
     const framework::NodeInfo* node = snapshot.Get(name);
     const bool unchanged = !inserted && entry.node == node && entry.pods == pods &&
                            entry.with_all != nullptr && node != nullptr &&
-                           entry.with_all->generation() == node->generation();
+                           entry.with_all_generation == node->generation();
     entry.epoch = epoch_;
     if (!unchanged) Assign(entry, std::move(pods), node);
     if (node != nullptr) Index(node, &entry);
@@ -138,7 +142,7 @@ void NominatedPods::Sync(queue::NominationDelta delta, const framework::Snapshot
     Entry* found = Find(node);
     if (found == nullptr) continue;
     Entry& entry = *found;
-    if (entry.with_all == nullptr || entry.with_all->generation() != node->generation()) {
+    if (entry.with_all == nullptr || entry.with_all_generation != node->generation()) {
       RebuildWithAll(entry);
     }
   }
@@ -160,15 +164,29 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
   return status;
 }
 
+bool NominatedFiltersJudgeByRequests(const runtime::Framework& fw,
+                                     const runtime::FilterSkips& skip) {
+  return !fw.HasActiveExtensions(skip) && fw.FiltersJudgeByRequests(skip);
+}
+
 void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::CycleState& state,
                                  const framework::PodInfo& pod, const framework::NodeInfo& node,
                                  const runtime::FilterSkips& skip,
-                                 const NominatedPods::Entry* nominated, framework::Status& out) {
+                                 const NominatedPods::Entry* nominated, framework::Status& out,
+                                 bool by_requests) {
   const Counted counted = nominated == nullptr ? Counted::kNone : CountedFor(pod, *nominated);
   if (counted != Counted::kNone) {
     const framework::NodeInfo* with_nominated = nullptr;
-    if (counted == Counted::kAll && &node == nominated->node && nominated->with_all != nullptr &&
-        nominated->with_all->generation() == node.generation()) {
+    const bool with_all_serves = counted == Counted::kAll && &node == nominated->node &&
+                                 nominated->with_all_generation == node.generation();
+    if (with_all_serves && by_requests) {
+      out = fw.RunFilterOnRequests(state, pod, node, skip, nominated->requested_with_all,
+                                   nominated->pods_with_all);
+      if (!out.IsSuccess()) return;
+      fw.RunFilterInto(state, pod, node, skip, out);
+      return;
+    }
+    if (with_all_serves) {
       with_nominated = nominated->with_all.get();
     } else {
       framework::NodeInfo& buffer = ThreadNodeBuffer();

@@ -32,6 +32,13 @@ class NominatedPods {
     int32_t min_priority = 0;
     int32_t max_priority = 0;
     absl::InlinedVector<size_t, 2> key_hashes;
+    // The node's generation `with_all` and the sums below were made at (-1: none).
+    int64_t with_all_generation = -1;
+    // What `with_all` holds, as sums: its pods' requests and their number. A cycle whose filters
+    // judge by requests (Framework::FiltersJudgeByRequests) reads these instead of the copy, which
+    // lies elsewhere in memory: every node with nominated pods would cost a cache miss more.
+    api::ResourceList requested_with_all;
+    int64_t pods_with_all = 0;
     std::vector<framework::PodInfoPtr> pods;
     // The sum of their requests: what they take of the node when every one counts.
     api::ResourceList requests;
@@ -61,6 +68,12 @@ class NominatedPods {
   // The pods nominated to `node` (a snapshot node, found by its snapshot position: no look-up by
   // string or hash per node), or null. ForName looks a node up by name (tests).
   const Entry* For(const framework::NodeInfo* node) const { return Find(node); }
+  // The same for the snapshot node at `position`, without reading the NodeInfo.
+  const Entry* ForPosition(size_t position, const framework::NodeInfo* node) const {
+    if (position >= by_position_.size()) return nullptr;
+    const Entry* entry = by_position_[position];
+    return entry != nullptr && entry->node == node ? entry : nullptr;
+  }
   const Entry* ForName(const std::string& node_name) const;
 
  private:
@@ -102,11 +115,18 @@ framework::Status RunFiltersWithNominated(const runtime::Framework& fw,
                                           const framework::NodeInfo& node,
                                           const runtime::FilterSkips& skip,
                                           const NominatedPods::Entry* nominated);
-// The same, written into `out` (see Framework::RunFilterInto).
+// The same, written into `out` (see Framework::RunFilterInto). `by_requests`: every filter that
+// runs judges by requests and no PreFilter extension is active (NominatedFiltersJudgeByRequests);
+// the pass with every nominated pod of the entry's own node then reads the entry's sums instead of
+// `with_all`, for the same verdict.
 void RunFiltersWithNominatedInto(const runtime::Framework& fw, const framework::CycleState& state,
                                  const framework::PodInfo& pod, const framework::NodeInfo& node,
                                  const runtime::FilterSkips& skip,
-                                 const NominatedPods::Entry* nominated, framework::Status& out);
+                                 const NominatedPods::Entry* nominated, framework::Status& out,
+                                 bool by_requests = false);
+// Whether a cycle whose filter skips are `skip` may pass `by_requests` above.
+bool NominatedFiltersJudgeByRequests(const runtime::Framework& fw,
+                                     const runtime::FilterSkips& skip);
 
 // The PostFilterHost of one cycle: the profile's filters with the cycle's PreFilter skips and
 // nominations, and the scheduler's worker pool for ParallelFor.

@@ -299,6 +299,65 @@ TEST_CASE("CycleFilterHost::RunFiltersWithout equals RunFilters on the what-if c
         10);
 }
 
+// The Filter phase judges a node whose nominated pods all count on the entry's sums when the
+// filters judge by requests: the verdict must be the one the copy with those pods gives.
+TEST_CASE("Filtering with nominated pods by their sums gives the copy's verdict", "[nominated]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  std::mt19937 random(41);
+  std::multiset<std::string> outcomes;
+  int by_sums = 0;
+  for (int round = 0; round < 400; ++round) {
+    World world(0);
+    NodeBuilder spec("n0");
+    spec.Capacity({{"cpu", absl::StrCat(2 + random() % 6)},
+                   {"memory", absl::StrCat(2 + random() % 6, "Gi")},
+                   {"pods", absl::StrCat(1 + random() % 5)}});
+    if (random() % 8 == 0) spec.Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule);
+    if (random() % 10 == 0) spec.Unschedulable();
+    world.builder.Upsert("n0")->SetNode(spec.Ptr(), ++world.generation);
+    for (int i = 0, n = static_cast<int>(random() % 4); i < n; ++i) {
+      world.Node(0)->AddPod(
+          Pod(absl::StrCat("r", i), absl::StrCat(500 * (1 + random() % 3), "m"), 0, "n0"),
+          ++world.generation);
+    }
+    world.builder.RebuildLists();
+    const NominatedPods nominated = RandomNominations(random, world.snapshot);
+    const framework::NodeInfo& node = *world.snapshot.nodes().front();
+    const NominatedPods::Entry* entry = nominated.For(&node);
+
+    const auto pod = Pod("incoming", absl::StrCat(500 * (1 + random() % 4), "m"),
+                         static_cast<int32_t>(random() % 3));
+    framework::CycleState state;
+    const auto pre = (*fw)->RunPreFilter(state, *pod, world.snapshot);
+    REQUIRE(pre.status.IsSuccess());
+    REQUIRE(NominatedFiltersJudgeByRequests(**fw, pre.skip_filter));
+    framework::Status on_copy;
+    RunFiltersWithNominatedInto(**fw, state, *pod, node, pre.skip_filter, entry, on_copy, false);
+    framework::Status on_sums = framework::Status::Unschedulable("stale");
+    RunFiltersWithNominatedInto(**fw, state, *pod, node, pre.skip_filter, entry, on_sums, true);
+    INFO("round " << round << ": " << on_copy.Message() << " / " << on_sums.Message());
+    CHECK(on_sums.code() == on_copy.code());
+    CHECK(on_sums.plugin() == on_copy.plugin());
+    CHECK(std::vector<std::string_view>(on_sums.reasons().begin(), on_sums.reasons().end()) ==
+          std::vector<std::string_view>(on_copy.reasons().begin(), on_copy.reasons().end()));
+    if (entry != nullptr && entry->min_priority >= pod->priority) {
+      ++by_sums;
+      // The node alone fits where the nominated pods make the difference.
+      if (!on_copy.IsSuccess() &&
+          (*fw)->RunFilter(state, *pod, node, pre.skip_filter).IsSuccess()) {
+        outcomes.insert("fits without the nominated pods");
+      }
+    }
+    outcomes.insert(on_copy.IsSuccess() ? std::string("fits") : on_copy.Message());
+  }
+  CHECK(by_sums > 50);
+  CHECK(outcomes.count("fits") > 20);
+  CHECK(outcomes.count("fits without the nominated pods") > 5);
+  CHECK(outcomes.count("Insufficient cpu") > 10);
+  CHECK(outcomes.count("Too many pods") > 5);
+}
+
 // A filter that reads pods in other ways than their requests (NodePorts for a pod with a host port,
 // InterPodAffinity for a pod with anti-affinity) rules the arithmetic out: preemption then copies.
 TEST_CASE("CycleFilterHost judges by requests only when every running filter allows it",
