@@ -99,13 +99,13 @@ std::vector<int64_t> StraightforwardScores(const Cluster& cluster, const framewo
   for (const NodeInfo* candidate : cluster.snapshot.nodes()) {
     int64_t score = 0;
     for (const auto& [existing, node] : cluster.placed) {
-      for (const auto& t : pod.preferred_anti_affinity) {
+      for (const auto& t : pod.preferred_anti_affinity()) {
         if (SameDomain(*candidate->node(), *node, t.term.topology_key) &&
             t.term.Matches(existing->get(), nullptr)) {
           score -= t.weight;
         }
       }
-      for (const auto& t : existing->preferred_anti_affinity) {
+      for (const auto& t : existing->preferred_anti_affinity()) {
         if (SameDomain(*candidate->node(), *node, t.term.topology_key) &&
             t.term.Matches(pod.get(), nullptr)) {
           score -= t.weight;

@@ -19,12 +19,4 @@ std::vector<config::ResourceWeight> DefaultResourceWeights();
 absl::Status ValidateResourceWeights(std::string_view plugin, std::string_view path,
                                      const std::vector<config::ResourceWeight>& resources);
 
-// The amount of `id` that least/most-allocated style scoring uses for a pod or a node: cpu and
-// memory with upstream's non-zero defaults (100m / 200Mi for containers that list none), every
-// other resource real.
-inline int64_t NonZeroAmount(api::ResourceId id, const api::ResourceList& real,
-                             const api::ResourceList& with_defaults) {
-  return id == api::kCpu || id == api::kMemory ? with_defaults.Get(id) : real.Get(id);
-}
-
 }  // namespace kubesched::plugins::helper

@@ -77,8 +77,8 @@ int64_t CountAt(const TopologyMap& map, api::Symbol key, api::Symbol value) {
 bool SatisfiesPodAffinity(const PreFilterState& state, const PodInfo& pod, const NodeInfo& node,
                           const api::LabelSet& labels) {
   bool pods_exist = true;
-  for (size_t i = 0; i < pod.required_affinity.size(); ++i) {
-    const framework::AffinityTerm& term = pod.required_affinity[i];
+  for (size_t i = 0; i < pod.required_affinity().size(); ++i) {
+    const framework::AffinityTerm& term = pod.required_affinity()[i];
     const std::optional<api::Symbol> value =
         ValueIn(state.affinity_columns[i], term.topology_key, node, labels);
     if (!value) return false;
@@ -91,8 +91,8 @@ bool SatisfiesPodAntiAffinity(const PreFilterState& state, const PodInfo& pod, c
                               const api::LabelSet& labels) {
   const TopologyMap& counts = state.counts->anti_affinity;
   if (counts.empty()) return true;
-  for (size_t i = 0; i < pod.required_anti_affinity.size(); ++i) {
-    const framework::AffinityTerm& term = pod.required_anti_affinity[i];
+  for (size_t i = 0; i < pod.required_anti_affinity().size(); ++i) {
+    const framework::AffinityTerm& term = pod.required_anti_affinity()[i];
     const std::optional<api::Symbol> value =
         ValueIn(state.anti_affinity_columns[i], term.topology_key, node, labels);
     if (value && CountAt(counts, term.topology_key, *value) > 0) return false;
@@ -118,7 +118,7 @@ bool SatisfiesExistingPodsAntiAffinity(const PreFilterState& state, const NodeIn
 
 framework::PreFilterOutcome InterPodAffinity::PreFilter(CycleState& state, const PodInfo& pod,
                                                         const Snapshot& snapshot) {
-  const bool own_terms = !pod.required_affinity.empty() || !pod.required_anti_affinity.empty();
+  const bool own_terms = !pod.required_affinity().empty() || !pod.required_anti_affinity().empty();
   if (!own_terms && snapshot.nodes_with_required_anti_affinity_pods().empty()) {
     return {Status::Skip(), {}};
   }
@@ -131,18 +131,18 @@ framework::PreFilterOutcome InterPodAffinity::PreFilter(CycleState& state, const
   data->terms = counter->terms();
   absl::InlinedVector<api::Symbol, 8> keys(data->counts->existing_anti_affinity_keys.begin(),
                                            data->counts->existing_anti_affinity_keys.end());
-  for (const framework::AffinityTerm& term : pod.required_affinity)
+  for (const framework::AffinityTerm& term : pod.required_affinity())
     keys.push_back(term.topology_key);
-  for (const framework::AffinityTerm& term : pod.required_anti_affinity) {
+  for (const framework::AffinityTerm& term : pod.required_anti_affinity()) {
     keys.push_back(term.topology_key);
   }
   label_columns_.Update(snapshot, keys);
   data->columns = label_columns_.columns();
   const framework::LabelColumns& columns = *data->columns;
-  for (const framework::AffinityTerm& term : pod.required_affinity) {
+  for (const framework::AffinityTerm& term : pod.required_affinity()) {
     data->affinity_columns.push_back(columns.Column(term.topology_key));
   }
-  for (const framework::AffinityTerm& term : pod.required_anti_affinity) {
+  for (const framework::AffinityTerm& term : pod.required_anti_affinity()) {
     data->anti_affinity_columns.push_back(columns.Column(term.topology_key));
   }
   for (const api::Symbol key : data->counts->existing_anti_affinity_keys) {
@@ -161,7 +161,7 @@ Status InterPodAffinity::UpdateWithPod(CycleState& state, const PodInfo& pod,
   const api::LabelSet& labels = NodeLabels(node);
   const RequiredTerms& terms = *data->terms;
   const api::LabelSet* namespace_labels = terms.namespace_known ? &terms.namespace_labels : nullptr;
-  for (const framework::AffinityTerm& term : changed.required_anti_affinity) {
+  for (const framework::AffinityTerm& term : changed.required_anti_affinity()) {
     if (TermMatches(term, pod.get(), namespace_labels)) {
       data->MutableCounts().NoteExistingAntiAffinityKey(term.topology_key);
       UpdateDomain(data->MutableCounts().existing_anti_affinity, labels, term.topology_key, delta);

@@ -27,17 +27,17 @@ bool SameIds(const std::vector<std::pair<framework::TermId, int32_t>>& ids,
 PreferredScores::PreferredScores(const framework::PodInfo& pod,
                                  const config::InterPodAffinityArgs& args)
     : label_group_(pod.label_group),
-      affinity_ids_(IdsOf(pod.preferred_affinity)),
-      anti_affinity_ids_(IdsOf(pod.preferred_anti_affinity)),
+      affinity_ids_(IdsOf(pod.preferred_affinity())),
+      anti_affinity_ids_(IdsOf(pod.preferred_anti_affinity())),
       sample_(pod.pod),
-      affinity_terms_(pod.preferred_affinity),
-      anti_affinity_terms_(pod.preferred_anti_affinity),
+      affinity_terms_(pod.preferred_affinity()),
+      anti_affinity_terms_(pod.preferred_anti_affinity()),
       args_(args),
       table_(std::make_shared<ScoreTable>()) {}
 
 bool PreferredScores::Serves(const framework::PodInfo& pod) const {
-  return pod.label_group == label_group_ && SameIds(affinity_ids_, pod.preferred_affinity) &&
-         SameIds(anti_affinity_ids_, pod.preferred_anti_affinity);
+  return pod.label_group == label_group_ && SameIds(affinity_ids_, pod.preferred_affinity()) &&
+         SameIds(anti_affinity_ids_, pod.preferred_anti_affinity());
 }
 
 void PreferredScores::Update(const framework::Snapshot& snapshot) {

@@ -30,16 +30,16 @@ void Subtract(TopologyMap& map, TopologyPair pair, int64_t count) {
 
 RequiredCounter::RequiredCounter(const framework::PodInfo& pod)
     : label_group_(pod.label_group),
-      affinity_ids_(IdsOf(pod.required_affinity)),
-      anti_affinity_ids_(IdsOf(pod.required_anti_affinity)),
+      affinity_ids_(IdsOf(pod.required_affinity())),
+      anti_affinity_ids_(IdsOf(pod.required_anti_affinity())),
       sample_(pod.pod),
-      affinity_terms_(pod.required_affinity),
-      anti_affinity_terms_(pod.required_anti_affinity),
+      affinity_terms_(pod.required_affinity()),
+      anti_affinity_terms_(pod.required_anti_affinity()),
       counts_(std::make_shared<RequiredCounts>()) {}
 
 bool RequiredCounter::Serves(const framework::PodInfo& pod) const {
-  return pod.label_group == label_group_ && SameIds(affinity_ids_, pod.required_affinity) &&
-         SameIds(anti_affinity_ids_, pod.required_anti_affinity);
+  return pod.label_group == label_group_ && SameIds(affinity_ids_, pod.required_affinity()) &&
+         SameIds(anti_affinity_ids_, pod.required_anti_affinity());
 }
 
 void RequiredCounter::Update(const framework::Snapshot& snapshot) {

@@ -45,7 +45,7 @@ Status InterPodAffinity::PreScore(CycleState& state, const PodInfo& pod, const S
                                   absl::Span<const NodeInfo* const> feasible) {
   if (feasible.empty()) return Status::Skip();
   const bool has_preferred =
-      !pod.preferred_affinity.empty() || !pod.preferred_anti_affinity.empty();
+      !pod.preferred_affinity().empty() || !pod.preferred_anti_affinity().empty();
   if (args_.ignore_preferred_terms_of_existing_pods && !has_preferred) return Status::Skip();
   // Without preferred terms of its own, only pods carrying terms can contribute.
   if (!has_preferred && snapshot.nodes_with_affinity_pods().empty()) return Status::Skip();

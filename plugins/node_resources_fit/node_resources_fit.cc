@@ -248,7 +248,7 @@ void BuildScoreEntries(const std::vector<NodeResourcesFit::ResourceWeight>& reso
                        const framework::PodInfo& pod, ScoreEntries* out) {
   for (const auto& r : resources) {
     if (r.id == api::kPods) continue;  // upstream has no allocatable/requested pair for pods
-    const int64_t request = helper::NonZeroAmount(r.id, pod.requests, pod.non_zero_requests);
+    const int64_t request = pod.NonZeroRequest(r.id);
     if (request == 0 && api::IsScalarResource(r.id)) continue;
     out->push_back({r.id, r.weight, request});
   }

@@ -179,7 +179,7 @@ std::optional<std::string> Cache::NodeOfPod(const std::string& pod_key) const {
   absl::MutexLock lock(&impl_->mu);
   auto it = impl_->pods.find(pod_key);
   if (it == impl_->pods.end()) return std::nullopt;
-  return it->second.node;
+  return std::string(api::SymbolText(it->second.node));
 }
 
 framework::PodInfoPtr Cache::GetPod(const std::string& pod_key) const {

@@ -46,7 +46,8 @@ struct NodeItem {
 
 struct PodState {
   PodInfoPtr pod;
-  std::string node;
+  // The node's name, interned: one per pod, and node names are few.
+  api::Symbol node = api::kEmptySymbol;
   bool assumed = false;
   bool binding_finished = false;
   absl::Time binding_finished_at = absl::InfiniteFuture();  // meaningful once binding_finished
@@ -354,10 +355,10 @@ struct Cache::Impl {
     if (pod->gang.InGroup()) CountGang(pod->gang.key, 0, 1);
     const absl::string_view key(pod->key);  // the string stays where it is: the entry holds `pod`
     pods.erase(key);  // never there (callers remove a pod before adding it again); kept safe
-    pods.emplace(
-        key,
-        PodState{
-            .pod = std::move(pod), .node = node, .assumed = is_assumed, .placed_at = placed_at});
+    pods.emplace(key, PodState{.pod = std::move(pod),
+                               .node = api::Intern(node),
+                               .assumed = is_assumed,
+                               .placed_at = placed_at});
   }
 
   // When a cached pod was placed; InfinitePast if not cached.
@@ -383,7 +384,7 @@ struct Cache::Impl {
   absl::Status RemovePodLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     auto it = pods.find(key);
     if (it == pods.end()) return absl::NotFoundError(absl::StrCat("pod ", key, " is not cached"));
-    const std::string node = std::move(it->second.node);
+    const std::string node(api::SymbolText(it->second.node));
     const absl::Time placed_at = it->second.placed_at;
     const PodInfoPtr pod = std::move(it->second.pod);  // alive until the node has dropped it
     pods.erase(it);

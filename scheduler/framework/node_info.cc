@@ -32,12 +32,12 @@ bool RemoveByIdentity(std::vector<PodInfoPtr>& pods, const PodInfo* pod) {
 // Calls fn(const AffinityTerm&, TermKind, weight) for each pod (anti-)affinity term of `pod`.
 template <typename Fn>
 void ForEachTerm(const PodInfo& pod, Fn&& fn) {
-  for (const AffinityTerm& term : pod.required_affinity) fn(term, TermKind::kRequiredAffinity, 0);
-  for (const AffinityTerm& term : pod.required_anti_affinity) {
+  for (const AffinityTerm& term : pod.required_affinity()) fn(term, TermKind::kRequiredAffinity, 0);
+  for (const AffinityTerm& term : pod.required_anti_affinity()) {
     fn(term, TermKind::kRequiredAntiAffinity, 0);
   }
-  for (const auto& t : pod.preferred_affinity) fn(t.term, TermKind::kPreferredAffinity, t.weight);
-  for (const auto& t : pod.preferred_anti_affinity) {
+  for (const auto& t : pod.preferred_affinity()) fn(t.term, TermKind::kPreferredAffinity, t.weight);
+  for (const auto& t : pod.preferred_anti_affinity()) {
     fn(t.term, TermKind::kPreferredAntiAffinity, t.weight);
   }
 }
@@ -195,8 +195,8 @@ void NodeInfo::AddPod(PodInfoPtr pod, int64_t generation) {
 void NodeInfo::CountInRow(const PodInfo& pod, int sign) {
   own_row_.requested_cpu += sign * pod.requests.Get(api::kCpu);
   own_row_.requested_memory += sign * pod.requests.Get(api::kMemory);
-  own_row_.non_zero_requested_cpu += sign * pod.non_zero_requests.Get(api::kCpu);
-  own_row_.non_zero_requested_memory += sign * pod.non_zero_requests.Get(api::kMemory);
+  own_row_.non_zero_requested_cpu += sign * pod.non_zero_cpu;
+  own_row_.non_zero_requested_memory += sign * pod.non_zero_memory;
   own_row_.pod_count += sign;
 }
 

@@ -123,7 +123,9 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
                                        pod->meta.deletion_timestamp.has_value());
   ForEachHostPort(*pod, [&info](const api::ContainerPort&) { info->uses_host_ports = true; });
   info->requests = PodRequests(pod->spec, /*non_zero=*/false);
-  info->non_zero_requests = PodRequests(pod->spec, /*non_zero=*/true);
+  const api::ResourceList non_zero = PodRequests(pod->spec, /*non_zero=*/true);
+  info->non_zero_cpu = non_zero.Get(api::kCpu);
+  info->non_zero_memory = non_zero.Get(api::kMemory);
   api::ResourceList virtual_request =
       ComputeVirtualRequest(*pod, info->requests, &info->virtual_request_error);
   if (!(virtual_request == info->requests)) {
@@ -132,13 +134,18 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
   if (pod->spec.affinity.has_value()) {
     const api::Affinity& affinity = *pod->spec.affinity;
     const api::Symbol own_namespace = pod->meta.namespace_symbol;
+    auto terms = std::make_shared<PodAffinityTerms>();
     if (affinity.pod_affinity.has_value()) {
-      CompileAffinity(*affinity.pod_affinity, own_namespace, &info->required_affinity,
-                      &info->preferred_affinity);
+      CompileAffinity(*affinity.pod_affinity, own_namespace, &terms->required_affinity,
+                      &terms->preferred_affinity);
     }
     if (affinity.pod_anti_affinity.has_value()) {
-      CompileAffinity(*affinity.pod_anti_affinity, own_namespace, &info->required_anti_affinity,
-                      &info->preferred_anti_affinity);
+      CompileAffinity(*affinity.pod_anti_affinity, own_namespace, &terms->required_anti_affinity,
+                      &terms->preferred_anti_affinity);
+    }
+    if (!terms->required_affinity.empty() || !terms->required_anti_affinity.empty() ||
+        !terms->preferred_affinity.empty() || !terms->preferred_anti_affinity.empty()) {
+      info->affinity_terms = std::move(terms);
     }
   }
   if (!pod->spec.volumes.empty()) info->volume_refs = VolumeRefs(*pod);

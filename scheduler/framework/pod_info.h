@@ -35,6 +35,19 @@ struct WeightedAffinityTerm {
   int32_t weight = 0;
 };
 
+// A pod's inter-pod affinity and anti-affinity terms, compiled. Most pods have none, so PodInfo
+// holds them out of line: a pointer in every PodInfo instead of four vectors (80 bytes a pod,
+// 20 MB in a cluster of 250,000 pods).
+struct PodAffinityTerms {
+  std::vector<AffinityTerm> required_affinity;
+  std::vector<AffinityTerm> required_anti_affinity;
+  std::vector<WeightedAffinityTerm> preferred_affinity;
+  std::vector<WeightedAffinityTerm> preferred_anti_affinity;
+};
+
+// What a pod without terms reads (constant-initialized: no guard on each read).
+inline const PodAffinityTerms kNoAffinityTerms{};
+
 // A volume of a pod that the volume plugins look for on a node (NodeInfo::volume_refs): a claim
 // (persistentVolumeClaim, or a generic ephemeral volume's claim), or an in-tree disk named inline
 // (gcePersistentDisk, awsElasticBlockStore, rbd, iscsi). Other volumes (configMap, emptyDir,
@@ -77,9 +90,10 @@ struct PodInfo {
   // Effective requests: max(sum of containers + sidecars, each init container + preceding
   // sidecars) + overhead, per resource (upstream's PodRequests).
   api::ResourceList requests;
-  // The same with upstream's non-zero defaults for cpu (100m) and memory (200Mi) applied to
-  // containers that do not list them; used by scoring, as upstream.
-  api::ResourceList non_zero_requests;
+  // The cpu and memory of `requests` with upstream's non-zero defaults (100m, 200Mi) applied to
+  // containers that do not list them; used by scoring, as upstream. Read through NonZeroRequest.
+  int64_t non_zero_cpu = 0;
+  int64_t non_zero_memory = 0;
   // MostAvailable's estimate of use (see virtual_request.h), parsed once here: the annotation
   // kubesched.io/virtual-request where it gives other amounts than `requests`, else absent (most
   // pods: `requests` stand for it); read it through VirtualRequestAmounts() or VirtualRequestOf.
@@ -91,23 +105,44 @@ struct PodInfo {
   std::shared_ptr<const api::Pod> pod;
   std::string key;  // "namespace/name"
 
-  std::vector<AffinityTerm> required_affinity;
-  std::vector<AffinityTerm> required_anti_affinity;
-  std::vector<WeightedAffinityTerm> preferred_affinity;
-  std::vector<WeightedAffinityTerm> preferred_anti_affinity;
+  // Null for a pod without inter-pod affinity terms; read through the accessors below.
+  std::shared_ptr<const PodAffinityTerms> affinity_terms;
   // The claims and inline disks of the pod (see PodVolumeRef); empty for a pod without them.
   std::vector<PodVolumeRef> volume_refs;
   // The gang (pod group) the pod belongs to, if any (see gang_membership.h).
   GangMembership gang;
 
   const api::Pod& get() const { return *pod; }
-  bool HasAffinity() const {
-    return !required_affinity.empty() || !required_anti_affinity.empty() ||
-           !preferred_affinity.empty() || !preferred_anti_affinity.empty();
+  const std::vector<AffinityTerm>& required_affinity() const { return Terms().required_affinity; }
+  const std::vector<AffinityTerm>& required_anti_affinity() const {
+    return Terms().required_anti_affinity;
   }
-  bool HasRequiredAntiAffinity() const { return !required_anti_affinity.empty(); }
+  const std::vector<WeightedAffinityTerm>& preferred_affinity() const {
+    return Terms().preferred_affinity;
+  }
+  const std::vector<WeightedAffinityTerm>& preferred_anti_affinity() const {
+    return Terms().preferred_anti_affinity;
+  }
+  // Upstream's non-zero request for scoring: the defaulted amount for cpu and memory, the
+  // requested one for the other resources.
+  int64_t NonZeroRequest(api::ResourceId id) const {
+    if (id == api::kCpu) return non_zero_cpu;
+    if (id == api::kMemory) return non_zero_memory;
+    return requests.Get(id);
+  }
+  bool HasAffinity() const {
+    return !required_affinity().empty() || !required_anti_affinity().empty() ||
+           !preferred_affinity().empty() || !preferred_anti_affinity().empty();
+  }
+  bool HasRequiredAntiAffinity() const { return !required_anti_affinity().empty(); }
+
   const api::ResourceList& VirtualRequestAmounts() const {
     return virtual_request_override.has_value() ? *virtual_request_override : requests;
+  }
+
+ private:
+  const PodAffinityTerms& Terms() const {
+    return affinity_terms != nullptr ? *affinity_terms : kNoAffinityTerms;
   }
 };
 

@@ -338,7 +338,7 @@ class QuotaTracker {
     // base + the node's typed keys + the devices' (ChargeAmountsLocked); absent where those add
     // nothing, so that most charges hold one list.
     api::SharedOptional<api::ResourceList> typed;
-    std::string gang;  // the pod's group key; "" for none
+    api::Symbol gang = api::kEmptySymbol;  // the pod's group key, interned; kEmptySymbol: none
 
     const api::ResourceList& amounts() const { return typed.has_value() ? *typed : base; }
     void SetAmounts(api::ResourceList amounts) {

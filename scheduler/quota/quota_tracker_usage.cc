@@ -43,17 +43,18 @@ void QuotaTracker::ApplyLocked(const PodCharge& charge, int sign, absl::Time now
           sign * static_cast<double>(charge.amounts().Get(node.budget[b].resource));
     }
   }
-  if (charge.gang.empty()) return;
-  GangCharged& members = gang_charged_[charge.gang];
+  if (charge.gang == api::kEmptySymbol) return;
+  const std::string gang(api::SymbolText(charge.gang));
+  GangCharged& members = gang_charged_[gang];
   if (sign > 0) {
     members.amounts.Add(charge.base);
     ++members.members;
   } else {
     members.amounts.Subtract(charge.base);
-    if (--members.members <= 0) gang_charged_.erase(charge.gang);
+    if (--members.members <= 0) gang_charged_.erase(gang);
   }
   // The member's charge replaces that much of its group's hold (and a refund gives it back).
-  RefreshHoldLocked(charge.gang);
+  RefreshHoldLocked(gang);
 }
 
 api::ResourceId QuotaTracker::DeviceTypedKeyLocked(api::ResourceId resource,
@@ -85,7 +86,7 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   charge.namespace_name = api::Intern(p.meta.namespace_name);
   charge.label_queue = LabelSymbol(p.meta.labels, kQueueLabel);
   charge.node = api::Intern(node);
-  charge.gang = pod.gang.key;
+  charge.gang = pod.gang.InGroup() ? api::Intern(pod.gang.key) : api::kEmptySymbol;
   charge.priority = pod.priority;
   const Resolution where =
       ResolveLocked(p.meta.namespace_name, api::SymbolText(charge.label_queue));
@@ -140,7 +141,7 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod, const PodDevices& 
   charge.label_queue = LabelSymbol(p.meta.labels, kQueueLabel);
   charge.node = api::Intern(p.spec.node_name);
   charge.assumed = false;
-  charge.gang = pod.gang.key;
+  charge.gang = pod.gang.InGroup() ? api::Intern(pod.gang.key) : api::kEmptySymbol;
   charge.priority = pod.priority;
   const Resolution where =
       ResolveLocked(p.meta.namespace_name, api::SymbolText(charge.label_queue));

@@ -262,15 +262,15 @@ TEST_CASE("affinity terms are grouped by content, kind and weight", "[core]") {
   const PodInfoPtr anti_elsewhere =
       Info(PodBuilder("anti-3", "prod").Affinity(RequiredAntiAffinity()));
   // The term's namespaces default to the owner's: same text, other namespace, other content.
-  CHECK(anti_1->required_anti_affinity[0].id == anti_2->required_anti_affinity[0].id);
-  CHECK(anti_1->required_anti_affinity[0].id != anti_elsewhere->required_anti_affinity[0].id);
+  CHECK(anti_1->required_anti_affinity()[0].id == anti_2->required_anti_affinity()[0].id);
+  CHECK(anti_1->required_anti_affinity()[0].id != anti_elsewhere->required_anti_affinity()[0].id);
   for (const auto& pod : {anti_1, anti_2, preferred, anti_elsewhere}) node.AddPod(pod, 1);
   REQUIRE(node.term_groups().size() == 3);
   int64_t anti_count = 0;
   for (const auto& group : node.term_groups()) {
-    if (group.id != anti_1->required_anti_affinity[0].id) continue;
+    if (group.id != anti_1->required_anti_affinity()[0].id) continue;
     CHECK(group.kind == framework::TermKind::kRequiredAntiAffinity);
-    CHECK(group.sample == &anti_1->required_anti_affinity[0]);
+    CHECK(group.sample == &anti_1->required_anti_affinity()[0]);
     anti_count = group.count;
   }
   CHECK(anti_count == 2);
@@ -282,9 +282,9 @@ TEST_CASE("affinity terms are grouped by content, kind and weight", "[core]") {
 
   REQUIRE(node.RemovePod("default/anti-1", 2).ok());
   for (const auto& group : node.term_groups()) {
-    if (group.id == anti_2->required_anti_affinity[0].id) {
+    if (group.id == anti_2->required_anti_affinity()[0].id) {
       CHECK(group.count == 1);
-      CHECK(group.sample == &anti_2->required_anti_affinity[0]);
+      CHECK(group.sample == &anti_2->required_anti_affinity()[0]);
     }
   }
   for (const char* key : {"default/anti-2", "default/preferred", "prod/anti-3"}) {

@@ -116,8 +116,8 @@ TEST_CASE("non-zero requests apply upstream's defaults to unlisted cpu and memor
   for (const auto& c : cases) {
     INFO(c.name);
     const auto info = Info(c.pod);
-    CHECK(info->non_zero_requests.Get(api::kCpu) == c.cpu_milli);
-    CHECK(info->non_zero_requests.Get(api::kMemory) == c.memory);
+    CHECK(info->NonZeroRequest(api::kCpu) == c.cpu_milli);
+    CHECK(info->NonZeroRequest(api::kMemory) == c.memory);
   }
 }
 
@@ -128,7 +128,7 @@ TEST_CASE("non-zero defaults do not leak into real requests", "[core]") {
 
 TEST_CASE("non-zero requests leave other resources unchanged", "[core]") {
   const auto info = Info(PodBuilder("p").Container({{"nvidia.com/gpu", "1"}}).Build());
-  CHECK(info->non_zero_requests.Get(api::InternResource("nvidia.com/gpu")) == 1);
+  CHECK(info->NonZeroRequest(api::InternResource("nvidia.com/gpu")) == 1);
 }
 
 TEST_CASE("the pod info is keyed by namespace and name and keeps its priority", "[core]") {
@@ -160,8 +160,8 @@ AffinityTerm Compile(api::PodAffinityTerm term, const std::string& owner_ns = "d
   api::Affinity affinity;
   affinity.pod_affinity.emplace().required.push_back(std::move(term));
   const auto info = Info(PodBuilder("owner", owner_ns).Affinity(affinity).Build());
-  REQUIRE(info->required_affinity.size() == 1);
-  return info->required_affinity.front();
+  REQUIRE(info->required_affinity().size() == 1);
+  return info->required_affinity().front();
 }
 
 TEST_CASE("a term without namespaces or namespace selector means the owner's namespace", "[core]") {
@@ -193,12 +193,12 @@ TEST_CASE("anti-affinity and preferred terms are compiled into their own lists",
   affinity.pod_anti_affinity.emplace().required.push_back(Term(MatchLabel("app", "web")));
   affinity.pod_anti_affinity->preferred.push_back({9, Term(MatchLabel("app", "cache"))});
   const auto info = Info(PodBuilder("p").Affinity(affinity).Build());
-  CHECK(info->required_affinity.empty());
-  REQUIRE(info->preferred_affinity.size() == 1);
-  CHECK(info->preferred_affinity[0].weight == 5);
-  CHECK(info->required_anti_affinity.size() == 1);
-  REQUIRE(info->preferred_anti_affinity.size() == 1);
-  CHECK(info->preferred_anti_affinity[0].weight == 9);
+  CHECK(info->required_affinity().empty());
+  REQUIRE(info->preferred_affinity().size() == 1);
+  CHECK(info->preferred_affinity()[0].weight == 5);
+  CHECK(info->required_anti_affinity().size() == 1);
+  REQUIRE(info->preferred_anti_affinity().size() == 1);
+  CHECK(info->preferred_anti_affinity()[0].weight == 9);
   CHECK(info->HasAffinity());
   CHECK(info->HasRequiredAntiAffinity());
 }
