@@ -232,6 +232,18 @@ TEST_CASE("CycleFilterHost::CannotFitWithout never passes over a node that would
 // through their summed requests: over random nodes (some tainted or cordoned, some near their pod
 // limit), nominations and subsets of pods removed, RunFiltersWithout gives exactly the status
 // (code, reasons, plugin) that RunFilters gives on the what-if copy.
+// Node "n0" with random capacity, now and then tainted or cordoned.
+NodeBuilder RandomNode(std::mt19937& random) {
+  NodeBuilder spec("n0");
+  spec.Capacity({{"cpu", absl::StrCat(2 + random() % 6)},
+                 {"memory", absl::StrCat(2 + random() % 6, "Gi")},
+                 {"pods", absl::StrCat(1 + random() % 5)}});
+  if (random() % 8 == 0) spec.Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule);
+  if (random() % 8 == 0) spec.Taint("slow", "yes", api::TaintEffect::kPreferNoSchedule);
+  if (random() % 10 == 0) spec.Unschedulable();
+  return spec;
+}
+
 TEST_CASE("CycleFilterHost::RunFiltersWithout equals RunFilters on the what-if copy",
           "[nominated][preemption]") {
   auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
@@ -240,14 +252,7 @@ TEST_CASE("CycleFilterHost::RunFiltersWithout equals RunFilters on the what-if c
   std::multiset<std::string> outcomes;
   for (int round = 0; round < 400; ++round) {
     World world(0);
-    NodeBuilder spec("n0");
-    spec.Capacity({{"cpu", absl::StrCat(2 + random() % 6)},
-                   {"memory", absl::StrCat(2 + random() % 6, "Gi")},
-                   {"pods", absl::StrCat(1 + random() % 5)}});
-    if (random() % 8 == 0) spec.Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule);
-    if (random() % 8 == 0) spec.Taint("slow", "yes", api::TaintEffect::kPreferNoSchedule);
-    if (random() % 10 == 0) spec.Unschedulable();
-    world.builder.Upsert("n0")->SetNode(spec.Ptr(), ++world.generation);
+    world.builder.Upsert("n0")->SetNode(RandomNode(random).Ptr(), ++world.generation);
     framework::NodeInfo* node = world.Node(0);
     for (int i = 0, n = static_cast<int>(random() % 5); i < n; ++i) {
       PodBuilder pod(absl::StrCat("r", i));
@@ -309,13 +314,7 @@ TEST_CASE("Filtering with nominated pods by their sums gives the copy's verdict"
   int by_sums = 0;
   for (int round = 0; round < 400; ++round) {
     World world(0);
-    NodeBuilder spec("n0");
-    spec.Capacity({{"cpu", absl::StrCat(2 + random() % 6)},
-                   {"memory", absl::StrCat(2 + random() % 6, "Gi")},
-                   {"pods", absl::StrCat(1 + random() % 5)}});
-    if (random() % 8 == 0) spec.Taint("dedicated", "gpu", api::TaintEffect::kNoSchedule);
-    if (random() % 10 == 0) spec.Unschedulable();
-    world.builder.Upsert("n0")->SetNode(spec.Ptr(), ++world.generation);
+    world.builder.Upsert("n0")->SetNode(RandomNode(random).Ptr(), ++world.generation);
     for (int i = 0, n = static_cast<int>(random() % 4); i < n; ++i) {
       world.Node(0)->AddPod(
           Pod(absl::StrCat("r", i), absl::StrCat(500 * (1 + random() % 3), "m"), 0, "n0"),
