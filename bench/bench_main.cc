@@ -31,6 +31,7 @@
 #include "config/config.h"
 #include "scheduler/api/decode.h"
 #include "scheduler/simulate/simulation.h"
+#include "scheduler/util/process_setup.h"
 
 namespace {
 
@@ -141,6 +142,7 @@ int RunWorkload(const kubesched::bench::WorkloadSpec& spec, const Options& optio
 }  // namespace
 
 int main(int argc, char** argv) {
+  kubesched::util::SetUpProcess();
   Options options;
   if (!ParseArgs(argc, argv, &options)) return 2;
   if (options.compare_affinity) return kubesched::bench::RunAffinityComparison();
