@@ -28,6 +28,9 @@ using Entries = absl::InlinedVector<Entry, 8>;
 
 struct BalancedState final : framework::StateData {
   Entries entries;
+  // The entries are cpu then memory, of equal weight and without devices (the default): the
+  // score reads both amounts from the node's row (CpuAndMemoryScore).
+  bool cpu_and_memory = false;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<BalancedState>(*this);
   }
@@ -143,6 +146,24 @@ int64_t BalancedScore(const Entries& entries, const framework::NodeInfo& node,
   return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
 }
 
+bool CpuAndMemoryOnly(const Entries& entries) {
+  return entries.size() == 2 && entries[0].id == api::kCpu && entries[1].id == api::kMemory &&
+         entries[0].weight == entries[1].weight && !entries[0].devices && !entries[1].devices;
+}
+
+// BalancedScore for CpuAndMemoryOnly entries on a node with both resources: the same operations
+// in the same order (two fractions, EqualWeightStdDev's |f0 - f1| / 2), without the general
+// loop, which the Score phase runs for every feasible node.
+int64_t CpuAndMemoryScore(const Entries& entries, const framework::NodeRow& row) {
+  const double cpu = std::min(1.0, static_cast<double>(row.requested_cpu + entries[0].pod_request) /
+                                       static_cast<double>(row.allocatable_cpu));
+  const double memory =
+      std::min(1.0, static_cast<double>(row.requested_memory + entries[1].pod_request) /
+                        static_cast<double>(row.allocatable_memory));
+  const double std_dev = std::abs((cpu - memory) / 2);
+  return static_cast<int64_t>((1 - std_dev) * static_cast<double>(framework::kMaxNodeScore));
+}
+
 }  // namespace
 
 NodeResourcesBalancedAllocation::NodeResourcesBalancedAllocation(
@@ -171,6 +192,7 @@ Status NodeResourcesBalancedAllocation::PreScore(
   if (!BuildEntries(resources_, pod, devices, device_request, &data->entries)) {
     return Status::Skip();
   }
+  data->cpu_and_memory = CpuAndMemoryOnly(data->entries);
   state.Write(StateKey(), std::move(data));
   return Status::Success();
 }
@@ -186,6 +208,10 @@ int64_t NodeResourcesBalancedAllocation::ScoreWithRow(const CycleState& state,
                                                       const framework::NodeInfo& node,
                                                       const framework::NodeRow& row) const {
   if (const auto* data = state.Read<BalancedState>(StateKey()); data != nullptr) {
+    // A node without cpu or memory scores on the other alone: BalancedScore skips it.
+    if (data->cpu_and_memory && row.allocatable_cpu != 0 && row.allocatable_memory != 0) {
+      return CpuAndMemoryScore(data->entries, row);
+    }
     return BalancedScore(data->entries, node, row);
   }
   Entries local;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,41 @@ TEST_CASE("balanced allocation reproduces upstream's scores with equal weights",
       auto plugin = MakeBalanced(c.resources);
       CHECK(ScoreAll(*plugin, cluster, TwoContainers("incoming")) == c.want);
     }
+  }
+}
+
+// The scores read with cpu listed first come from the node's row (the default resources take that
+// way); listed the other way round they go through the general loop, which must agree on every
+// node, also on nodes without cpu or memory and on full ones.
+TEST_CASE("balanced allocation scores cpu and memory alike in either order",
+          "[plugins][balancedallocation]") {
+  std::mt19937 random(11);
+  const auto amount = [&random](int max) {
+    return std::to_string(std::uniform_int_distribution<int>(0, max)(random));
+  };
+  Cluster cluster;
+  for (int i = 0; i < 200; ++i) {
+    const std::string node = "node" + std::to_string(i);
+    const std::string cpu = i % 50 == 0 ? "0" : amount(16000) + "m";
+    const std::string memory = i % 70 == 1 ? "0" : amount(64000);
+    cluster.Node(NodeBuilder(node).Capacity({{"cpu", cpu}, {"memory", memory}, {"pods", "110"}}));
+    for (int pod = 0; pod < i % 4; ++pod) {
+      PodBuilder existing(node + "-pod" + std::to_string(pod));
+      existing.Container({{"cpu", amount(6000) + "m"}, {"memory", amount(30000)}});
+      // A container without requests: the score reads the real sums, not the non-zero ones.
+      if (pod == 1) existing.Container({});
+      cluster.Pod(node, existing);
+    }
+  }
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const PodBuilder incoming =
+        PodBuilder("incoming" + std::to_string(attempt))
+            .Container({{"cpu", amount(4000) + "m"}, {"memory", amount(20000)}});
+    auto cpu_first = MakeBalanced({{"cpu", 1}, {"memory", 1}});
+    auto memory_first = MakeBalanced({{"memory", 1}, {"cpu", 1}});
+    const std::optional<Scores> by_row = ScoreAll(*cpu_first, cluster, incoming);
+    REQUIRE(by_row.has_value());
+    CHECK(by_row == ScoreAll(*memory_first, cluster, incoming));
   }
 }
 
