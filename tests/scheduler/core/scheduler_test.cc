@@ -330,6 +330,35 @@ TEST_CASE("a preemptor whose binding fails keeps the room its victim made", "[sc
   CHECK(h.scheduler->queue().NominatedNodeOf("default/high").empty());
 }
 
+// The watch may show a pod's own earlier write (its nominatedNodeName) after the pod was assumed,
+// while it binds or once bound but before the watch shows the bind. Upstream ignores updates of
+// an assumed pod: taken as news, such an update would nominate the pod to a node whose room it
+// already holds, so that the pods nominated there find the room gone and preempt again.
+TEST_CASE("an update the watch shows while the pod binds neither nominates nor requeues it",
+          "[scheduler]") {
+  Harness h;
+  REQUIRE(h.cluster.Create(CpuNode("n1", "2")).ok());
+  REQUIRE(h.cluster.Create(PodBuilder("high").Container({{"cpu", "1"}}).Priority(9).Build()).ok());
+  h.cluster.DeliverEvents();
+  const std::shared_ptr<const api::Pod> pending = h.cluster.GetPod("default/high");
+  REQUIRE(h.scheduler->ScheduleOne());  // assumed on n1; the bind waits on the executor
+  auto echoed = std::make_shared<api::Pod>(*pending);
+  echoed->status.nominated_node_name = "n1";
+  echoed->meta.resource_version = "echo";
+  const auto deliver_echo = [&] {
+    h.scheduler->OnPod({client::EventType::kModified, pending, echoed});
+    CHECK(h.scheduler->queue().NominatedNodeOf("default/high").empty());
+    CHECK(h.scheduler->queue().PendingPods().empty());
+  };
+  deliver_echo();  // while the bind is in flight
+  h.binds.RunPending();
+  deliver_echo();  // bound, the watch has not shown it yet
+  h.Run();
+  CHECK(h.NodeOf("default/high") == "n1");
+  CHECK(h.scheduler->queue().NominatedNodeOf("default/high").empty());
+  CHECK(h.recorder.attempts_of["default/high"] == 1);
+}
+
 TEST_CASE("a PostFilter rejection joins the FailedScheduling message", "[scheduler]") {
   Harness h(0, /*with_eviction=*/true);
   REQUIRE(h.cluster.Create(CpuNode("n1", "1")).ok());
