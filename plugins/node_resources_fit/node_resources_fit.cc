@@ -228,6 +228,14 @@ Status NodeResourcesFit::FilterWithRow(const CycleState& state, const framework:
   });
 }
 
+bool NodeResourcesFit::FilterReadsOnlyRow(const CycleState& state,
+                                          const framework::PodInfo& /*pod*/) const {
+  const auto* data = state.Read<FitState>(FitKey());
+  return data != nullptr &&
+         std::all_of(data->requests.begin(), data->requests.end(),
+                     [](const FitRequest& r) { return r.id == api::kCpu || r.id == api::kMemory; });
+}
+
 Status NodeResourcesFit::FilterRequests(const CycleState& state, const framework::PodInfo& /*pod*/,
                                         const framework::NodeInfo& node,
                                         const api::ResourceList& requested,

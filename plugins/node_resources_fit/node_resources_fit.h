@@ -82,6 +82,9 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   framework::Status FilterWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
                                   const framework::NodeInfo& node,
                                   const framework::NodeRow& row) const override;
+  // When the pod requests no resource beyond cpu and memory.
+  bool FilterReadsOnlyRow(const framework::CycleState& state,
+                          const framework::PodInfo& pod) const override;
   // Filter's test on given sums: the pods' requests and their number.
   framework::Status FilterRequests(const framework::CycleState& state,
                                    const framework::PodInfo& pod, const framework::NodeInfo& node,

@@ -27,6 +27,10 @@ class NodeUnschedulable final : public framework::FilterPlugin, public framework
   framework::Status FilterWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
                                   const framework::NodeInfo& node,
                                   const framework::NodeRow& row) const override;
+  bool FilterReadsOnlyRow(const framework::CycleState& /*state*/,
+                          const framework::PodInfo& /*pod*/) const override {
+    return true;
+  }
   // Reads spec.unschedulable and the node object only.
   bool FilterReadsPods() const override { return false; }
 };

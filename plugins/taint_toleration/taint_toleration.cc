@@ -142,6 +142,11 @@ framework::Status TaintToleration::FilterWithRow(const framework::CycleState& st
   return tolerated ? framework::Status::Success() : framework::Status::Unresolvable(kReason);
 }
 
+bool TaintToleration::FilterReadsOnlyRow(const framework::CycleState& state,
+                                         const framework::PodInfo& /*pod*/) const {
+  return state.Read<TaintSetVerdicts>(FilterKey()) != nullptr;
+}
+
 framework::Status TaintToleration::PreScore(
     framework::CycleState& state, const framework::PodInfo& pod,
     const framework::Snapshot& /*snapshot*/,

@@ -42,6 +42,9 @@ class TaintToleration final : public framework::PreFilterPlugin,
   framework::Status FilterWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
                                   const framework::NodeInfo& node,
                                   const framework::NodeRow& row) const override;
+  // Once PreFilter judged every taint set: the nodes' sets were all interned before it ran.
+  bool FilterReadsOnlyRow(const framework::CycleState& state,
+                          const framework::PodInfo& pod) const override;
   // Reads the node's taints only.
   bool FilterReadsPods() const override { return false; }
   // Never skips: untolerated PreferNoSchedule taints lower a node's score even for a pod with no

@@ -216,6 +216,14 @@ void Framework::RunFilterInto(const framework::CycleState& state, const framewor
   });
 }
 
+bool Framework::FiltersReadOnlyRows(const framework::CycleState& state,
+                                    const framework::PodInfo& pod, const FilterSkips& skip) const {
+  return skip.ForEachRunning([&](size_t i) {
+    const framework::RowFilterPlugin* by_row = row_filter_[i];
+    return by_row != nullptr && by_row->FilterReadsOnlyRow(state, pod);
+  });
+}
+
 bool Framework::FiltersJudgeByRequests(const FilterSkips& skip) const {
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) continue;

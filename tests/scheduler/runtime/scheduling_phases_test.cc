@@ -119,6 +119,65 @@ TEST_CASE("filters and scores given the snapshot's rows agree with each plugin's
   }
 }
 
+// The Filter loop leaves the NodeInfos out of the cache when the filters say they read only the
+// rows: then the rows alone must give every verdict, which an empty NodeInfo beside each row shows.
+TEST_CASE("filters that read only the rows judge every node from its row alone", "[runtime]") {
+  auto fw = Framework::Create(DefaultProfile(), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder(&snapshot);
+  std::vector<testing::NodeBuilder> nodes;
+  nodes.emplace_back("small").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "110"}});
+  nodes.emplace_back("full").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "0"}});
+  nodes.emplace_back("cordoned").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
+  nodes.back().Unschedulable();
+  nodes.emplace_back("tainted").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
+  nodes.back().Taint("gpu", "true", api::TaintEffect::kNoSchedule);
+  nodes.emplace_back("roomy").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
+  int64_t generation = 0;
+  for (auto& node : nodes) builder.Upsert(node.Ptr()->meta.name)->SetNode(node.Ptr(), ++generation);
+  builder.RebuildLists();
+  const auto pre_filter = [&](const testing::PodBuilder& pod, framework::CycleState& state) {
+    const auto info = framework::MakePodInfo(pod.Ptr(), 0);
+    const auto pre = (*fw)->RunPreFilter(state, *info, snapshot);
+    REQUIRE(pre.status.IsSuccess());
+    return std::pair{info, pre.skip_filter};
+  };
+
+  framework::CycleState state;
+  const auto [pod, skip] =
+      pre_filter(testing::PodBuilder("p").Container({{"cpu", "2"}, {"memory", "2Gi"}}), state);
+  REQUIRE((*fw)->FiltersReadOnlyRows(state, *pod, skip));
+  const framework::NodeInfo nothing;
+  std::vector<std::string> verdicts;
+  for (size_t i = 0; i < snapshot.nodes().size(); ++i) {
+    const framework::NodeInfo& node = *snapshot.nodes()[i];
+    framework::Status from_row;
+    (*fw)->RunFilterInto(state, *pod, nothing, snapshot.rows()[i], skip, from_row);
+    const framework::Status own = (*fw)->RunFilter(state, *pod, node, skip);
+    CHECK(from_row.code() == own.code());
+    CHECK(from_row.Message() == own.Message());
+    verdicts.push_back(node.name() + ": " + std::string(own.plugin()));
+  }
+  std::sort(verdicts.begin(), verdicts.end());
+  CHECK(verdicts ==
+        std::vector<std::string>{"cordoned: NodeUnschedulable", "full: NodeResourcesFit",
+                                 "roomy: ", "small: NodeResourcesFit", "tainted: TaintToleration"});
+
+  // A resource the row does not hold, or a filter without rows (NodePorts), needs the NodeInfo.
+  framework::CycleState storage_state;
+  const auto [storage, storage_skip] =
+      pre_filter(testing::PodBuilder("s").Container({{"cpu", "1"}, {"ephemeral-storage", "1Gi"}}),
+                 storage_state);
+  CHECK_FALSE((*fw)->FiltersReadOnlyRows(storage_state, *storage, storage_skip));
+  framework::CycleState port_state;
+  const auto [port, port_skip] =
+      pre_filter(testing::PodBuilder("h").Container({{"cpu", "1"}}).HostPort(8080), port_state);
+  CHECK_FALSE((*fw)->FiltersReadOnlyRows(port_state, *port, port_skip));
+  // Without their PreFilter state the plugins cannot tell.
+  CHECK_FALSE((*fw)->FiltersReadOnlyRows(framework::CycleState(), *pod, skip));
+}
+
 // A PreFilter that names, as sure rejections, the nodes at the positions it was made with.
 class NamesPositions final : public framework::PreFilterPlugin {
  public:
