@@ -143,10 +143,7 @@ PodInfoPtr MakePodInfo(std::shared_ptr<const api::Pod> pod, int32_t priority,
       CompileAffinity(*affinity.pod_anti_affinity, own_namespace, &terms->required_anti_affinity,
                       &terms->preferred_anti_affinity);
     }
-    if (!terms->required_affinity.empty() || !terms->required_anti_affinity.empty() ||
-        !terms->preferred_affinity.empty() || !terms->preferred_anti_affinity.empty()) {
-      info->affinity_terms = std::move(terms);
-    }
+    if (!terms->empty()) info->affinity_terms = std::move(terms);
   }
   if (!pod->spec.volumes.empty()) info->volume_refs = VolumeRefs(*pod);
   info->gang = GangMembershipOf(*pod);

@@ -43,6 +43,10 @@ struct PodAffinityTerms {
   std::vector<AffinityTerm> required_anti_affinity;
   std::vector<WeightedAffinityTerm> preferred_affinity;
   std::vector<WeightedAffinityTerm> preferred_anti_affinity;
+  bool empty() const {
+    return required_affinity.empty() && required_anti_affinity.empty() &&
+           preferred_affinity.empty() && preferred_anti_affinity.empty();
+  }
 };
 
 // What a pod without terms reads (constant-initialized: no guard on each read).
@@ -130,10 +134,7 @@ struct PodInfo {
     if (id == api::kMemory) return non_zero_memory;
     return requests.Get(id);
   }
-  bool HasAffinity() const {
-    return !required_affinity().empty() || !required_anti_affinity().empty() ||
-           !preferred_affinity().empty() || !preferred_anti_affinity().empty();
-  }
+  bool HasAffinity() const { return !Terms().empty(); }
   bool HasRequiredAntiAffinity() const { return !required_anti_affinity().empty(); }
 
   const api::ResourceList& VirtualRequestAmounts() const {

@@ -16,6 +16,11 @@ using internal::BaseAmounts;
 using internal::Hours;
 using internal::LabelSymbol;
 
+// The pod's group as its charge names it: empty outside a group.
+api::Symbol GangSymbol(const framework::PodInfo& pod) {
+  return pod.gang.InGroup() ? api::Intern(pod.gang.key) : api::kEmptySymbol;
+}
+
 }  // namespace
 
 api::ResourceList QuotaTracker::TypedAmounts(const api::ResourceList& base,
@@ -86,7 +91,7 @@ absl::Status QuotaTracker::Reserve(const framework::PodInfo& pod, std::string_vi
   charge.namespace_name = api::Intern(p.meta.namespace_name);
   charge.label_queue = LabelSymbol(p.meta.labels, kQueueLabel);
   charge.node = api::Intern(node);
-  charge.gang = pod.gang.InGroup() ? api::Intern(pod.gang.key) : api::kEmptySymbol;
+  charge.gang = GangSymbol(pod);
   charge.priority = pod.priority;
   const Resolution where =
       ResolveLocked(p.meta.namespace_name, api::SymbolText(charge.label_queue));
@@ -141,7 +146,7 @@ void QuotaTracker::ChargeBound(const framework::PodInfo& pod, const PodDevices& 
   charge.label_queue = LabelSymbol(p.meta.labels, kQueueLabel);
   charge.node = api::Intern(p.spec.node_name);
   charge.assumed = false;
-  charge.gang = pod.gang.InGroup() ? api::Intern(pod.gang.key) : api::kEmptySymbol;
+  charge.gang = GangSymbol(pod);
   charge.priority = pod.priority;
   const Resolution where =
       ResolveLocked(p.meta.namespace_name, api::SymbolText(charge.label_queue));
