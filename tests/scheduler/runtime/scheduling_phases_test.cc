@@ -69,16 +69,12 @@ TEST_CASE("RunFilterInto overwrites whatever the slot held with RunFilter's verd
   CHECK(slot.reasons().empty());
 }
 
-// The Filter and Score phases hand row-taking plugins the snapshot's table row instead of letting
-// them find it through the NodeInfo: their verdicts and scores must be each plugin's own.
-TEST_CASE("filters and scores given the snapshot's rows agree with each plugin's own calls",
-          "[runtime]") {
-  auto fw = Framework::Create(DefaultProfile(), {});
-  REQUIRE(fw.ok());
-  framework::Snapshot snapshot;
-  framework::SnapshotBuilder builder(&snapshot);
+// One node for each way the default filters and scores judge a cpu-and-memory pod: too small, no
+// room for another pod, cordoned, an untolerated taint, a PreferNoSchedule taint, room.
+void AddNodeOfEachVerdict(framework::SnapshotBuilder& builder) {
   std::vector<testing::NodeBuilder> nodes;
   nodes.emplace_back("small").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "110"}});
+  nodes.emplace_back("full").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "0"}});
   nodes.emplace_back("cordoned").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
   nodes.back().Unschedulable();
   nodes.emplace_back("tainted").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
@@ -89,6 +85,17 @@ TEST_CASE("filters and scores given the snapshot's rows agree with each plugin's
   int64_t generation = 0;
   for (auto& node : nodes) builder.Upsert(node.Ptr()->meta.name)->SetNode(node.Ptr(), ++generation);
   builder.RebuildLists();
+}
+
+// The Filter and Score phases hand row-taking plugins the snapshot's table row instead of letting
+// them find it through the NodeInfo: their verdicts and scores must be each plugin's own.
+TEST_CASE("filters and scores given the snapshot's rows agree with each plugin's own calls",
+          "[runtime]") {
+  auto fw = Framework::Create(DefaultProfile(), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder(&snapshot);
+  AddNodeOfEachVerdict(builder);
   const auto pod = framework::MakePodInfo(
       testing::PodBuilder("p").Container({{"cpu", "2"}, {"memory", "2Gi"}}).Ptr(), 0);
   framework::CycleState state;
@@ -126,17 +133,7 @@ TEST_CASE("filters that read only the rows judge every node from its row alone",
   REQUIRE(fw.ok());
   framework::Snapshot snapshot;
   framework::SnapshotBuilder builder(&snapshot);
-  std::vector<testing::NodeBuilder> nodes;
-  nodes.emplace_back("small").Capacity({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "110"}});
-  nodes.emplace_back("full").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "0"}});
-  nodes.emplace_back("cordoned").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
-  nodes.back().Unschedulable();
-  nodes.emplace_back("tainted").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
-  nodes.back().Taint("gpu", "true", api::TaintEffect::kNoSchedule);
-  nodes.emplace_back("roomy").Capacity({{"cpu", "8"}, {"memory", "8Gi"}, {"pods", "110"}});
-  int64_t generation = 0;
-  for (auto& node : nodes) builder.Upsert(node.Ptr()->meta.name)->SetNode(node.Ptr(), ++generation);
-  builder.RebuildLists();
+  AddNodeOfEachVerdict(builder);
   const auto pre_filter = [&](const testing::PodBuilder& pod, framework::CycleState& state) {
     const auto info = framework::MakePodInfo(pod.Ptr(), 0);
     const auto pre = (*fw)->RunPreFilter(state, *info, snapshot);
@@ -160,9 +157,10 @@ TEST_CASE("filters that read only the rows judge every node from its row alone",
     verdicts.push_back(node.name() + ": " + std::string(own.plugin()));
   }
   std::sort(verdicts.begin(), verdicts.end());
-  CHECK(verdicts ==
-        std::vector<std::string>{"cordoned: NodeUnschedulable", "full: NodeResourcesFit",
-                                 "roomy: ", "small: NodeResourcesFit", "tainted: TaintToleration"});
+  CHECK(verdicts == std::vector<std::string>{"cordoned: NodeUnschedulable",
+                                             "full: NodeResourcesFit",
+                                             "preferred: ", "roomy: ", "small: NodeResourcesFit",
+                                             "tainted: TaintToleration"});
 
   // A resource the row does not hold, or a filter without rows (NodePorts), needs the NodeInfo.
   framework::CycleState storage_state;
