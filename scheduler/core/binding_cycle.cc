@@ -144,7 +144,7 @@ void Scheduler::RunBindingCycle(const runtime::Framework& fw,
   if (status.IsSuccess()) status = fw.RunBind(*state, *assumed, node);
   if (status.IsSuccess()) {
     (void)cache_->FinishBinding(assumed->key, assumed->get().meta.uid);
-    queue_->Done(assumed->key, assumed->get().meta.uid);
+    queue_->Bound(assumed->key, assumed->get().meta.uid);
     fw.RunPostBind(*state, *assumed, node);
     ReportGangStatus(*assumed);
     if (deps_.observer != nullptr) deps_.observer->OnBound(*assumed, node, queued.attempts);

@@ -103,7 +103,9 @@ void Scheduler::OnPodUpdated(const std::shared_ptr<const api::Pod>& old_pod,
     // Assumed (binding, or bound and not yet shown by the watch): the update is the watch
     // catching up with the pod's own earlier writes, such as its nominatedNodeName. Taken as
     // news it would requeue the pod and nominate it to the node whose room it already holds, and
-    // the pods nominated there would preempt again. Upstream ignores such updates too.
+    // the pods nominated there would preempt again. Upstream ignores such updates too. This
+    // check only saves the work below: the pod may be assumed right after it, and the queue
+    // itself ignores such updates of a pod in flight or bound (SchedulingQueue::Update).
     if (cache_->IsAssumed(key)) return;
     auto info = MakeInfo(pod);
     // Run again on every update: removing a pod's last scheduling gate is an update.

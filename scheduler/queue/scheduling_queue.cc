@@ -16,6 +16,7 @@ namespace kubesched::queue {
 namespace {
 
 using framework::PodInfoPtr;
+using internal::InFlight;
 using internal::Item;
 using internal::Where;
 
@@ -68,8 +69,7 @@ void SchedulingQueue::Add(framework::PodInfoPtr pod, const framework::Status& pr
   absl::MutexLock lock(&impl_->mu);
   const std::string& key = pod->key;
   if (impl_->items.contains(key)) return;
-  auto flight = impl_->in_flight.find(key);
-  if (flight != impl_->in_flight.end() && !flight->second.deleted) return;
+  if (impl_->CurrentFlight(*pod) != nullptr) return;
   if (!pod->get().status.nominated_node_name.empty()) {
     impl_->Nominate(pod, pod->get().status.nominated_node_name);
   }
@@ -82,13 +82,15 @@ void SchedulingQueue::Add(framework::PodInfoPtr pod, const framework::Status& pr
 
 void SchedulingQueue::Update(framework::PodInfoPtr pod, const framework::Status& pre_enqueue) {
   absl::MutexLock lock(&impl_->mu);
-  impl_->UpdateNomination(pod);
-  auto flight = impl_->in_flight.find(pod->key);
-  if (flight != impl_->in_flight.end() && !flight->second.deleted) {
-    flight->second.updated = std::move(pod);
-    flight->second.pre_enqueue = pre_enqueue;
+  if (InFlight* flight = impl_->CurrentFlight(*pod)) {
+    if (flight->bound) return;
+    // A successor's update still drops the predecessor's nomination; the pod's own is its cycle's.
+    if (flight->uid != pod->get().meta.uid) impl_->UpdateNomination(pod);
+    flight->updated = std::move(pod);
+    flight->pre_enqueue = pre_enqueue;
     return;
   }
+  impl_->UpdateNomination(pod);
   auto it = impl_->items.find(pod->key);
   if (it == impl_->items.end()) {
     // Not queued (e.g. its add was missed): an update of a pending pod makes it pending (upstream).
@@ -129,7 +131,14 @@ void SchedulingQueue::Update(framework::PodInfoPtr pod, const framework::Status&
 void SchedulingQueue::Delete(const std::string& pod_key) {
   absl::MutexLock lock(&impl_->mu);
   auto flight = impl_->in_flight.find(pod_key);
-  if (flight != impl_->in_flight.end()) flight->second.deleted = true;
+  if (flight != impl_->in_flight.end()) {
+    // A bound pod's entry waited only for this; a pod being scheduled must not come back.
+    if (flight->second.bound) {
+      impl_->in_flight.erase(flight);
+    } else {
+      flight->second.deleted = true;
+    }
+  }
   impl_->EraseItem(pod_key);
   impl_->Unnominate(pod_key);
 }
@@ -221,16 +230,43 @@ void SchedulingQueue::AddBackoff(QueuedPodInfo pod) {
 
 void SchedulingQueue::Done(const std::string& pod_key, std::string_view uid) {
   absl::MutexLock lock(&impl_->mu);
-  auto flight = impl_->in_flight.find(pod_key);
+  impl_->Finish(pod_key, uid, /*bound=*/false);
+}
+
+void SchedulingQueue::Bound(const std::string& pod_key, std::string_view uid) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->Finish(pod_key, uid, /*bound=*/true);
+}
+
+void SchedulingQueue::Impl::Finish(const std::string& pod_key, std::string_view uid, bool bound) {
+  auto flight = in_flight.find(pod_key);
   // A successor of the same name is in flight, or queued: the pod that is done was deleted.
-  if (flight != impl_->in_flight.end() && flight->second.uid != uid) return;
-  if (auto it = impl_->items.find(pod_key);
-      it != impl_->items.end() && it->second->info.pod_info->get().meta.uid != uid) {
+  if (flight != in_flight.end() && flight->second.uid != uid) return;
+  if (auto it = items.find(pod_key);
+      it != items.end() && it->second->info.pod_info->get().meta.uid != uid) {
     return;
   }
-  impl_->in_flight.erase(pod_key);
-  impl_->EraseItem(pod_key);
-  impl_->Unnominate(pod_key);
+  if (flight != in_flight.end()) {
+    if (bound && !flight->second.deleted) {
+      flight->second.bound = true;
+      flight->second.updated = nullptr;
+    } else {
+      in_flight.erase(flight);
+    }
+  }
+  EraseItem(pod_key);
+  Unnominate(pod_key);
+}
+
+SchedulingQueue::Impl::InFlight* SchedulingQueue::Impl::CurrentFlight(
+    const framework::PodInfo& pod) {
+  auto flight = in_flight.find(pod.key);
+  if (flight == in_flight.end() || flight->second.deleted) return nullptr;
+  if (flight->second.bound && flight->second.uid != pod.get().meta.uid) {
+    in_flight.erase(flight);
+    return nullptr;
+  }
+  return &flight->second;
 }
 
 void SchedulingQueue::MoveAllToActiveOrBackoff(framework::ClusterEvent event,

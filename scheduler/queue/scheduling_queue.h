@@ -145,9 +145,12 @@ class SchedulingQueue {
   void AddUnschedulable(QueuedPodInfo pod, bool unschedulable);
   // Back to backoffQ after a failed bind (the pod keeps its attempts count).
   void AddBackoff(QueuedPodInfo pod);
-  // The pod left scheduling (bound, deleted): forget everything about it.
+  // The pod left scheduling (deleted, or not ours): forget everything about it.
   // `uid`: the pod's; a successor of the same name (another UID) is left alone.
   void Done(const std::string& pod_key, std::string_view uid);
+  // The pod was bound: as Done, but until Delete (the watch showing the pod bound or gone), the
+  // queue ignores updates and adds of this pod (same UID) that the watch still shows pending.
+  void Bound(const std::string& pod_key, std::string_view uid);
 
   // Moves every unschedulable pod that the event could help to activeQ (or backoffQ while its
   // backoff has not expired). `except_gang_members`: members of gangs stay (the event is a gang

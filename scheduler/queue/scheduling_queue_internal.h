@@ -80,12 +80,19 @@ inline bool HelpedBy(const QueuedPodInfo& info, framework::ClusterEvent event) {
 }
 
 // A popped pod not yet handed back. Changes that arrive meanwhile are kept here and applied when
-// it comes back (AddUnschedulable / AddBackoff), so they are neither lost nor double-queued.
+// it comes back (AddUnschedulable / AddBackoff), so they are neither lost nor double-queued. Its
+// nomination belongs to its cycle meanwhile: an update seen now is the watch catching up with the
+// pod's earlier writes (its nominatedNodeName), and nominating it again could undo what the cycle
+// decided (an assumed pod gives up its nomination; holding both, its room would count twice).
 struct InFlight {
   std::string uid;                // of the pod popped: a successor of the same name has another
   framework::PodInfoPtr updated;  // newer object seen by Update, if any
   framework::Status pre_enqueue;  // that object's PreEnqueue verdict
   bool deleted = false;
+  // Bound (SchedulingQueue::Bound), and the watch has not shown it yet: its updates and adds are
+  // ignored until Delete (the watch showing it bound or gone). Without this an update already on
+  // its way when the pod bound would queue it as pending and nominate it again.
+  bool bound = false;
 };
 
 }  // namespace internal
@@ -330,6 +337,13 @@ struct SchedulingQueue::Impl {
 
   // The pod lifecycle's steps under the lock (scheduling_queue.cc).
   std::optional<QueuedPodInfo> PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The in-flight entry that `pod` belongs to (being scheduled, or bound and not yet shown), or
+  // null. A bound entry of another UID is a predecessor whose end the watch never showed (deleted
+  // and re-created meanwhile): it is dropped, and `pod` is a pod like any other.
+  InFlight* CurrentFlight(const framework::PodInfo& pod) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Done and Bound under the lock.
+  void Finish(const std::string& pod_key, std::string_view uid, bool bound)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void ReturnPod(QueuedPodInfo pod, bool to_backoff, bool unschedulable_verdict)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // The nominator's steps under the lock (nominator.cc).

@@ -1,5 +1,5 @@
 // The scheduling queue: ordering, backoff, the unschedulable set and the events that empty it,
-// move requests during a cycle, deletion, updates and nominations.
+// move requests during a cycle, deletion and updates (nominations: nominator_test.cc).
 
 #include "scheduler/queue/scheduling_queue.h"
 
@@ -383,54 +383,6 @@ TEST_CASE("a pod being scheduled is not added twice", "[core]") {
   auto pod = f.queue.Pop();
   f.queue.Add(Pod("p"));
   CHECK(f.queue.ActiveCount() == 0);
-}
-
-TEST_CASE("Delete drops the pod's nomination", "[core]") {
-  Fixture f;
-  f.queue.Add(Pod("p"));
-  f.queue.AddNominatedPod(Pod("p"), "n1");
-  f.queue.Delete("default/p");
-  CHECK(f.queue.NominatedPodsForNode("n1").empty());
-}
-
-TEST_CASE("nominated pods are listed per node and follow renomination", "[core]") {
-  Fixture f;
-  f.queue.AddNominatedPod(Pod("a"), "n1");
-  f.queue.AddNominatedPod(Pod("b"), "n1");
-  f.queue.AddNominatedPod(Pod("a"), "n2");
-  REQUIRE(f.queue.NominatedPodsForNode("n1").size() == 1);
-  CHECK(f.queue.NominatedPodsForNode("n1")[0]->key == "default/b");
-  CHECK(f.queue.NominatedPodsForNode("n2").size() == 1);
-  f.queue.DeleteNominatedPod("default/b");
-  CHECK(f.queue.NominatedPodsForNode("n1").empty());
-}
-
-TEST_CASE("a pod added with status.nominatedNodeName is nominated there", "[core]") {
-  Fixture f;
-  api::Pod pod = PodBuilder("p").Build();
-  pod.status.nominated_node_name = "n3";
-  f.queue.Add(MakePodInfo(std::make_shared<const api::Pod>(pod), 0));
-  CHECK(f.queue.NominatedPodsForNode("n3").size() == 1);
-}
-
-TEST_CASE("an update without a nominated node keeps the nomination in memory", "[core]") {
-  Fixture f;
-  f.queue.Add(Pod("p"));
-  f.queue.AddNominatedPod(Pod("p"), "n1");
-  f.queue.Update(Pod("p", 5));
-  REQUIRE(f.queue.NominatedPodsForNode("n1").size() == 1);
-  CHECK(f.queue.NominatedPodsForNode("n1")[0]->priority == 5);
-}
-
-TEST_CASE("a pod re-created under the name of a nominated one does not inherit its nomination",
-          "[core]") {
-  Fixture f;
-  f.queue.Add(Pod("p"));
-  f.queue.AddNominatedPod(Pod("p"), "n1");
-  // A relist shows the successor as an update of the same key.
-  f.queue.Update(MakePodInfo(PodBuilder("p").Uid("successor").Ptr(), 0));
-  CHECK(f.queue.NominatedPodsForNode("n1").empty());
-  CHECK(f.queue.NominatedNodeOf("default/p").empty());
 }
 
 TEST_CASE("an unschedulable pod whose spec changed moves to activeQ", "[core]") {
