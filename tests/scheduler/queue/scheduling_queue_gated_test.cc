@@ -10,6 +10,7 @@
 
 #include "scheduler/api/symbol.h"
 #include "scheduler/queue/scheduling_queue.h"
+#include "tests/scheduler/queue/queue_fixture.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched {
@@ -20,12 +21,9 @@ using framework::Status;
 using queue::IncomingEvent;
 using queue::QueuedPodInfo;
 using queue::SchedulingQueue;
+using testing::QueuedPod;
 
 constexpr size_t kActive = 0, kUnschedulable = 2;
-
-framework::PodInfoPtr Pod(const std::string& name) {
-  return framework::MakePodInfo(testing::PodBuilder(name).Ptr(), 0);
-}
 
 // What SchedulingGates says of a pod with `gates`, stamped as the framework stamps it.
 Status Gated(const std::string& gates) {
@@ -34,10 +32,7 @@ Status Gated(const std::string& gates) {
   return status;
 }
 
-struct Fixture {
-  util::FakeClock clock;
-  SchedulingQueue queue{&clock, queue::QueueOptions{}};
-
+struct Fixture : testing::QueueFixture {
   // The queue's view of the pod `name` ("default/<name>").
   std::optional<QueuedPodInfo> Find(const std::string& name) const {
     for (QueuedPodInfo& pod : queue.PendingPods()) {
@@ -49,7 +44,7 @@ struct Fixture {
 
 TEST_CASE("a gated pod is counted apart and never popped", "[core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("gated"), Gated("[a]"));
+  f.queue.Add(QueuedPod("gated"), Gated("[a]"));
   CHECK_FALSE(f.queue.Pop().has_value());
   CHECK(f.queue.GatedCount() == 1);
   CHECK(f.queue.ActiveCount() == 0);
@@ -64,7 +59,7 @@ TEST_CASE("a gated pod is counted apart and never popped", "[core][gates]") {
 
 TEST_CASE("no cluster event, quota change or flush moves a gated pod", "[core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("gated"), Gated("[a]"));
+  f.queue.Add(QueuedPod("gated"), Gated("[a]"));
   for (size_t e = 0; e < framework::kClusterEventCount; ++e) {
     f.queue.MoveAllToActiveOrBackoff(static_cast<ClusterEvent>(e));
   }
@@ -79,10 +74,10 @@ TEST_CASE("no cluster event, quota change or flush moves a gated pod", "[core][g
 TEST_CASE("an update that passes PreEnqueue sends a gated pod to activeQ at once",
           "[core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("gated"), Gated("[a]"));
-  f.queue.Add(Pod("other"));
+  f.queue.Add(QueuedPod("gated"), Gated("[a]"));
+  f.queue.Add(QueuedPod("other"));
   REQUIRE(f.queue.Pop().has_value());  // "other"; the clock never moves
-  f.queue.Update(Pod("gated"), Status::Success());
+  f.queue.Update(QueuedPod("gated"), Status::Success());
   const auto popped = f.queue.Pop();
   REQUIRE(popped.has_value());
   CHECK(popped->pod_info->key == "default/gated");
@@ -96,8 +91,8 @@ TEST_CASE("an update that passes PreEnqueue sends a gated pod to activeQ at once
 TEST_CASE("an update that still fails PreEnqueue keeps the pod gated, with the new reason",
           "[core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("gated"), Gated("[a b]"));
-  f.queue.Update(Pod("gated"), Gated("[b]"));
+  f.queue.Add(QueuedPod("gated"), Gated("[a b]"));
+  f.queue.Update(QueuedPod("gated"), Gated("[b]"));
   CHECK_FALSE(f.queue.Pop().has_value());
   CHECK(f.queue.GatedCount() == 1);
   CHECK(f.Find("gated")->gated_message == "waiting for scheduling gates: [b]");
@@ -107,8 +102,8 @@ TEST_CASE("an update that still fails PreEnqueue keeps the pod gated, with the n
 
 TEST_CASE("an update that fails PreEnqueue takes a queued pod out of activeQ", "[core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
-  f.queue.Update(Pod("p"), Gated("[a]"));
+  f.queue.Add(QueuedPod("p"));
+  f.queue.Update(QueuedPod("p"), Gated("[a]"));
   CHECK(f.queue.ActiveCount() == 0);
   CHECK(f.queue.GatedCount() == 1);
   CHECK_FALSE(f.queue.Pop().has_value());
@@ -116,10 +111,10 @@ TEST_CASE("an update that fails PreEnqueue takes a queued pod out of activeQ", "
 
 TEST_CASE("a pod gated by an update while being scheduled comes back gated", "[core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   auto popped = f.queue.Pop();
   REQUIRE(popped.has_value());
-  f.queue.Update(Pod("p"), Gated("[a]"));
+  f.queue.Update(QueuedPod("p"), Gated("[a]"));
   f.queue.AddUnschedulable(*std::move(popped), /*unschedulable=*/true);
   CHECK(f.queue.GatedCount() == 1);
   CHECK(f.queue.UnschedulableCount() == 0);
@@ -129,7 +124,7 @@ TEST_CASE("a pod gated by an update while being scheduled comes back gated", "[c
 
 TEST_CASE("a deleted gated pod is forgotten", "[core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("gated"), Gated("[a]"));
+  f.queue.Add(QueuedPod("gated"), Gated("[a]"));
   f.queue.Delete("default/gated");
   CHECK(f.queue.GatedCount() == 0);
   CHECK(f.queue.PendingPods().empty());
@@ -139,8 +134,8 @@ TEST_CASE("a deleted gated pod is forgotten", "[core][gates]") {
 TEST_CASE("metrics: a gated pod enters the unschedulable set and is listed by its plugin",
           "[metrics][core][gates]") {
   Fixture f;
-  f.queue.Add(Pod("gated"), Gated("[a]"));
-  f.queue.Add(Pod("active"));
+  f.queue.Add(QueuedPod("gated"), Gated("[a]"));
+  f.queue.Add(QueuedPod("active"));
   CHECK(f.queue.Incoming()[kUnschedulable][static_cast<size_t>(IncomingEvent::kPodAdd)] == 1);
   CHECK(f.queue.Incoming()[kActive][static_cast<size_t>(IncomingEvent::kPodAdd)] == 1);
   std::map<std::string, int> by_plugin;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scheduler/queue/scheduling_queue.h"
+#include "tests/scheduler/queue/queue_fixture.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched {
@@ -14,12 +15,9 @@ namespace {
 
 using queue::IncomingEvent;
 using queue::SchedulingQueue;
+using testing::QueuedPod;
 
 constexpr size_t kActive = 0, kBackoff = 1, kUnschedulable = 2;
-
-framework::PodInfoPtr Pod(const std::string& name) {
-  return framework::MakePodInfo(testing::PodBuilder(name).Ptr(), 0);
-}
 
 uint64_t Count(const SchedulingQueue& queue, size_t sub_queue, IncomingEvent event) {
   return queue.Incoming()[sub_queue][static_cast<size_t>(event)];
@@ -27,7 +25,7 @@ uint64_t Count(const SchedulingQueue& queue, size_t sub_queue, IncomingEvent eve
 
 // Adds a pod, pops it and reports it rejected by `plugin`.
 void MakeUnschedulable(SchedulingQueue& queue, const std::string& name, const std::string& plugin) {
-  queue.Add(Pod(name));
+  queue.Add(QueuedPod(name));
   auto popped = queue.Pop();
   REQUIRE(popped.has_value());
   popped->unschedulable_plugins = {plugin};
@@ -65,13 +63,13 @@ TEST_CASE("metrics: the queue shows each unschedulable pod once, with its reject
   MakeUnschedulable(queue, "a", "NodeResourcesFit");
   MakeUnschedulable(queue, "b", "NodeResourcesFit");
   // A quota waiter listed under two keys is still one pod.
-  queue.Add(Pod("c"));
+  queue.Add(QueuedPod("c"));
   auto popped = queue.Pop();
   REQUIRE(popped.has_value());
   popped->unschedulable_plugins = {"QueueQuota"};
   popped->quota_wait_keys = {"root.a", "root"};
   queue.AddUnschedulable(*std::move(popped), /*unschedulable=*/true);
-  queue.Add(Pod("active"));
+  queue.Add(QueuedPod("active"));
 
   std::map<std::string, int> by_plugin;
   int pods = 0;

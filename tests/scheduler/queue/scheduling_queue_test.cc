@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scheduler/quota/quota_tracker.h"
+#include "tests/scheduler/queue/queue_fixture.h"
 #include "tests/testing/builders.h"
 
 namespace kubesched {
@@ -24,20 +25,14 @@ using framework::PodInfoPtr;
 using queue::QueuedPodInfo;
 using queue::SchedulingQueue;
 using testing::PodBuilder;
+using testing::QueuedPod;
 
-PodInfoPtr Pod(const std::string& name, int32_t priority = 0) {
-  return MakePodInfo(PodBuilder(name).Ptr(), priority);
-}
-
-struct Fixture {
-  util::FakeClock clock;
-  SchedulingQueue queue{&clock, queue::QueueOptions{}};
-
+struct Fixture : testing::QueueFixture {
   // Adds a pod, pops it and reports it unschedulable, helped by `events` (what the plugins that
   // rejected it registered).
   void MakeUnschedulable(const std::string& name,
                          framework::ClusterEventSet events = framework::kAllEvents) {
-    queue.Add(Pod(name));
+    queue.Add(QueuedPod(name));
     auto popped = queue.Pop();
     REQUIRE(popped.has_value());
     popped->helpful_events = events;
@@ -52,11 +47,11 @@ struct Fixture {
 
 TEST_CASE("pods pop by priority, then in arrival order", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("low-1", 1));
+  f.queue.Add(QueuedPod("low-1", 1));
   f.clock.Advance(absl::Seconds(1));
-  f.queue.Add(Pod("high", 10));
-  f.queue.Add(Pod("low-2", 1));
-  f.queue.Add(Pod("low-3", 1));  // same timestamp as low-2: insertion order decides
+  f.queue.Add(QueuedPod("high", 10));
+  f.queue.Add(QueuedPod("low-2", 1));
+  f.queue.Add(QueuedPod("low-3", 1));  // same timestamp as low-2: insertion order decides
   CHECK(f.PopAll() == std::vector<std::string>{"default/high", "default/low-1", "default/low-2",
                                                "default/low-3"});
 }
@@ -75,9 +70,9 @@ TEST_CASE("a queue sort plugin replaces the default order", "[core]") {
   util::FakeClock clock;
   ByNameDescending order;
   SchedulingQueue queue(&clock, queue::QueueOptions{}, &order);
-  queue.Add(Pod("a", 100));
-  queue.Add(Pod("c"));
-  queue.Add(Pod("b"));
+  queue.Add(QueuedPod("a", 100));
+  queue.Add(QueuedPod("c"));
+  queue.Add(QueuedPod("b"));
   std::vector<std::string> keys;
   while (auto pod = queue.Pop()) keys.push_back(pod->pod_info->key);
   CHECK(keys == std::vector<std::string>{"default/c", "default/b", "default/a"});
@@ -85,14 +80,14 @@ TEST_CASE("a queue sort plugin replaces the default order", "[core]") {
 
 TEST_CASE("adding a pod that is already queued is ignored", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
+  f.queue.Add(QueuedPod("p"));
   CHECK(f.queue.ActiveCount() == 1);
 }
 
 TEST_CASE("Pop counts attempts and records the first attempt", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   f.clock.Advance(absl::Seconds(3));
   auto first = f.queue.Pop();
   REQUIRE(first.has_value());
@@ -120,7 +115,7 @@ TEST_CASE("backoff doubles with each attempt up to the maximum", "[core]") {
   for (const auto& [attempts, expected] : table) {
     INFO("attempts " << attempts);
     Fixture f;
-    f.queue.Add(Pod("p"));
+    f.queue.Add(QueuedPod("p"));
     auto pod = f.queue.Pop();
     REQUIRE(pod.has_value());
     pod->attempts = attempts;
@@ -132,7 +127,7 @@ TEST_CASE("backoff doubles with each attempt up to the maximum", "[core]") {
 
 TEST_CASE("a pod leaves backoffQ only when its backoff has expired", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   auto pod = f.queue.Pop();
   f.queue.AddUnschedulable(std::move(*pod), /*unschedulable=*/false);  // an error
   CHECK(f.queue.BackoffCount() == 1);
@@ -148,7 +143,7 @@ TEST_CASE("a pod leaves backoffQ only when its backoff has expired", "[core]") {
 TEST_CASE("backoffQ releases pods in order of expiry", "[core]") {
   Fixture f;
   for (const char* name : {"long", "short"}) {
-    f.queue.Add(Pod(name));
+    f.queue.Add(QueuedPod(name));
     auto pod = f.queue.Pop();
     pod->attempts = std::string(name) == "long" ? 3 : 1;
     f.queue.AddBackoff(std::move(*pod));
@@ -205,7 +200,7 @@ TEST_CASE("a gang giving back its room moves no gang member", "[core]") {
 TEST_CASE("an activated gang pops before every other pod, whatever its backoff", "[core]") {
   Fixture f;
   f.MakeUnschedulable("plain");
-  f.queue.Add(Pod("high", 100));
+  f.queue.Add(QueuedPod("high", 100));
   f.queue.Add(MakePodInfo(PodBuilder("w-0").Label(framework::kPodGroupLabel, "job").Ptr(), 0));
   // w-1 failed once (backoff), w-2 waits as unschedulable.
   for (const char* name : {"w-1", "w-2"}) {
@@ -217,7 +212,7 @@ TEST_CASE("an activated gang pops before every other pod, whatever its backoff",
   REQUIRE(w0->pod_info->key == "default/w-0");
   f.queue.AddUnschedulable(std::move(*f.queue.Pop()), /*unschedulable=*/false);  // w-1: backoff
   f.queue.AddUnschedulable(std::move(*f.queue.Pop()), /*unschedulable=*/true);   // w-2
-  f.queue.Add(Pod("later", 50));
+  f.queue.Add(QueuedPod("later", 50));
   f.queue.ActivateGang("default/job");
   CHECK(f.PopAll() == std::vector<std::string>{"default/w-1", "default/w-2", "default/later"});
   CHECK(f.queue.UnschedulableCount() == 1);  // plain stays
@@ -228,7 +223,7 @@ TEST_CASE("a parked gang waits as unschedulable for the events of its rejecting 
   for (const char* name : {"w-0", "w-1"}) {
     f.queue.Add(MakePodInfo(PodBuilder(name).Label(framework::kPodGroupLabel, "job").Ptr(), 0));
   }
-  f.queue.Add(Pod("other"));
+  f.queue.Add(QueuedPod("other"));
   f.queue.ParkGang("default/job", {"Coscheduling"}, framework::EventBit(ClusterEvent::kNodeAdded));
   CHECK(f.queue.UnschedulableCount() == 2);
   CHECK(f.PopAll() == std::vector<std::string>{"default/other"});
@@ -277,7 +272,7 @@ TEST_CASE("a PodGroup change moves only pods whose plugins registered it", "[cor
 
 TEST_CASE("a move request for an event the pod ignores does not send it to backoffQ", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   auto pod = f.queue.Pop();
   f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kPodDeleted);
   pod->helpful_events = framework::EventBit(framework::ClusterEvent::kNodeAdded);
@@ -297,7 +292,7 @@ TEST_CASE("a moved pod whose backoff has not expired goes to backoffQ", "[core]"
 
 TEST_CASE("a move request during a scheduling cycle sends the failed pod to backoffQ", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   auto pod = f.queue.Pop();
   f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kNodeAdded);
   f.queue.AddUnschedulable(std::move(*pod), /*unschedulable=*/true);
@@ -314,8 +309,8 @@ TEST_CASE("a move request before the pod was popped does not count", "[core]") {
 
 TEST_CASE("an assigned pod during a cycle sends only pods it could help to backoffQ", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("fit"));
-  f.queue.Add(Pod("affinity"));
+  f.queue.Add(QueuedPod("fit"));
+  f.queue.Add(QueuedPod("affinity"));
   auto fit = f.queue.Pop();
   auto affinity = f.queue.Pop();
   f.queue.MoveAllToActiveOrBackoff(framework::ClusterEvent::kAssignedPodAdded);
@@ -344,9 +339,9 @@ TEST_CASE("Delete removes a pod from whichever sub-queue holds it", "[core]") {
     INFO(where);
     Fixture f;
     if (where == "active") {
-      f.queue.Add(Pod("p"));
+      f.queue.Add(QueuedPod("p"));
     } else if (where == "backoff") {
-      f.queue.Add(Pod("p"));
+      f.queue.Add(QueuedPod("p"));
       f.queue.AddBackoff(*f.queue.Pop());
     } else {
       f.MakeUnschedulable("p");
@@ -360,7 +355,7 @@ TEST_CASE("Delete removes a pod from whichever sub-queue holds it", "[core]") {
 
 TEST_CASE("Delete keeps the heap order of the remaining pods", "[core]") {
   Fixture f;
-  for (int i = 0; i < 20; ++i) f.queue.Add(Pod(absl::StrCat("p", i), i));
+  for (int i = 0; i < 20; ++i) f.queue.Add(QueuedPod(absl::StrCat("p", i), i));
   for (int i = 0; i < 20; i += 3) f.queue.Delete(absl::StrCat("default/p", i));
   std::vector<int32_t> priorities;
   while (auto pod = f.queue.Pop()) priorities.push_back(pod->pod_info->priority);
@@ -370,7 +365,7 @@ TEST_CASE("Delete keeps the heap order of the remaining pods", "[core]") {
 
 TEST_CASE("a pod deleted while being scheduled is not queued again", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   auto pod = f.queue.Pop();
   f.queue.Delete("default/p");
   f.queue.AddUnschedulable(std::move(*pod), true);
@@ -379,9 +374,9 @@ TEST_CASE("a pod deleted while being scheduled is not queued again", "[core]") {
 
 TEST_CASE("a pod being scheduled is not added twice", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   auto pod = f.queue.Pop();
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   CHECK(f.queue.ActiveCount() == 0);
 }
 
@@ -405,15 +400,15 @@ TEST_CASE("a status-only update leaves an unschedulable pod where it is", "[core
 
 TEST_CASE("an update of an active pod re-sorts it by its new priority", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("a", 5));
-  f.queue.Add(Pod("b", 1));
-  f.queue.Update(Pod("b", 10));
+  f.queue.Add(QueuedPod("a", 5));
+  f.queue.Add(QueuedPod("b", 1));
+  f.queue.Update(QueuedPod("b", 10));
   CHECK(f.PopAll() == std::vector<std::string>{"default/b", "default/a"});
 }
 
 TEST_CASE("a pod updated while being scheduled comes back through backoffQ", "[core]") {
   Fixture f;
-  f.queue.Add(Pod("p"));
+  f.queue.Add(QueuedPod("p"));
   auto pod = f.queue.Pop();
   f.queue.Update(MakePodInfo(PodBuilder("p").Label("fixed", "yes").Ptr(), 0));
   CHECK(f.queue.ActiveCount() == 0);
@@ -428,7 +423,7 @@ TEST_CASE("a pod updated while being scheduled comes back through backoffQ", "[c
 
 TEST_CASE("an update of an unknown pod queues it", "[core]") {
   Fixture f;
-  f.queue.Update(Pod("p"));
+  f.queue.Update(QueuedPod("p"));
   CHECK(f.queue.ActiveCount() == 1);
 }
 
@@ -436,7 +431,7 @@ TEST_CASE("PopWait returns a pod added by another thread", "[core]") {
   Fixture f;
   std::thread producer([&f] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    f.queue.Add(Pod("p"));
+    f.queue.Add(QueuedPod("p"));
   });
   auto pod = f.queue.PopWait(absl::Seconds(10));
   producer.join();
@@ -452,8 +447,8 @@ TEST_CASE("PopWait gives up after its timeout", "[core]") {
 TEST_CASE("PendingPods lists every queued pod", "[core]") {
   Fixture f;
   f.MakeUnschedulable("parked");
-  f.queue.Add(Pod("active"));
-  f.queue.Add(Pod("active"));
+  f.queue.Add(QueuedPod("active"));
+  f.queue.Add(QueuedPod("active"));
   CHECK(f.queue.PendingPods().size() == 2);
 }
 
@@ -536,7 +531,7 @@ PodInfoPtr Successor(const std::string& name) {
 TEST_CASE("a deleted pod's stale entry neither ends its successor's flight nor comes back",
           "[core]") {
   Fixture f;
-  f.queue.Add(Pod("web-0"));
+  f.queue.Add(QueuedPod("web-0"));
   auto old = f.queue.Pop();
   REQUIRE(old.has_value());
   f.queue.Delete("default/web-0");
