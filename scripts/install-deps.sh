@@ -4,7 +4,7 @@
 #   --test  also the clients the end-to-end tests drive the test API server with: kubectl (from
 #           Debian's kubernetes-client when no kubectl is on PATH) and the official Python client,
 #           clang with its sanitizers and libFuzzer for the sanitizer build and the fuzz targets,
-#           and promtool (Debian's prometheus package: `promtool check metrics` lints a real
+#           lld (links those builds' large binaries several times faster than ld), and promtool (Debian's prometheus package: `promtool check metrics` lints a real
 #           /metrics scrape). Installing prometheus never
 #           starts its daemon: while it is configured, a policy-rc.d denies every service start
 #           (unless the machine already has one, as container images do).
@@ -12,8 +12,9 @@ set -euo pipefail
 packages=(build-essential cmake libboost-dev libssl-dev rapidjson-dev libabsl-dev
           prometheus-cpp-dev catch2 libyaml-cpp-dev libre2-dev)
 if [ "${1:-}" = "--test" ]; then
-  # clang and its runtime (the sanitizers, libFuzzer) for scripts/test.sh and scripts/fuzz.sh.
-  packages+=(python3 python3-kubernetes procps clang libclang-rt-14-dev prometheus)
+  # clang and its runtime (the sanitizers, libFuzzer) and lld for scripts/test.sh and
+  # scripts/fuzz.sh.
+  packages+=(python3 python3-kubernetes procps clang libclang-rt-14-dev lld prometheus)
   command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 fi
 missing=()
