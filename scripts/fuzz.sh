@@ -4,9 +4,15 @@
 # once as there are cores. Fails when a target crashes, leaks, hangs on one input or runs out of
 # memory; the input that did it is kept under build-fuzz/findings/. Used by scripts/test.sh.
 #   scripts/fuzz.sh [SECONDS]
+#   scripts/fuzz.sh --build-only    (scripts/test.sh builds them while its tests run)
 # Environment: KUBESCHED_FUZZ_BUILD (default build-fuzz), KUBESCHED_FUZZ_TARGETS (default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=false
+if [ "${1:-}" = "--build-only" ]; then
+  build_only=true
+  shift
+fi
 seconds="${1:-20}"
 build="${KUBESCHED_FUZZ_BUILD:-build-fuzz}"
 jobs="$(nproc)"
@@ -40,6 +46,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-O1 -g1" -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DKUBESCHED_FUZZ=ON \
   -DKUBESCHED_TESTS=OFF >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
+"$build_only" && exit 0
 
 work="$build/runs"
 findings="$build/findings"
