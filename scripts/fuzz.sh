@@ -41,7 +41,7 @@ read -r -a targets <<<"${KUBESCHED_FUZZ_TARGETS:-${!seeds[*]}}"
 
 # -O1 -g1: quick to compile, still file:line in reports, and optimised code, so that the seconds
 # each target runs try more inputs (scripts/test.sh's sanitizer build, which runs fixed tests,
-# compiles at -O0). lld links each target in a fraction of ld's time.
+# compiles at -O0). lld links, as in scripts/test.sh.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-O1 -g1" -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DKUBESCHED_FUZZ=ON \
   -DKUBESCHED_TESTS=OFF >/dev/null
