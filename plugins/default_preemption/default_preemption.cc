@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "plugins/default_preemption/gang_victims.h"
 #include "plugins/default_preemption/pick_node.h"
+#include "plugins/default_preemption/verdict_cache.h"
 #include "plugins/default_preemption/victims.h"
 #include "plugins/helper/args.h"
 #include "plugins/names.h"
@@ -210,6 +211,42 @@ void RecordFailure(const framework::NodeInfo& node, Status status, DryRun& run) 
   run.failed.push_back(std::move(status));
 }
 
+// One node's dry run into `result`: its kept verdict when `kept` (may be null) has it, else judged
+// and, when worth keeping, kept.
+void JudgeNode(const framework::CycleState& state, const framework::PodInfo& pod,
+               const framework::NodeInfo& node, const preemption::VictimPolicy& policy,
+               const framework::PostFilterHost& host, preemption::VerdictCache* kept,
+               Worker& worker, NodeResult& result) {
+  result.victims.clear();
+  result.pdb_violations = 0;
+  std::optional<uint64_t> nominations;
+  if (kept != nullptr) nominations = host.NominationStamp(pod, node);
+  if (nominations.has_value()) {
+    if (const preemption::KeptVerdict* verdict = kept->Find(node, *nominations)) {
+      result.screened_out = verdict->screened_out;
+      if (result.screened_out) return;
+      for (const uint32_t position : verdict->victims) {
+        result.victims.push_back(node.pods()[position].get());
+      }
+      result.status = Status();
+      result.summary = verdict->summary;
+      return;
+    }
+  }
+  result.screened_out = preemption::ScreenedOut(state, pod, node, policy, host, worker.scratch);
+  if (!result.screened_out) {
+    result.status =
+        preemption::SelectVictimsOnNode(state, pod, node, policy, *worker.pdbs, host,
+                                        worker.scratch, &result.victims, &result.pdb_violations);
+    if (!result.status.IsSuccess() || result.victims.empty()) return;
+    if (policy.gangs != nullptr) policy.gangs->Expand(&result.victims);
+    result.summary = preemption::SummarizeVictims(result.victims);
+  }
+  if (nominations.has_value() && result.pdb_violations == 0) {
+    kept->Keep(node, *nominations, result.screened_out, result.victims, result.summary);
+  }
+}
+
 // How many nodes a round may evaluate beyond the candidates still wanted, at most: rounds grow
 // (1, 1, 2, 4, ...) while candidates are missing only because nodes failed or violated PDBs.
 constexpr size_t kMaxExtraRound = 64;
@@ -236,7 +273,7 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
                         const framework::Snapshot& snapshot,
                         const std::vector<const framework::NodeInfo*>& nodes, DryRunBounds bounds,
                         const preemption::VictimPolicy& policy,
-                        const framework::PostFilterHost& host) {
+                        const framework::PostFilterHost& host, preemption::VerdictCache* kept) {
   DryRun run;
   const uint64_t run_number = NextDryRunNumber();
   std::vector<NodeResult>& results = ResultsBuffer();
@@ -259,19 +296,7 @@ DryRun DryRunPreemption(const framework::CycleState& state, const framework::Pod
     host.ParallelFor(round, [&](size_t begin, size_t end) {
       Worker& worker = ThreadWorker(snapshot, run_number);
       for (size_t i = begin; i < end; ++i) {
-        NodeResult& result = results[i];
-        result.victims.clear();
-        const framework::NodeInfo& node = node_at(processed + i);
-        result.screened_out =
-            preemption::ScreenedOut(state, pod, node, policy, host, worker.scratch);
-        if (result.screened_out) continue;
-        result.status = preemption::SelectVictimsOnNode(state, pod, node, policy, *worker.pdbs,
-                                                        host, worker.scratch, &result.victims,
-                                                        &result.pdb_violations);
-        if (result.status.IsSuccess() && !result.victims.empty()) {
-          if (policy.gangs != nullptr) policy.gangs->Expand(&result.victims);
-          result.summary = preemption::SummarizeVictims(result.victims);
-        }
+        JudgeNode(state, pod, node_at(processed + i), policy, host, kept, worker, results[i]);
       }
     });
     size_t used = 0;
@@ -442,8 +467,19 @@ PostFilterOutcome DefaultPreemption::PostFilter(framework::CycleState& state,
   DryRun run;
   if (!nodes.empty()) {
     const auto n = static_cast<int32_t>(nodes.size());
+    // Verdicts are kept only where nothing beyond the pod, the node and its nominations decides
+    // them: no PDB, no quota, no pod group.
+    std::optional<framework::VerdictScope> scope;
+    if (!quota_view.has_value() && gangs == nullptr && members == 1 && snapshot.pdbs().empty()) {
+      scope = host.VerdictScopeFor(state, pod);
+    }
+    // A dry run that finds the cache in use (another thread's) goes without it.
+    const bool locked = scope.has_value() && verdicts_mu_.TryLock();
+    if (locked) verdicts_.Begin(pod, *scope, snapshot.nodes().size());
     run = DryRunPreemption(state, pod, snapshot, nodes,
-                           {NextOffset(n), std::max(NumCandidates(n), members)}, policy, host);
+                           {NextOffset(n), std::max(NumCandidates(n), members)}, policy, host,
+                           locked ? &verdicts_ : nullptr);
+    if (locked) verdicts_mu_.Unlock();
   }
   if (run.candidates.empty() || run.candidates.size() < static_cast<size_t>(members)) {
     if (!run.error.IsSuccess()) {

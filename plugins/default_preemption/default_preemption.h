@@ -6,7 +6,9 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "config/plugin_args.h"
+#include "plugins/default_preemption/verdict_cache.h"
 #include "plugins/plugin_handle.h"
 #include "scheduler/framework/plugin.h"
 
@@ -68,6 +70,10 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   config::DefaultPreemptionArgs args_;
   quota::QuotaTracker* const quota_;
   std::atomic<uint64_t> random_state_;
+  // Dry-run verdicts kept for the next preemptor alike (verdict_cache.h); held for a whole dry
+  // run, taken with TryLock so that a concurrent PostFilter never waits for it.
+  absl::Mutex verdicts_mu_;
+  preemption::VerdictCache verdicts_ ABSL_GUARDED_BY(verdicts_mu_);
 };
 
 // Validates args as upstream (minCandidateNodesPercentage in 0..100, minCandidateNodesAbsolute

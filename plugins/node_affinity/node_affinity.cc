@@ -108,6 +108,11 @@ framework::PreFilterOutcome NodeAffinity::PreFilter(framework::CycleState& state
           framework::PreFilterResult{std::move(union_of_pins), nullptr}};
 }
 
+bool NodeAffinity::FilterJudgesPodAndNodeAlone(const framework::CycleState& state,
+                                               const framework::PodInfo& /*pod*/) const {
+  return PolicyRequired(state) == nullptr;
+}
+
 framework::Status NodeAffinity::Filter(const framework::CycleState& state,
                                        const framework::PodInfo& pod,
                                        const framework::NodeInfo& node) const {

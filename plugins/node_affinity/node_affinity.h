@@ -49,6 +49,10 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                            const framework::NodeInfo& node) const override;
   // Reads the node's labels and name only.
   bool FilterReadsPods() const override { return false; }
+  // The pod's terms and the profile's addedAffinity against the node; not when a policy adds
+  // affinity through the cycle state (the policy may change between cycles).
+  bool FilterJudgesPodAndNodeAlone(const framework::CycleState& state,
+                                   const framework::PodInfo& pod) const override;
   // Skip when neither the pod nor addedAffinity has preferred terms.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const framework::Snapshot& snapshot,

@@ -25,6 +25,10 @@ class NodeName final : public framework::PreFilterPlugin, public framework::Filt
                            const framework::NodeInfo& node) const override;
   // Reads the node's name only.
   bool FilterReadsPods() const override { return false; }
+  bool FilterJudgesPodAndNodeAlone(const framework::CycleState& /*state*/,
+                                   const framework::PodInfo& /*pod*/) const override {
+    return true;
+  }
 };
 
 // Takes no args.

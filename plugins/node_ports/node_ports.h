@@ -26,6 +26,11 @@ class NodePorts final : public framework::PreFilterPlugin, public framework::Fil
   // PreFilter did not run.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override;
+  // The pod's host ports against those of the node's pods.
+  bool FilterJudgesPodAndNodeAlone(const framework::CycleState& /*state*/,
+                                   const framework::PodInfo& /*pod*/) const override {
+    return true;
+  }
 };
 
 // Takes no args.

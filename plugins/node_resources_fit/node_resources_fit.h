@@ -92,6 +92,11 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
                                    int64_t num_pods) const override;
   // "Insufficient cpu" and "Too many pods" are this filter's own verdicts.
   bool RejectsShortOfBasicResources() const override { return true; }
+  // The pod's requests against the node's allocatable and its pods' requests.
+  bool FilterJudgesPodAndNodeAlone(const framework::CycleState& /*state*/,
+                                   const framework::PodInfo& /*pod*/) const override {
+    return true;
+  }
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              const framework::Snapshot& snapshot,
                              absl::Span<const framework::NodeInfo* const> feasible) override;

@@ -33,6 +33,11 @@ class NodeUnschedulable final : public framework::FilterPlugin, public framework
   }
   // Reads spec.unschedulable and the node object only.
   bool FilterReadsPods() const override { return false; }
+  // The node's unschedulable flag and the pod's tolerations.
+  bool FilterJudgesPodAndNodeAlone(const framework::CycleState& /*state*/,
+                                   const framework::PodInfo& /*pod*/) const override {
+    return true;
+  }
 };
 
 // Takes no args.

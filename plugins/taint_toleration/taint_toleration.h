@@ -47,6 +47,11 @@ class TaintToleration final : public framework::PreFilterPlugin,
                           const framework::PodInfo& pod) const override;
   // Reads the node's taints only.
   bool FilterReadsPods() const override { return false; }
+  // PreFilter's verdicts per taint set follow from the pod's tolerations alone.
+  bool FilterJudgesPodAndNodeAlone(const framework::CycleState& /*state*/,
+                                   const framework::PodInfo& /*pod*/) const override {
+    return true;
+  }
   // Never skips: untolerated PreferNoSchedule taints lower a node's score even for a pod with no
   // tolerations.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,

@@ -93,11 +93,15 @@ struct Toleration {
 struct PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
+
+  friend bool operator==(const PreferredSchedulingTerm&, const PreferredSchedulingTerm&) = default;
 };
 
 struct NodeAffinity {
   std::optional<NodeSelector> required;
   std::vector<PreferredSchedulingTerm> preferred;
+
+  friend bool operator==(const NodeAffinity&, const NodeAffinity&) = default;
 };
 
 struct PodAffinityTerm {
@@ -107,22 +111,30 @@ struct PodAffinityTerm {
   Symbol topology_key = kEmptySymbol;
   std::vector<Symbol> match_label_keys;
   std::vector<Symbol> mismatch_label_keys;
+
+  friend bool operator==(const PodAffinityTerm&, const PodAffinityTerm&) = default;
 };
 
 struct WeightedPodAffinityTerm {
   int32_t weight = 0;
   PodAffinityTerm term;
+
+  friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
 };
 
 struct PodAffinity {
   std::vector<PodAffinityTerm> required;
   std::vector<WeightedPodAffinityTerm> preferred;
+
+  friend bool operator==(const PodAffinity&, const PodAffinity&) = default;
 };
 
 struct Affinity {
   std::optional<NodeAffinity> node_affinity;
   std::optional<PodAffinity> pod_affinity;
   std::optional<PodAffinity> pod_anti_affinity;
+
+  friend bool operator==(const Affinity&, const Affinity&) = default;
 };
 
 enum class UnsatisfiableConstraintAction : uint8_t { kDoNotSchedule, kScheduleAnyway };
@@ -137,6 +149,9 @@ struct TopologySpreadConstraint {
   std::optional<NodeInclusionPolicy> node_affinity_policy;  // default Honor
   std::optional<NodeInclusionPolicy> node_taints_policy;    // default Ignore
   std::vector<Symbol> match_label_keys;
+
+  friend bool operator==(const TopologySpreadConstraint&,
+                         const TopologySpreadConstraint&) = default;
 };
 
 // A pod volume, as far as scheduling reads it: the claim it uses, or the in-tree disk it names
@@ -167,6 +182,8 @@ struct Volume {
   std::string ClaimName(const std::string& pod_name) const {
     return ephemeral ? pod_name + "-" + name : claim_name;
   }
+
+  friend bool operator==(const Volume&, const Volume&) = default;
 };
 
 // spec.resourceClaims[]: a claim the pod needs, by name or from a template.
@@ -174,6 +191,8 @@ struct PodResourceClaim {
   std::string name;
   std::string resource_claim_name;
   std::string resource_claim_template_name;
+
+  friend bool operator==(const PodResourceClaim&, const PodResourceClaim&) = default;
 };
 
 // status.resourceClaimStatuses[]: the claim generated for a pod's template claim (by
@@ -213,6 +232,8 @@ struct PodSpec {
   // spec.schedulingGates[].name: while any is left, the pod must not be scheduled.
   std::vector<std::string> scheduling_gates;
   std::vector<PodResourceClaim> resource_claims;
+
+  friend bool operator==(const PodSpec&, const PodSpec&) = default;
 };
 
 struct PodStatus {

@@ -130,6 +130,12 @@ class SharedOptional {
   }
   void reset() { value_ = nullptr; }
 
+  // Both absent, or both present with equal values (one shared value without comparing).
+  friend bool operator==(const SharedOptional& a, const SharedOptional& b) {
+    if (a.value_ == b.value_) return true;
+    return a.has_value() && b.has_value() && *a.value_ == *b.value_;
+  }
+
  private:
   // The value, copied first if it is shared. Precondition: has_value().
   T& mutable_value() {

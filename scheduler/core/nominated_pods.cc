@@ -1,6 +1,7 @@
 #include "scheduler/core/nominated_pods.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <string_view>
@@ -42,6 +43,8 @@ Counted CountedFor(const framework::PodInfo& pod, const NominatedPods::Entry& no
 
 void NominatedPods::Assign(Entry& entry, std::vector<framework::PodInfoPtr> pods,
                            const framework::NodeInfo* node) {
+  static std::atomic<uint64_t> last_stamp{0};
+  entry.stamp = last_stamp.fetch_add(1, std::memory_order_relaxed) + 1;
   entry.pods = std::move(pods);
   entry.node = node;
   entry.min_priority = std::numeric_limits<int32_t>::max();
@@ -219,6 +222,24 @@ CycleFilterHost::CycleFilterHost(const runtime::Framework& fw, const runtime::Fi
   resource_fit_runs_ = fw.ScreensBasicResources(skip);
   state_follows_pods_ = fw.HasActiveExtensions(skip);
   judges_by_requests_ = !state_follows_pods_ && fw.FiltersJudgeByRequests(skip);
+}
+
+std::optional<framework::VerdictScope> CycleFilterHost::VerdictScopeFor(
+    const framework::CycleState& state, const framework::PodInfo& pod) const {
+  if (!judges_by_requests_ || !fw_.FiltersJudgePodAndNodeAlone(state, pod, skip_)) {
+    return std::nullopt;
+  }
+  return framework::VerdictScope{&fw_, skip_.running_mask()};
+}
+
+std::optional<uint64_t> CycleFilterHost::NominationStamp(const framework::PodInfo& pod,
+                                                         const framework::NodeInfo& node) const {
+  const NominatedPods::Entry* entry = nominated_.For(&node);
+  // Stamps start at 1: 0 stands for no pod nominated to the node.
+  if (entry == nullptr) return 0;
+  const auto& hashes = entry->key_hashes;
+  if (std::find(hashes.begin(), hashes.end(), pod.key_hash) != hashes.end()) return std::nullopt;
+  return entry->stamp;
 }
 
 framework::Status CycleFilterHost::RunFilters(const framework::CycleState& state,

@@ -50,6 +50,9 @@ class NominatedPods {
     // so that filtering a node with nominated pods does not copy it every time.
     std::unique_ptr<const framework::NodeInfo> with_all;
     uint64_t epoch = 0;  // of the last Reset that listed it
+    // Drawn anew, from a count of the whole process, whenever `pods` or `node` is assigned: two
+    // entries with one stamp hold the same pods (CycleFilterHost::NominationStamp).
+    uint64_t stamp = 0;
   };
 
   // `by_node`: the queue's nominations (node name -> pods). Entries whose node and pods are
@@ -156,6 +159,10 @@ class CycleFilterHost final : public framework::PostFilterHost {
                         const framework::NodeInfo& node, const api::ResourceList& freed,
                         size_t freed_pods) const override;
   bool JudgesByRequests() const override { return judges_by_requests_; }
+  std::optional<framework::VerdictScope> VerdictScopeFor(
+      const framework::CycleState& state, const framework::PodInfo& pod) const override;
+  std::optional<uint64_t> NominationStamp(const framework::PodInfo& pod,
+                                          const framework::NodeInfo& node) const override;
   framework::Status RunFiltersWithout(const framework::CycleState& state,
                                       const framework::PodInfo& pod,
                                       const framework::NodeInfo& node,

@@ -132,6 +132,16 @@ class FilterPlugin : public virtual Plugin {
   // on anything derived from them): then a preemption what-if copy of the node, which differs in
   // its pods alone, gets the node's own verdict. True (the default) is always safe.
   virtual bool FilterReadsPods() const { return true; }
+  // True when, for `pod` in the cycle of `state` (its PreFilter having run), the verdict is a
+  // function of the pod (its namespace, labels, annotations, spec and priority) and the NodeInfo
+  // alone, and so is what this plugin's PreFilter keeps for it: nothing else of the cluster
+  // (volumes, claims, quota, policies, other nodes' pods) and nothing kept between cycles.
+  // Preemption then keeps a node's dry-run verdict for the next preemptor alike until the node or
+  // its nominations change (PostFilterHost::VerdictScope). False (the default) is always safe.
+  virtual bool FilterJudgesPodAndNodeAlone(const CycleState& /*state*/,
+                                           const PodInfo& /*pod*/) const {
+    return false;
+  }
 };
 
 // A Filter whose verdict depends on the node's pods only through the sum of their requests and
@@ -200,6 +210,14 @@ struct PostFilterOutcome {
   std::vector<std::function<void()>> writes;
 };
 
+// Which filters judged a preemption dry run's verdicts (PostFilterHost::VerdictScopeFor): the
+// profile's framework and the filters that ran (bit i: its i-th Filter plugin).
+struct VerdictScope {
+  const void* filters = nullptr;
+  uint64_t running = 0;
+  friend bool operator==(const VerdictScope&, const VerdictScope&) = default;
+};
+
 // What a PostFilter plugin may ask of the scheduler that runs it; valid during the call only.
 class PostFilterHost {
  public:
@@ -237,6 +255,21 @@ class PostFilterHost {
   // for the pod either reads no pods or is a RequestsFilterPlugin, and the PreFilter state does not
   // follow the pods (StateFollowsPods() is false). False by default.
   virtual bool JudgesByRequests() const { return false; }
+  // Set when a node's dry-run verdict for `pod` may serve a later preemptor alike (same
+  // namespace, labels, annotations, spec and priority) judged in the same scope, as long as the
+  // node's generation and NominationStamp are the same: every filter that runs judges the pod and
+  // the node alone (FilterPlugin::FilterJudgesPodAndNodeAlone) and the PreFilter state does not
+  // follow the pods. Unset (the default): no verdict is kept.
+  virtual std::optional<VerdictScope> VerdictScopeFor(const CycleState& /*state*/,
+                                                      const PodInfo& /*pod*/) const {
+    return std::nullopt;
+  }
+  // With a VerdictScope: a number that changes whenever the pods nominated to `node` change; none
+  // when `pod` itself is among them (the filters then leave it out, so its verdict is its own).
+  virtual std::optional<uint64_t> NominationStamp(const PodInfo& /*pod*/,
+                                                  const NodeInfo& /*node*/) const {
+    return std::nullopt;
+  }
   // RunFilters' verdict for a what-if copy of the snapshot's `node` without `freed_pods` of its
   // pods, whose requests sum to `freed`, computed without a copy. Only when JudgesByRequests().
   virtual Status RunFiltersWithout(const CycleState& /*state*/, const PodInfo& /*pod*/,

@@ -35,6 +35,8 @@ class FilterSkips {
     return true;
   }
   bool NoneRuns() const { return run_ == 0; }
+  // Bit i set: plugin i runs.
+  uint64_t running_mask() const { return run_; }
 
  private:
   size_t count_ = 0;

@@ -154,6 +154,10 @@ class Framework {
   // pods or is a RequestsFilterPlugin: then RunFilterOnRequests gives RunFilter's verdict for a
   // copy of a node that differs from it only in its pods.
   bool FiltersJudgeByRequests(const FilterSkips& skip) const;
+  // Whether every filter that runs for `pod` judges the pod and the node alone
+  // (FilterPlugin::FilterJudgesPodAndNodeAlone). Asked once per pod, after PreFilter.
+  bool FiltersJudgePodAndNodeAlone(const framework::CycleState& state,
+                                   const framework::PodInfo& pod, const FilterSkips& skip) const;
   // Whether every filter that runs for `pod` is a RowFilterPlugin that reads only the node's row
   // (RowFilterPlugin::FilterReadsOnlyRow). Asked once per pod, after PreFilter.
   bool FiltersReadOnlyRows(const framework::CycleState& state, const framework::PodInfo& pod,

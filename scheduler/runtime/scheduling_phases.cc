@@ -232,6 +232,13 @@ bool Framework::FiltersJudgeByRequests(const FilterSkips& skip) const {
   return true;
 }
 
+bool Framework::FiltersJudgePodAndNodeAlone(const framework::CycleState& state,
+                                            const framework::PodInfo& pod,
+                                            const FilterSkips& skip) const {
+  return skip.ForEachRunning(
+      [&](size_t i) { return filter_[i]->FilterJudgesPodAndNodeAlone(state, pod); });
+}
+
 Status Framework::RunFilterOnRequests(const framework::CycleState& state,
                                       const framework::PodInfo& pod,
                                       const framework::NodeInfo& node, const FilterSkips& skip,
