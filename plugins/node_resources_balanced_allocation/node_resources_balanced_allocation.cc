@@ -207,16 +207,30 @@ int64_t NodeResourcesBalancedAllocation::ScoreWithRow(const CycleState& state,
                                                       const framework::PodInfo& pod,
                                                       const framework::NodeInfo& node,
                                                       const framework::NodeRow& row) const {
-  if (const auto* data = state.Read<BalancedState>(StateKey()); data != nullptr) {
-    // A node without cpu or memory scores on the other alone: BalancedScore skips it.
-    if (data->cpu_and_memory && row.allocatable_cpu != 0 && row.allocatable_memory != 0) {
-      return CpuAndMemoryScore(data->entries, row);
-    }
-    return BalancedScore(data->entries, node, row);
-  }
+  const framework::NodeInfo* const nodes[] = {&node};
+  const framework::NodeRow* const rows[] = {&row};
+  int64_t score = 0;
+  ScoreRows(state, pod, nodes, rows, &score);
+  return score;
+}
+
+void NodeResourcesBalancedAllocation::ScoreRows(const CycleState& state,
+                                                const framework::PodInfo& pod,
+                                                absl::Span<const framework::NodeInfo* const> nodes,
+                                                const framework::NodeRow* const* rows,
+                                                int64_t* scores) const {
+  const auto* data = state.Read<BalancedState>(StateKey());
   Entries local;
-  BuildEntries(resources_, pod, nullptr, api::ResourceList(), &local);
-  return BalancedScore(local, node, row);
+  if (data == nullptr) BuildEntries(resources_, pod, nullptr, api::ResourceList(), &local);
+  const Entries& entries = data != nullptr ? data->entries : local;
+  const bool cpu_and_memory = data != nullptr && data->cpu_and_memory;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const framework::NodeRow& row = *rows[i];
+    // A node without cpu or memory scores on the other alone: BalancedScore skips it.
+    scores[i] = cpu_and_memory && row.allocatable_cpu != 0 && row.allocatable_memory != 0
+                    ? CpuAndMemoryScore(entries, row)
+                    : BalancedScore(entries, *nodes[i], row);
+  }
 }
 
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeResourcesBalancedAllocation(

@@ -56,6 +56,10 @@ class NodeResourcesBalancedAllocation final : public framework::PreScorePlugin,
   int64_t ScoreWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
                        const framework::NodeInfo& node,
                        const framework::NodeRow& row) const override;
+  // The pod's entries are read once for the chunk.
+  void ScoreRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                 absl::Span<const framework::NodeInfo* const> nodes,
+                 const framework::NodeRow* const* rows, int64_t* scores) const override;
 
  private:
   std::vector<ResourceWeight> resources_;

@@ -228,6 +228,38 @@ Status NodeResourcesFit::FilterWithRow(const CycleState& state, const framework:
   });
 }
 
+void NodeResourcesFit::ClearFailingRows(const CycleState& state, const framework::PodInfo& /*pod*/,
+                                        absl::Span<const framework::NodeRow> rows,
+                                        uint8_t* passes) const {
+  const auto* data = state.Read<FitState>(FitKey());
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  bool row_answers = data != nullptr;
+  if (row_answers) {
+    for (const FitRequest& r : data->requests) {
+      if (r.id == api::kCpu) {
+        cpu = r.amount;
+      } else if (r.id == api::kMemory) {
+        memory = r.amount;
+      } else {
+        row_answers = false;
+      }
+    }
+  }
+  if (!row_answers) {
+    std::fill(passes, passes + rows.size(), uint8_t{0});
+    return;
+  }
+  // FitVerdict's test on the row; a resource the pod does not request is not checked.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const framework::NodeRow& row = rows[i];
+    const bool fits = row.pod_count < row.allocatable_pods &&
+                      (cpu == 0 || cpu <= row.allocatable_cpu - row.requested_cpu) &&
+                      (memory == 0 || memory <= row.allocatable_memory - row.requested_memory);
+    passes[i] &= static_cast<uint8_t>(fits);
+  }
+}
+
 bool NodeResourcesFit::FilterReadsOnlyRow(const CycleState& state,
                                           const framework::PodInfo& /*pod*/) const {
   const auto* data = state.Read<FitState>(FitKey());
@@ -286,6 +318,16 @@ int64_t NodeResourcesFit::Score(const CycleState& state, const framework::PodInf
 int64_t NodeResourcesFit::ScoreWithRow(const CycleState& state, const framework::PodInfo& pod,
                                        const framework::NodeInfo& node,
                                        const framework::NodeRow& row) const {
+  const framework::NodeInfo* const nodes[] = {&node};
+  const framework::NodeRow* const rows[] = {&row};
+  int64_t score = 0;
+  ScoreRows(state, pod, nodes, rows, &score);
+  return score;
+}
+
+void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodInfo& pod,
+                                 absl::Span<const framework::NodeInfo* const> nodes,
+                                 const framework::NodeRow* const* rows, int64_t* scores) const {
   ScoreEntries local;
   const ScoreEntries* entries = nullptr;
   config::ScoringStrategyType strategy = strategy_;
@@ -297,26 +339,31 @@ int64_t NodeResourcesFit::ScoreWithRow(const CycleState& state, const framework:
     entries = &local;
     strategy = KeptStrategy();
   }
-  int64_t node_score = 0;
-  int64_t weight_sum = 0;
-  for (const ScoreEntry& e : *entries) {
-    const int64_t capacity = node.allocatable_amount(e.id, row);
-    if (capacity == 0) continue;
-    const int64_t requested = node.scoring_requested_amount(e.id, row) + e.pod_request;
-    const int64_t resource_score = ResourceScore(strategy, requested, capacity);
-    // RequestedToCapacityRatio counts only resources with a positive score in the weighted mean.
-    if (strategy == config::ScoringStrategyType::kRequestedToCapacityRatio && resource_score <= 0) {
-      continue;
+  // RequestedToCapacityRatio counts only resources with a positive score in the weighted mean.
+  const bool ratio = strategy == config::ScoringStrategyType::kRequestedToCapacityRatio;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const framework::NodeInfo& node = *nodes[i];
+    const framework::NodeRow& row = *rows[i];
+    int64_t node_score = 0;
+    int64_t weight_sum = 0;
+    for (const ScoreEntry& e : *entries) {
+      const int64_t capacity = node.allocatable_amount(e.id, row);
+      if (capacity == 0) continue;
+      const int64_t requested = node.scoring_requested_amount(e.id, row) + e.pod_request;
+      const int64_t resource_score = ResourceScore(strategy, requested, capacity);
+      if (ratio && resource_score <= 0) continue;
+      node_score += resource_score * e.weight;
+      weight_sum += e.weight;
     }
-    node_score += resource_score * e.weight;
-    weight_sum += e.weight;
+    if (weight_sum == 0) {
+      scores[i] = 0;
+    } else if (ratio) {
+      // Rounded half away from zero, as Go's math.Round.
+      scores[i] = std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum));
+    } else {
+      scores[i] = node_score / weight_sum;
+    }
   }
-  if (weight_sum == 0) return 0;
-  if (strategy == config::ScoringStrategyType::kRequestedToCapacityRatio) {
-    // Rounded half away from zero, as Go's math.Round.
-    return std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum));
-  }
-  return node_score / weight_sum;
 }
 
 int64_t NodeResourcesFit::ResourceScore(config::ScoringStrategyType strategy, int64_t requested,

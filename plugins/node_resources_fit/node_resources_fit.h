@@ -85,6 +85,9 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   // When the pod requests no resource beyond cpu and memory.
   bool FilterReadsOnlyRow(const framework::CycleState& state,
                           const framework::PodInfo& pod) const override;
+  // Clears the flags of the nodes without room, read from the rows.
+  void ClearFailingRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                        absl::Span<const framework::NodeRow> rows, uint8_t* passes) const override;
   // Filter's test on given sums: the pods' requests and their number.
   framework::Status FilterRequests(const framework::CycleState& state,
                                    const framework::PodInfo& pod, const framework::NodeInfo& node,
@@ -108,6 +111,10 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   int64_t ScoreWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
                        const framework::NodeInfo& node,
                        const framework::NodeRow& row) const override;
+  // The pod's scoring list is resolved once for the chunk.
+  void ScoreRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                 absl::Span<const framework::NodeInfo* const> nodes,
+                 const framework::NodeRow* const* rows, int64_t* scores) const override;
 
   // A scoring resource resolved at construction.
   struct ResourceWeight {

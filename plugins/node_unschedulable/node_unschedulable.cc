@@ -25,6 +25,18 @@ framework::Status NodeUnschedulable::FilterWithRow(const framework::CycleState& 
   return framework::Status::Unresolvable(kReason);
 }
 
+void NodeUnschedulable::ClearFailingRows(const framework::CycleState& /*state*/,
+                                         const framework::PodInfo& pod,
+                                         absl::Span<const framework::NodeRow> rows,
+                                         uint8_t* passes) const {
+  const bool tolerates_cordon = api::ToleratesCordon(pod.get().spec.tolerations);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const framework::NodeRow& row = rows[i];
+    const bool fits = row.has_node && (!row.unschedulable || tolerates_cordon);
+    passes[i] &= static_cast<uint8_t>(fits);
+  }
+}
+
 absl::StatusOr<std::unique_ptr<framework::Plugin>> NewNodeUnschedulable(
     const config::PluginArgs& args, const PluginHandle& /*handle*/) {
   if (auto status = helper::ExpectNoArgs(args, names::kNodeUnschedulable); !status.ok()) {

@@ -31,6 +31,9 @@ class NodeUnschedulable final : public framework::FilterPlugin, public framework
                           const framework::PodInfo& /*pod*/) const override {
     return true;
   }
+  // Clears the flags of the cordoned nodes the pod does not tolerate, and of rows without a node.
+  void ClearFailingRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                        absl::Span<const framework::NodeRow> rows, uint8_t* passes) const override;
   // Reads spec.unschedulable and the node object only.
   bool FilterReadsPods() const override { return false; }
   // The node's unschedulable flag and the pod's tolerations.

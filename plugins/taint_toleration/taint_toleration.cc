@@ -142,6 +142,23 @@ framework::Status TaintToleration::FilterWithRow(const framework::CycleState& st
   return tolerated ? framework::Status::Success() : framework::Status::Unresolvable(kReason);
 }
 
+void TaintToleration::ClearFailingRows(const framework::CycleState& state,
+                                       const framework::PodInfo& /*pod*/,
+                                       absl::Span<const framework::NodeRow> rows,
+                                       uint8_t* passes) const {
+  const auto* verdicts = state.Read<TaintSetVerdicts>(FilterKey());
+  const std::vector<uint8_t> no_verdicts;
+  // A taint set without a verdict is judged node by node (FilterWithRow).
+  const std::vector<uint8_t>& tolerated = verdicts != nullptr ? verdicts->tolerated : no_verdicts;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const framework::NodeRow& row = rows[i];
+    const bool fits =
+        row.has_node &&
+        (!row.hard_taints || (row.taints < tolerated.size() && tolerated[row.taints] != 0));
+    passes[i] &= static_cast<uint8_t>(fits);
+  }
+}
+
 bool TaintToleration::FilterReadsOnlyRow(const framework::CycleState& state,
                                          const framework::PodInfo& /*pod*/) const {
   return state.Read<TaintSetVerdicts>(FilterKey()) != nullptr;
@@ -177,13 +194,32 @@ int64_t TaintToleration::ScoreWithRow(const framework::CycleState& state,
                                       const framework::PodInfo& pod,
                                       const framework::NodeInfo& node,
                                       const framework::NodeRow& row) const {
-  if (!row.has_node || !row.prefer_taints) return 0;
+  const framework::NodeInfo* const nodes[] = {&node};
+  const framework::NodeRow* const rows[] = {&row};
+  int64_t score = 0;
+  ScoreRows(state, pod, nodes, rows, &score);
+  return score;
+}
+
+void TaintToleration::ScoreRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                                absl::Span<const framework::NodeInfo* const> nodes,
+                                const framework::NodeRow* const* rows, int64_t* scores) const {
   const auto* verdicts = state.Read<TaintSetVerdicts>(FilterKey());
-  if (verdicts != nullptr && row.taints < verdicts->intolerable_prefer.size()) {
-    return verdicts->intolerable_prefer[row.taints];
+  const std::vector<int32_t> no_verdicts;
+  const std::vector<int32_t>& by_set =
+      verdicts != nullptr ? verdicts->intolerable_prefer : no_verdicts;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const framework::NodeRow& row = *rows[i];
+    if (!row.has_node || !row.prefer_taints) {
+      scores[i] = 0;
+    } else if (row.taints < by_set.size()) {
+      scores[i] = by_set[row.taints];
+    } else {
+      scores[i] =
+          IntolerablePreferTaints(state.Read<PreferState>(StateKey()), pod.get().spec.tolerations,
+                                  nodes[i]->node()->spec.taints);
+    }
   }
-  return IntolerablePreferTaints(state.Read<PreferState>(StateKey()), pod.get().spec.tolerations,
-                                 node.node()->spec.taints);
 }
 
 void TaintToleration::NormalizeScore(const framework::CycleState& /*state*/,

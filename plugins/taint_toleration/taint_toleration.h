@@ -45,6 +45,9 @@ class TaintToleration final : public framework::PreFilterPlugin,
   // Once PreFilter judged every taint set: the nodes' sets were all interned before it ran.
   bool FilterReadsOnlyRow(const framework::CycleState& state,
                           const framework::PodInfo& pod) const override;
+  // Clears the flags of the nodes with a taint set PreFilter found untolerated (or did not judge).
+  void ClearFailingRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                        absl::Span<const framework::NodeRow> rows, uint8_t* passes) const override;
   // Reads the node's taints only.
   bool FilterReadsPods() const override { return false; }
   // PreFilter's verdicts per taint set follow from the pod's tolerations alone.
@@ -63,6 +66,10 @@ class TaintToleration final : public framework::PreFilterPlugin,
   int64_t ScoreWithRow(const framework::CycleState& state, const framework::PodInfo& pod,
                        const framework::NodeInfo& node,
                        const framework::NodeRow& row) const override;
+  // PreScore's counts per taint set are read once for the chunk.
+  void ScoreRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                 absl::Span<const framework::NodeInfo* const> nodes,
+                 const framework::NodeRow* const* rows, int64_t* scores) const override;
   const framework::ScoreNormalizer* normalizer() const override { return this; }
   // DefaultNormalizeScore(100, reverse=true).
   void NormalizeScore(const framework::CycleState& state, const framework::PodInfo& pod,

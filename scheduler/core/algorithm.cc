@@ -1,6 +1,7 @@
 #include "scheduler/core/algorithm.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <type_traits>
 
@@ -102,47 +103,25 @@ void ScheduleAlgorithm::FindFeasible(
   const size_t start = next_start_index_ % n;
   const auto wanted_total = static_cast<size_t>(to_find);
   // Filters that read only the rows leave the NodeInfos alone: asking for them would only fill
-  // the cache with lines nobody reads (at 50,000 nodes, a miss per node).
-  const bool prefetch_nodes = rows == nullptr || !fw.FiltersReadOnlyRows(state, pod, skip);
-  // Filters [begin, end) of the round whose first node is candidates[first] (wrapping around, so
-  // that the per-node loop needs no division) into out[begin, end); returns how many fit. Two
-  // copies, so that a pod without passed-over nodes pays nothing for them.
-  const auto filter_chunk = [&](size_t first, framework::NodeStatus* out, size_t begin, size_t end,
-                                auto passing_over) -> uint32_t {
-    size_t index = first + begin;
-    if (index >= n) index -= n;
-    // The NodeInfos are apart in memory and the first Filter waits on each one's first cache
-    // line: asking for it a few nodes ahead overlaps those waits.
-    size_t ahead = (index + kPrefetchAhead) % n;
-    uint32_t found = 0;
-    for (size_t i = begin; i < end; ++i) {
-      if (prefetch_nodes && (!passing_over || !passed_over->Contains(ahead))) {
-        __builtin_prefetch(candidates[ahead]);
-      }
-      if (++ahead == n) ahead = 0;
-      const size_t position = index;
-      if (++index == n) index = 0;
-      framework::NodeStatus& entry = out[i];
-      entry.node = candidates[position];
-      if (passing_over && passed_over->Contains(position)) {
-        entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
-        continue;
-      }
-      FilterInto(fw, state, pod, skip, nominated, rows, position, entry);
-      found += entry.status.IsSuccess() ? 1 : 0;
-    }
-    return found;
-  };
+  // the cache with lines nobody reads (at 50,000 nodes, a miss per node). They may then also
+  // judge a chunk's rows together first, unless this cycle times its plugins node by node.
+  const bool rows_alone = rows != nullptr && fw.FiltersReadOnlyRows(state, pod, skip);
+  const FilterJob job{
+      fw,   state,     pod,         skip,       candidates,
+      rows, nominated, passed_over, rows_alone, rows_alone && !state.record_plugin_metrics()};
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
     const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);
     const size_t base_chunk = processed / kNodeChunk;
     const size_t first = (start + processed) % n;
     framework::NodeStatus* const out = entries_.data() + processed;
+    // Judging rows together pays where most nodes fit; where none has so far (a preemptor), each
+    // node would be judged twice.
+    const bool rows_first = job.rows_first && (processed == 0 || !feasible_.empty());
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
       chunk_feasible_[base_chunk + begin / kNodeChunk] =  // one chunk per call
-          passed_over == nullptr ? filter_chunk(first, out, begin, end, std::false_type())
-                                 : filter_chunk(first, out, begin, end, std::true_type());
+          passed_over == nullptr ? FilterChunk<false>(job, first, rows_first, out, begin, end)
+                                 : FilterChunk<true>(job, first, rows_first, out, begin, end);
     });
     size_t used = 0;
     while (used < round && feasible_.size() < wanted_total) {
@@ -168,6 +147,58 @@ void ScheduleAlgorithm::FindFeasible(
                      *passed_over);
   }
   CollectRejected(processed, fit_error);
+}
+
+// Filters [begin, end) of the round whose first node is candidates[first] (wrapping around, so
+// that the per-node loop needs no division) into out[begin, end); returns how many fit. Two
+// copies, so that a pod without passed-over nodes pays nothing for them.
+template <bool kPassingOver>
+uint32_t ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool rows_first,
+                                        framework::NodeStatus* out, size_t begin, size_t end) {
+  const size_t n = job.candidates.size();
+  size_t index = first + begin;
+  if (index >= n) index -= n;
+  // With `rows_first`, the filters judge the chunk's rows together (a call each); only the nodes
+  // they may reject, and those with nominated pods, are then filtered one by one.
+  std::array<uint8_t, kNodeChunk> passes;
+  assert(end - begin <= kNodeChunk);
+  if (rows_first) {
+    const size_t count = end - begin;
+    const size_t before_wrap = std::min(count, n - index);
+    job.fw.ClearFailingRows(job.state, job.pod, job.skip, {job.rows + index, before_wrap},
+                            passes.data());
+    if (before_wrap < count) {
+      job.fw.ClearFailingRows(job.state, job.pod, job.skip, {job.rows, count - before_wrap},
+                              passes.data() + before_wrap);
+    }
+  }
+  // The NodeInfos are apart in memory and the first Filter waits on each one's first cache
+  // line: asking for it a few nodes ahead overlaps those waits.
+  size_t ahead = (index + kPrefetchAhead) % n;
+  uint32_t found = 0;
+  for (size_t i = begin; i < end; ++i) {
+    if (!job.rows_alone && (!kPassingOver || !job.passed_over->Contains(ahead))) {
+      __builtin_prefetch(job.candidates[ahead]);
+    }
+    if (++ahead == n) ahead = 0;
+    const size_t position = index;
+    if (++index == n) index = 0;
+    framework::NodeStatus& entry = out[i];
+    entry.node = job.candidates[position];
+    if (kPassingOver && job.passed_over->Contains(position)) {
+      entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
+      continue;
+    }
+    if (rows_first && passes[i - begin] != 0 &&
+        (job.nominated == nullptr || job.nominated->ForPosition(position, entry.node) == nullptr)) {
+      entry.status = Status();
+      ++found;
+      continue;
+    }
+    FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, entry);
+    found += entry.status.IsSuccess() ? 1 : 0;
+  }
+  return found;
 }
 
 // A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
@@ -261,11 +292,11 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
     if (!skip_score_[k]) plugin_scores_[k].resize(m);
   }
   pool_->ParallelFor(m, kNodeChunk, [&](size_t begin, size_t end) {
+    const absl::Span<const framework::NodeInfo* const> nodes(feasible_.data() + begin, end - begin);
     for (size_t k = 0; k < plugins.size(); ++k) {
       if (skip_score_[k]) continue;
-      for (size_t i = begin; i < end; ++i) {
-        plugin_scores_[k][i] = fw.RunScore(k, state, pod, *feasible_[i], *feasible_rows_[i]);
-      }
+      fw.RunScoreChunk(k, state, pod, nodes, feasible_rows_.data() + begin,
+                       plugin_scores_[k].data() + begin);
     }
   });
   if (keep_raw) raw_scores_ = plugin_scores_;

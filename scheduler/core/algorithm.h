@@ -96,6 +96,24 @@ class ScheduleAlgorithm {
                     const std::vector<const framework::NodeInfo*>& candidates,
                     const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
                     const framework::NodePositions* passed_over, FitError* fit_error);
+  // What every chunk of one FindFeasible call reads (see FindFeasible).
+  struct FilterJob {
+    const runtime::Framework& fw;
+    const framework::CycleState& state;
+    const framework::PodInfo& pod;
+    const runtime::FilterSkips& skip;
+    const std::vector<const framework::NodeInfo*>& candidates;
+    const framework::NodeRow* rows;
+    const NominatedPods* nominated;
+    const framework::NodePositions* passed_over;
+    // Every running filter reads only the rows (Framework::FiltersReadOnlyRows).
+    bool rows_alone;
+    // They may judge a chunk's rows together first (Framework::ClearFailingRows).
+    bool rows_first;
+  };
+  template <bool kPassingOver>
+  uint32_t FilterChunk(const FilterJob& job, size_t first, bool rows_first,
+                       framework::NodeStatus* out, size_t begin, size_t end);
   // How many nodes the next round of FindFeasible filters, `wanted` more being wanted after
   // `processed` of `n` candidates.
   size_t RoundSize(size_t wanted, size_t processed, size_t n) const;

@@ -4,6 +4,7 @@
 // CycleState and node info (or the read-only snapshot in the Pre* hooks); it never sees the
 // client, the queue or the binder.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -180,6 +181,15 @@ class RowFilterPlugin {
   virtual bool FilterReadsOnlyRow(const CycleState& /*state*/, const PodInfo& /*pod*/) const {
     return false;
   }
+  // Clears passes[i] for every node of `rows` (a run of the snapshot's table) that may fail, for
+  // a pod whose FilterReadsOnlyRow holds. A flag left set must be a node FilterWithRow passes; a
+  // cleared one is judged again by FilterWithRow, which builds its verdict. One call per chunk of
+  // nodes, so that where most nodes fit the Filter loop makes no call and builds no Status per
+  // node. The default clears every flag: each node is then judged by FilterWithRow.
+  virtual void ClearFailingRows(const CycleState& /*state*/, const PodInfo& /*pod*/,
+                                absl::Span<const NodeRow> rows, uint8_t* passes) const {
+    std::fill(passes, passes + rows.size(), uint8_t{0});
+  }
 };
 
 // The same for a Score plugin: Score(state, pod, node) must equal
@@ -189,6 +199,15 @@ class RowScorePlugin {
   virtual ~RowScorePlugin() = default;
   virtual int64_t ScoreWithRow(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
                                const NodeRow& row) const = 0;
+  // ScoreWithRow of each node of a chunk of feasible nodes: scores[i] for nodes[i], whose row is
+  // *rows[i]. One call per chunk, so that the pod's state is read once rather than per node.
+  virtual void ScoreRows(const CycleState& state, const PodInfo& pod,
+                         absl::Span<const NodeInfo* const> nodes, const NodeRow* const* rows,
+                         int64_t* scores) const {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      scores[i] = ScoreWithRow(state, pod, *nodes[i], *rows[i]);
+    }
+  }
 };
 
 // Per-node statuses of a failed Filter phase, given to PostFilter plugins.

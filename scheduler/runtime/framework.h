@@ -162,6 +162,12 @@ class Framework {
   // (RowFilterPlugin::FilterReadsOnlyRow). Asked once per pod, after PreFilter.
   bool FiltersReadOnlyRows(const framework::CycleState& state, const framework::PodInfo& pod,
                            const FilterSkips& skip) const;
+  // Clears passes[i] for each node of `rows` (a run of the snapshot's table) that any running
+  // filter may reject (RowFilterPlugin::ClearFailingRows); a flag left set is a node RunFilter
+  // passes. Only when FiltersReadOnlyRows holds for the pod.
+  void ClearFailingRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                        const FilterSkips& skip, absl::Span<const framework::NodeRow> rows,
+                        uint8_t* passes) const;
   // RunFilter's verdict on a copy of `node` whose pods' requests sum to `requested` and which
   // holds `num_pods` pods (see FiltersJudgeByRequests): the plugins that read no pods run on
   // `node` itself, the RequestsFilterPlugins on those sums.
@@ -203,6 +209,11 @@ class Framework {
     }
     return score_[k].plugin->Score(state, pod, node);
   }
+  // RunScore of plugin `k` on a chunk of nodes (rows[i] being nodes[i]'s row) into scores: one
+  // call per chunk for a plugin that takes rows (RowScorePlugin::ScoreRows).
+  void RunScoreChunk(size_t k, const framework::CycleState& state, const framework::PodInfo& pod,
+                     absl::Span<const framework::NodeInfo* const> nodes,
+                     const framework::NodeRow* const* rows, int64_t* scores) const;
   // NormalizeScore of score plugin `k`, if it has a normalizer.
   void RunNormalizeScore(size_t k, const framework::CycleState& state,
                          const framework::PodInfo& pod, absl::Span<int64_t> scores) const;

@@ -224,6 +224,16 @@ bool Framework::FiltersReadOnlyRows(const framework::CycleState& state,
   });
 }
 
+void Framework::ClearFailingRows(const framework::CycleState& state, const framework::PodInfo& pod,
+                                 const FilterSkips& skip, absl::Span<const framework::NodeRow> rows,
+                                 uint8_t* passes) const {
+  std::fill(passes, passes + rows.size(), uint8_t{1});
+  skip.ForEachRunning([&](size_t i) {
+    row_filter_[i]->ClearFailingRows(state, pod, rows, passes);
+    return true;
+  });
+}
+
 bool Framework::FiltersJudgeByRequests(const FilterSkips& skip) const {
   for (size_t i = 0; i < filter_.size(); ++i) {
     if (skip[i]) continue;
@@ -355,6 +365,19 @@ int64_t Framework::RunScoreTimed(size_t k, const framework::CycleState& state,
   const int64_t score = score_[k].plugin->Score(state, pod, node);
   timings_->Observe(Slot(ExtensionPoint::kScore, k), Code::kSuccess, NanosecondsSince(start));
   return score;
+}
+
+void Framework::RunScoreChunk(size_t k, const framework::CycleState& state,
+                              const framework::PodInfo& pod,
+                              absl::Span<const framework::NodeInfo* const> nodes,
+                              const framework::NodeRow* const* rows, int64_t* scores) const {
+  const framework::RowScorePlugin* by_row = row_score_[k];
+  if (by_row != nullptr && !state.record_plugin_metrics()) {
+    by_row->ScoreRows(state, pod, nodes, rows, scores);
+    return;
+  }
+  for (size_t i = 0; i < nodes.size(); ++i)
+    scores[i] = RunScore(k, state, pod, *nodes[i], *rows[i]);
 }
 
 void Framework::RunNormalizeScore(size_t k, const framework::CycleState& state,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,6 +125,84 @@ TEST_CASE("filters and scores given the snapshot's rows agree with each plugin's
             plugins[k].plugin->Score(state, *pod, node));
     }
   }
+
+  // The Score phase calls each plugin once per chunk of nodes: the same scores.
+  std::vector<const framework::NodeRow*> rows;
+  for (const framework::NodeRow& row : snapshot.rows()) rows.push_back(&row);
+  const auto& plugins = (*fw)->score_plugins();
+  std::set<int64_t> taint_scores;
+  for (size_t k = 0; k < plugins.size(); ++k) {
+    if (score.skip_score[k]) continue;
+    INFO(plugins[k].plugin->Name());
+    std::vector<int64_t> chunk(rows.size(), -1);
+    (*fw)->RunScoreChunk(k, state, *pod, snapshot.nodes(), rows.data(), chunk.data());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      CHECK(chunk[i] == plugins[k].plugin->Score(state, *pod, *snapshot.nodes()[i]));
+      if (plugins[k].plugin->Name() == "TaintToleration") taint_scores.insert(chunk[i]);
+    }
+  }
+  CHECK(taint_scores == std::set<int64_t>{0, 1});  // the PreferNoSchedule taint counts
+}
+
+// Where most nodes fit, the Filter loop lets the filters judge a chunk's rows together and
+// filters one by one only the nodes they clear: a flag left set must be a node RunFilter passes.
+// The default filters clear exactly the nodes they reject, so that no node is judged twice.
+TEST_CASE("filters judging rows together clear exactly the nodes they reject", "[runtime]") {
+  auto fw = Framework::Create(DefaultProfile(), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder(&snapshot);
+  AddNodeOfEachVerdict(builder);
+  // Its pods ask for more cpu than it has: a pod that asks for none still fits there.
+  testing::NodeBuilder over("overcommitted");
+  over.Capacity({{"cpu", "1"}, {"memory", "8Gi"}, {"pods", "110"}});
+  framework::NodeInfo* overcommitted = builder.Upsert("overcommitted");
+  overcommitted->SetNode(over.Ptr(), 100);
+  overcommitted->AddPod(
+      framework::MakePodInfo(
+          testing::PodBuilder("static").NodeName("overcommitted").Container({{"cpu", "2"}}).Ptr(),
+          0),
+      101);
+  builder.RebuildLists();
+  const absl::Span<const framework::NodeRow> rows = snapshot.rows();
+  REQUIRE(rows.size() == 7);
+
+  const std::vector<std::pair<std::string, testing::PodBuilder>> pods = {
+      {"cpu and memory", testing::PodBuilder("a").Container({{"cpu", "2"}, {"memory", "2Gi"}})},
+      {"memory beyond one node's",
+       testing::PodBuilder("b").Container({{"cpu", "1"}, {"memory", "6Gi"}})},
+      {"memory alone", testing::PodBuilder("c").Container({{"memory", "3Gi"}})},
+      {"cpu alone", testing::PodBuilder("d").Container({{"cpu", "500m"}})},
+      {"nothing", testing::PodBuilder("e").Container({})},
+      {"tolerating every taint",
+       testing::PodBuilder("f")
+           .Container({{"cpu", "1"}})
+           .Toleration("", "", api::TaintEffect::kNone, api::TolerationOperator::kExists)},
+  };
+  std::set<std::vector<uint8_t>> distinct;
+  for (const auto& [what, builder_of_pod] : pods) {
+    INFO(what);
+    const auto pod = framework::MakePodInfo(builder_of_pod.Ptr(), 0);
+    framework::CycleState state;
+    const auto pre = (*fw)->RunPreFilter(state, *pod, snapshot);
+    REQUIRE(pre.status.IsSuccess());
+    REQUIRE((*fw)->FiltersReadOnlyRows(state, *pod, pre.skip_filter));
+    std::vector<uint8_t> whole(rows.size(), 7);
+    (*fw)->ClearFailingRows(state, *pod, pre.skip_filter, rows, whole.data());
+    // A chunk that wraps around the table is judged in two runs.
+    std::vector<uint8_t> split(rows.size(), 7);
+    (*fw)->ClearFailingRows(state, *pod, pre.skip_filter, rows.subspan(0, 3), split.data());
+    (*fw)->ClearFailingRows(state, *pod, pre.skip_filter, rows.subspan(3), split.data() + 3);
+    CHECK(split == whole);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      INFO(snapshot.nodes()[i]->name());
+      CHECK(whole[i] ==
+            ((*fw)->RunFilter(state, *pod, *snapshot.nodes()[i], pre.skip_filter).IsSuccess() ? 1
+                                                                                              : 0));
+    }
+    distinct.insert(whole);
+  }
+  CHECK(distinct.size() == pods.size());  // each pod is rejected by a different set of nodes
 }
 
 // The Filter loop leaves the NodeInfos out of the cache when the filters say they read only the
