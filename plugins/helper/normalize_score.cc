@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "plugins/helper/integer_division.h"
+
 namespace kubesched::plugins::helper {
 
 void DefaultNormalizeScore(int64_t max_priority, bool reverse, absl::Span<int64_t> scores) {
@@ -12,7 +14,7 @@ void DefaultNormalizeScore(int64_t max_priority, bool reverse, absl::Span<int64_
     return;
   }
   for (int64_t& score : scores) {
-    score = max_priority * score / max_count;
+    score = Divide(max_priority * score, max_count);
     if (reverse) score = max_priority - score;
   }
 }

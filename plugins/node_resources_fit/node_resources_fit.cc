@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "plugins/helper/args.h"
+#include "plugins/helper/integer_division.h"
 #include "plugins/helper/resource_weights.h"
 #include "plugins/names.h"
 #include "scheduler/api/labels.h"
@@ -90,13 +91,13 @@ std::string_view InsufficientReason(api::ResourceId id) {
 
 int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
   if (capacity == 0 || requested > capacity) return 0;
-  return (capacity - requested) * framework::kMaxNodeScore / capacity;
+  return helper::Divide((capacity - requested) * framework::kMaxNodeScore, capacity);
 }
 
 int64_t MostRequestedScore(int64_t requested, int64_t capacity) {
   if (capacity == 0) return 0;
   // Non-zero defaults can push requested above capacity.
-  return std::min(requested, capacity) * framework::kMaxNodeScore / capacity;
+  return helper::Divide(std::min(requested, capacity) * framework::kMaxNodeScore, capacity);
 }
 
 int64_t BrokenLinear(const std::vector<NodeResourcesFit::ShapePoint>& shape, int64_t p) {
@@ -361,7 +362,7 @@ void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodIn
       // Rounded half away from zero, as Go's math.Round.
       scores[i] = std::llround(static_cast<double>(node_score) / static_cast<double>(weight_sum));
     } else {
-      scores[i] = node_score / weight_sum;
+      scores[i] = helper::Divide(node_score, weight_sum);
     }
   }
 }

@@ -115,9 +115,10 @@ void ScheduleAlgorithm::FindFeasible(
     const size_t base_chunk = processed / kNodeChunk;
     const size_t first = (start + processed) % n;
     framework::NodeStatus* const out = entries_.data() + processed;
-    // Judging rows together pays where most nodes fit; where none has so far (a preemptor), each
-    // node would be judged twice.
-    const bool rows_first = job.rows_first && (processed == 0 || !feasible_.empty());
+    // Judging rows together pays where most nodes fit; where none does (a preemptor), each node
+    // would be judged twice. The first round goes by the last pod's search, later ones by this.
+    const bool rows_first =
+        job.rows_first && (processed == 0 ? last_search_found_ : !feasible_.empty());
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
       chunk_feasible_[base_chunk + begin / kNodeChunk] =  // one chunk per call
           passed_over == nullptr ? FilterChunk<false>(job, first, rows_first, out, begin, end)
@@ -142,6 +143,7 @@ void ScheduleAlgorithm::FindFeasible(
     processed += used;
   }
   next_start_index_ = (start + processed) % n;
+  last_search_found_ = !feasible_.empty();
   if (passed_over != nullptr && feasible_.empty()) {
     FilterPassedOver(fw, state, pod, skip, candidates, rows, start, processed, nominated,
                      *passed_over);

@@ -144,6 +144,9 @@ class ScheduleAlgorithm {
   int global_percentage_;
   uint64_t random_state_;  // splitmix64: tie-breaking needs speed, not statistical quality
   size_t next_start_index_ = 0;
+  // Whether the last FindFeasible found a node: the next one's first round then lets the filters
+  // judge its chunks' rows together (FilterJob::rows_first).
+  bool last_search_found_ = true;
 
   // Reused across cycles to avoid allocation per pod.
   // The Filter phase's verdicts in the order filtered, and per chunk of kNodeChunk nodes how many
