@@ -31,6 +31,11 @@ struct FitRequest {
 
 struct FitState final : framework::StateData {
   absl::InlinedVector<FitRequest, 4> requests;
+  // Set when the node's row answers the whole check: the pod requests nothing beyond cpu and
+  // memory. cpu/memory are the requested amounts (0: not requested, so not checked).
+  bool row_answers = true;
+  int64_t cpu = 0;
+  int64_t memory = 0;
   std::unique_ptr<framework::StateData> Clone() const override {
     return std::make_unique<FitState>(*this);
   }
@@ -177,6 +182,15 @@ framework::PreFilterOutcome NodeResourcesFit::PreFilter(CycleState& state,
     if (!api::IsScalarResource(id) || amount <= 0 || IsIgnored(id)) return;
     data->requests.push_back({id, amount, InsufficientReason(id)});
   });
+  for (const FitRequest& r : data->requests) {
+    if (r.id == api::kCpu) {
+      data->cpu = r.amount;
+    } else if (r.id == api::kMemory) {
+      data->memory = r.amount;
+    } else {
+      data->row_answers = false;
+    }
+  }
   state.Write(FitKey(), std::move(data));
   return {};
 }
@@ -233,24 +247,12 @@ void NodeResourcesFit::ClearFailingRows(const CycleState& state, const framework
                                         absl::Span<const framework::NodeRow> rows,
                                         uint8_t* passes) const {
   const auto* data = state.Read<FitState>(FitKey());
-  int64_t cpu = 0;
-  int64_t memory = 0;
-  bool row_answers = data != nullptr;
-  if (row_answers) {
-    for (const FitRequest& r : data->requests) {
-      if (r.id == api::kCpu) {
-        cpu = r.amount;
-      } else if (r.id == api::kMemory) {
-        memory = r.amount;
-      } else {
-        row_answers = false;
-      }
-    }
-  }
-  if (!row_answers) {
+  if (data == nullptr || !data->row_answers) {
     std::fill(passes, passes + rows.size(), uint8_t{0});
     return;
   }
+  const int64_t cpu = data->cpu;
+  const int64_t memory = data->memory;
   // FitVerdict's test on the row; a resource the pod does not request is not checked.
   for (size_t i = 0; i < rows.size(); ++i) {
     const framework::NodeRow& row = rows[i];
@@ -264,9 +266,7 @@ void NodeResourcesFit::ClearFailingRows(const CycleState& state, const framework
 bool NodeResourcesFit::FilterReadsOnlyRow(const CycleState& state,
                                           const framework::PodInfo& /*pod*/) const {
   const auto* data = state.Read<FitState>(FitKey());
-  return data != nullptr &&
-         std::all_of(data->requests.begin(), data->requests.end(),
-                     [](const FitRequest& r) { return r.id == api::kCpu || r.id == api::kMemory; });
+  return data != nullptr && data->row_answers;
 }
 
 Status NodeResourcesFit::FilterRequests(const CycleState& state, const framework::PodInfo& /*pod*/,
