@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cassert>
 #include <type_traits>
 
@@ -15,8 +16,18 @@ constexpr int kMinFeasibleNodesPercentageToFind = 5;
 // Nodes per work item handed to a filter/score worker: large enough to amortise the hand-off,
 // small enough to balance two to sixteen threads.
 constexpr size_t kNodeChunk = 32;
+static_assert(kNodeChunk <= 32, "a chunk's failures are the bits of a uint32_t");
 // How many nodes ahead the Filter loop asks for a NodeInfo (FindFeasible).
 constexpr size_t kPrefetchAhead = 4;
+
+// splitmix64 (tie-breaking needs speed, not statistical quality): draw k of a generator whose
+// state was s is SplitMix(s + k * kSplitMixStep).
+constexpr uint64_t kSplitMixStep = 0x9e3779b97f4a7c15ULL;
+uint64_t SplitMix(uint64_t state) {
+  state = (state ^ (state >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  state = (state ^ (state >> 27)) * 0x94d049bb133111ebULL;
+  return state ^ (state >> 31);
+}
 
 }  // namespace
 
@@ -33,13 +44,6 @@ int NumFeasibleNodesToFind(int percentage, int num_all_nodes) {
 
 ScheduleAlgorithm::ScheduleAlgorithm(util::WorkerPool* pool, int global_percentage, uint64_t seed)
     : pool_(pool), global_percentage_(global_percentage), random_state_(seed) {}
-
-uint64_t ScheduleAlgorithm::NextRandom() {
-  uint64_t z = (random_state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 const std::vector<const framework::NodeInfo*>& ScheduleAlgorithm::CandidateNodes(
     const runtime::PreFilterSummary& summary, const framework::Snapshot& snapshot) {
@@ -82,11 +86,13 @@ const framework::NodeInfo* FitsNominatedNode(
 // Filters nodes in rounds starting at the round-robin index. Each round runs in parallel; the
 // results are then read in node order, so the outcome does not depend on thread timing.
 //
-// Verdicts are written where they stay: entry i of entries_ is the i-th node filtered. A pod that
-// fits nowhere (a preemptor) then hands the whole buffer to its FitError instead of moving one
-// verdict at a time on the scheduling thread, and each chunk counts its feasible nodes so that
-// the reading skips chunks where every node failed.
-void ScheduleAlgorithm::FindFeasible(
+// Entry i of entries_ is the i-th node filtered, but only rejections are sure to be written
+// there: each chunk lists which of its entries failed (chunk_failed_) and, in order, which fit
+// (chunk_fits_). Reading a round is then a copy of those short lists rather than a pass over
+// every verdict, and a node that fits costs no write of a verdict nobody reads. A pod that fits
+// nowhere (a preemptor) hands the whole buffer to its FitError. Returns how many nodes it
+// evaluated; their rejections are in `fit_error` when no node fits or a filter erred.
+size_t ScheduleAlgorithm::FindFeasible(
     const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
     const runtime::FilterSkips& skip, const std::vector<const framework::NodeInfo*>& candidates,
     const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
@@ -96,9 +102,12 @@ void ScheduleAlgorithm::FindFeasible(
   feasible_.clear();
   feasible_rows_.clear();
   const size_t n = candidates.size();
-  if (n == 0) return;
+  if (n == 0) return 0;
+  const size_t chunks = (n + kNodeChunk - 1) / kNodeChunk;
   if (entries_.size() < n) entries_.resize(n);
-  chunk_feasible_.assign((n + kNodeChunk - 1) / kNodeChunk, 0);
+  if (chunk_fits_.size() < chunks * kNodeChunk) chunk_fits_.resize(chunks * kNodeChunk);
+  chunk_feasible_.assign(chunks, 0);
+  chunk_failed_.assign(chunks, 0);
   filter_error_.store(false, std::memory_order_relaxed);
   const size_t start = next_start_index_ % n;
   const auto wanted_total = static_cast<size_t>(to_find);
@@ -112,35 +121,16 @@ void ScheduleAlgorithm::FindFeasible(
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
     const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);
-    const size_t base_chunk = processed / kNodeChunk;
     const size_t first = (start + processed) % n;
-    framework::NodeStatus* const out = entries_.data() + processed;
     // Judging rows together pays where most nodes fit; where none does (a preemptor), each node
     // would be judged twice. The first round goes by the last pod's search, later ones by this.
     const bool rows_first =
         job.rows_first && (processed == 0 ? last_search_found_ : !feasible_.empty());
     pool_->ParallelFor(round, kNodeChunk, [&](size_t begin, size_t end) {
-      chunk_feasible_[base_chunk + begin / kNodeChunk] =  // one chunk per call
-          passed_over == nullptr ? FilterChunk<false>(job, first, rows_first, out, begin, end)
-                                 : FilterChunk<true>(job, first, rows_first, out, begin, end);
+      passed_over == nullptr ? FilterChunk<false>(job, first, rows_first, processed, begin, end)
+                             : FilterChunk<true>(job, first, rows_first, processed, begin, end);
     });
-    size_t used = 0;
-    while (used < round && feasible_.size() < wanted_total) {
-      const size_t chunk_end = std::min(round, used + kNodeChunk);
-      if (chunk_feasible_[base_chunk + used / kNodeChunk] == 0) {
-        used = chunk_end;
-        continue;
-      }
-      for (; used < chunk_end && feasible_.size() < wanted_total; ++used) {
-        if (!out[used].status.IsSuccess()) continue;
-        const framework::NodeInfo* node = out[used].node;
-        feasible_.push_back(node);
-        size_t index = first + used;
-        if (index >= n) index -= n;
-        feasible_rows_.push_back(rows != nullptr ? &rows[index] : &node->row());
-      }
-    }
-    processed += used;
+    processed += TakeFeasible(candidates, rows, start, processed, round, wanted_total);
   }
   next_start_index_ = (start + processed) % n;
   last_search_found_ = !feasible_.empty();
@@ -148,15 +138,57 @@ void ScheduleAlgorithm::FindFeasible(
     FilterPassedOver(fw, state, pod, skip, candidates, rows, start, processed, nominated,
                      *passed_over);
   }
-  CollectRejected(processed, fit_error);
+  // A pod that fits somewhere only counts the rejections, unless one of them may be an Error.
+  if (feasible_.empty() || filter_error_.load(std::memory_order_relaxed)) {
+    CollectRejected(processed, fit_error);
+  }
+  return processed;
+}
+
+// Appends the nodes that fit in the round of `round` entries from entry `processed`, in order,
+// until `wanted` are feasible; returns how many of the round's entries that used.
+size_t ScheduleAlgorithm::TakeFeasible(const std::vector<const framework::NodeInfo*>& candidates,
+                                       const framework::NodeRow* rows, size_t start,
+                                       size_t processed, size_t round, size_t wanted) {
+  const size_t n = candidates.size();
+  feasible_.reserve(wanted);
+  feasible_rows_.reserve(wanted);
+  size_t used = 0;
+  while (used < round && feasible_.size() < wanted) {
+    const size_t chunk = (processed + used) / kNodeChunk;
+    const uint32_t* fits = chunk_fits_.data() + chunk * kNodeChunk;
+    const size_t had = feasible_.size();
+    const size_t take = std::min<size_t>(chunk_feasible_[chunk], wanted - had);
+    // The lists' lines were last read by the workers that scored the last pod: asking for them
+    // (for writing) a chunk ahead overlaps the waits to take them back. A prefetch never faults.
+    for (size_t line = 0; line < kNodeChunk * sizeof(void*); line += 64) {
+      __builtin_prefetch(reinterpret_cast<const char*>(feasible_.data() + had + kNodeChunk) + line,
+                         1);
+      __builtin_prefetch(
+          reinterpret_cast<const char*>(feasible_rows_.data() + had + kNodeChunk) + line, 1);
+    }
+    __builtin_prefetch(fits + kNodeChunk);
+    for (size_t k = 0; k < take; ++k) {
+      size_t position = start + fits[k];
+      if (position >= n) position -= n;
+      const framework::NodeInfo* node = candidates[position];
+      feasible_.push_back(node);
+      feasible_rows_.push_back(rows != nullptr ? &rows[position] : &node->row());
+    }
+    // The search stops right after the node that completes it, as a node-by-node reading would.
+    used = feasible_.size() == wanted && take > 0 ? fits[take - 1] + 1 - processed
+                                                  : std::min(round, used + kNodeChunk);
+  }
+  return used;
 }
 
 // Filters [begin, end) of the round whose first node is candidates[first] (wrapping around, so
-// that the per-node loop needs no division) into out[begin, end); returns how many fit. Two
-// copies, so that a pod without passed-over nodes pays nothing for them.
+// that the per-node loop needs no division), the round's entries starting at entry `processed`;
+// fills the chunk's chunk_feasible_, chunk_fits_ and chunk_failed_. Two copies, so that a pod
+// without passed-over nodes pays nothing for them.
 template <bool kPassingOver>
-uint32_t ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool rows_first,
-                                        framework::NodeStatus* out, size_t begin, size_t end) {
+void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool rows_first,
+                                    size_t processed, size_t begin, size_t end) {
   const size_t n = job.candidates.size();
   size_t index = first + begin;
   if (index >= n) index -= n;
@@ -174,10 +206,13 @@ uint32_t ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool
                               passes.data() + before_wrap);
     }
   }
+  const size_t chunk = (processed + begin) / kNodeChunk;
+  uint32_t* const fits = chunk_fits_.data() + chunk * kNodeChunk;
+  uint32_t found = 0;
+  uint32_t failed = 0;
   // The NodeInfos are apart in memory and the first Filter waits on each one's first cache
   // line: asking for it a few nodes ahead overlaps those waits.
   size_t ahead = (index + kPrefetchAhead) % n;
-  uint32_t found = 0;
   for (size_t i = begin; i < end; ++i) {
     if (!job.rows_alone && (!kPassingOver || !job.passed_over->Contains(ahead))) {
       __builtin_prefetch(job.candidates[ahead]);
@@ -185,22 +220,29 @@ uint32_t ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool
     if (++ahead == n) ahead = 0;
     const size_t position = index;
     if (++index == n) index = 0;
-    framework::NodeStatus& entry = out[i];
+    const auto entry_index = static_cast<uint32_t>(processed + i);
+    const bool passed = kPassingOver && job.passed_over->Contains(position);
+    if (!passed && rows_first && passes[i - begin] != 0 &&
+        (job.nominated == nullptr ||
+         job.nominated->ForPosition(position, job.candidates[position]) == nullptr)) {
+      fits[found++] = entry_index;
+      continue;
+    }
+    framework::NodeStatus& entry = entries_[entry_index];
     entry.node = job.candidates[position];
-    if (kPassingOver && job.passed_over->Contains(position)) {
+    if (passed) {
       entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
-      continue;
+    } else {
+      FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, entry);
     }
-    if (rows_first && passes[i - begin] != 0 &&
-        (job.nominated == nullptr || job.nominated->ForPosition(position, entry.node) == nullptr)) {
-      entry.status = Status();
-      ++found;
-      continue;
+    if (entry.status.IsSuccess()) {
+      fits[found++] = entry_index;
+    } else {
+      failed |= uint32_t{1} << (i - begin);
     }
-    FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, entry);
-    found += entry.status.IsSuccess() ? 1 : 0;
   }
-  return found;
+  chunk_feasible_[chunk] = found;
+  chunk_failed_[chunk] = failed;
 }
 
 // A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
@@ -266,8 +308,13 @@ void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
     return;
   }
   if (rejected.empty()) rejected.reserve(processed - feasible_.size());
-  for (size_t i = 0; i < processed; ++i) {
-    if (!entries_[i].status.IsSuccess()) rejected.push_back(std::move(entries_[i]));
+  for (size_t chunk = 0; chunk * kNodeChunk < processed; ++chunk) {
+    const size_t base = chunk * kNodeChunk;
+    uint32_t failed = chunk_failed_[chunk];
+    if (processed - base < kNodeChunk) failed &= (uint32_t{1} << (processed - base)) - 1;
+    for (; failed != 0; failed &= failed - 1) {
+      rejected.push_back(std::move(entries_[base + static_cast<size_t>(std::countr_zero(failed))]));
+    }
   }
 }
 
@@ -311,22 +358,37 @@ bool ScheduleAlgorithm::ScoreFeasible(const runtime::Framework& fw, framework::C
   return true;
 }
 
-// Highest total wins; ties are broken uniformly at random (reservoir sampling), as upstream.
+// Highest total wins; ties are broken uniformly at random, as upstream: reservoir sampling, one
+// draw for each node that ties the best so far, keeping that node when the number of ties so far
+// divides the draw. Only the draws for the final best's ties decide, and the last one that keeps
+// its node wins; splitmix64 being a counter, any draw can be made out of turn. So a first pass
+// finds the best and counts the draws, and a second walks the best's ties back from the end until
+// one keeps its node: half the draws on average, and the same choice.
 size_t ScheduleAlgorithm::SelectHost() {
-  size_t selected = 0;
   int64_t best = totals_[0];
+  size_t first = 0;
+  uint64_t earlier_draws = 0;  // for ties of bests beaten later
   uint64_t ties = 1;
   for (size_t i = 1; i < totals_.size(); ++i) {
     if (totals_[i] > best) {
       best = totals_[i];
-      selected = i;
+      first = i;
+      earlier_draws += ties - 1;
       ties = 1;
     } else if (totals_[i] == best) {
       ++ties;
-      if (NextRandom() % ties == 0) selected = i;
     }
   }
-  return selected;
+  const uint64_t before_best = random_state_ + earlier_draws * kSplitMixStep;
+  random_state_ += (earlier_draws + ties - 1) * kSplitMixStep;
+  size_t i = totals_.size();
+  for (uint64_t tie = ties; tie >= 2; --tie) {
+    do {
+      --i;
+    } while (totals_[i] != best);
+    if (SplitMix(before_best + (tie - 1) * kSplitMixStep) % tie == 0) return i;
+  }
+  return first;
 }
 
 ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
@@ -370,8 +432,9 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
               pre.sure_rejections->size() == candidates.size()
           ? pre.sure_rejections.get()
           : nullptr;
-  FindFeasible(fw, state, pod, pre.skip_filter, candidates, rows, to_find, nominated, passed_over,
-               &fit_error);
+  const size_t excluded = fit_error.node_statuses.size();
+  const size_t evaluated = FindFeasible(fw, state, pod, pre.skip_filter, candidates, rows, to_find,
+                                        nominated, passed_over, &fit_error);
   // The pool's join orders the workers' writes before this read.
   if (filter_error_.load(std::memory_order_relaxed)) {
     for (const auto& node_status : fit_error.node_statuses) {
@@ -382,8 +445,7 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
 
   ScheduleSuccess success;
   success.feasible_nodes = static_cast<int>(feasible_.size());
-  success.evaluated_nodes =
-      success.feasible_nodes + static_cast<int>(fit_error.node_statuses.size());
+  success.evaluated_nodes = static_cast<int>(excluded + evaluated);
   if (feasible_.size() == 1) {
     success.node = feasible_[0];
     return success;

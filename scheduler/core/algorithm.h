@@ -90,12 +90,13 @@ class ScheduleAlgorithm {
   // `rows` (may be null): the rows of `candidates` in the same order (the snapshot's table when
   // the candidates are the snapshot's nodes), read instead of each NodeInfo's. `passed_over`
   // (null: none): candidates by index that some plugin's PreFilter is sure its Filter rejects;
-  // they get a verdict of their own only when no node is feasible.
-  void FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
-                    const framework::PodInfo& pod, const runtime::FilterSkips& skip,
-                    const std::vector<const framework::NodeInfo*>& candidates,
-                    const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
-                    const framework::NodePositions* passed_over, FitError* fit_error);
+  // they get a verdict of their own only when no node is feasible. Returns how many candidates it
+  // evaluated; `fit_error` gets their rejections only when none fits or a filter erred.
+  size_t FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
+                      const framework::PodInfo& pod, const runtime::FilterSkips& skip,
+                      const std::vector<const framework::NodeInfo*>& candidates,
+                      const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
+                      const framework::NodePositions* passed_over, FitError* fit_error);
   // What every chunk of one FindFeasible call reads (see FindFeasible).
   struct FilterJob {
     const runtime::Framework& fw;
@@ -112,8 +113,11 @@ class ScheduleAlgorithm {
     bool rows_first;
   };
   template <bool kPassingOver>
-  uint32_t FilterChunk(const FilterJob& job, size_t first, bool rows_first,
-                       framework::NodeStatus* out, size_t begin, size_t end);
+  void FilterChunk(const FilterJob& job, size_t first, bool rows_first, size_t processed,
+                   size_t begin, size_t end);
+  size_t TakeFeasible(const std::vector<const framework::NodeInfo*>& candidates,
+                      const framework::NodeRow* rows, size_t start, size_t processed, size_t round,
+                      size_t wanted);
   // How many nodes the next round of FindFeasible filters, `wanted` more being wanted after
   // `processed` of `n` candidates.
   size_t RoundSize(size_t wanted, size_t processed, size_t n) const;
@@ -138,21 +142,23 @@ class ScheduleAlgorithm {
                      const framework::PodInfo& pod, const framework::Snapshot& snapshot,
                      framework::Status* error, bool keep_raw = false);
   size_t SelectHost();
-  uint64_t NextRandom();
 
   util::WorkerPool* pool_;
   int global_percentage_;
-  uint64_t random_state_;  // splitmix64: tie-breaking needs speed, not statistical quality
+  uint64_t random_state_;  // splitmix64's (see SelectHost)
   size_t next_start_index_ = 0;
   // Whether the last FindFeasible found a node: the next one's first round then lets the filters
   // judge its chunks' rows together (FilterJob::rows_first).
   bool last_search_found_ = true;
 
   // Reused across cycles to avoid allocation per pod.
-  // The Filter phase's verdicts in the order filtered, and per chunk of kNodeChunk nodes how many
-  // were feasible.
+  // The Filter phase's verdicts in the order filtered (rejections only are sure to be written);
+  // per chunk of kNodeChunk entries, how many fit, which they are (entry indices, kNodeChunk
+  // slots per chunk) and a bit per entry that failed.
   std::vector<framework::NodeStatus> entries_;
   std::vector<uint32_t> chunk_feasible_;
+  std::vector<uint32_t> chunk_fits_;
+  std::vector<uint32_t> chunk_failed_;
   // Whether a filter returned an Error in the last FindFeasible (set by the workers), so that a
   // pod that fits nowhere is not searched for errors node by node.
   std::atomic<bool> filter_error_{false};

@@ -177,6 +177,102 @@ TEST_CASE("Schedule reports every node's own verdict, whatever the rounds and re
   }
 }
 
+// Each chunk of the Filter phase lists the nodes that fit; the search must still stop right after
+// the node that completes it, as a node-by-node reading does, even where later nodes of that chunk
+// were rejected: that stop is the next pod's start and the count of nodes evaluated.
+TEST_CASE("the search stops right after the node that completes it in the middle of a chunk",
+          "[scheduler]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  constexpr size_t kNodes = 1000;  // 420 feasible nodes wanted
+  framework::Snapshot snapshot;
+  BuildNodes(snapshot, kNodes, [](int i) -> std::string { return i % 2 == 0 ? "4" : "1"; });
+  const auto pod =
+      framework::MakePodInfo(testing::PodBuilder("p").Container({{"cpu", "3"}}).Ptr(), 0);
+  std::vector<bool> fits;
+  {
+    framework::CycleState state;
+    const auto pre = (*fw)->RunPreFilter(state, *pod, snapshot);
+    for (const auto* node : snapshot.nodes()) {
+      fits.push_back((*fw)->RunFilter(state, *pod, *node, pre.skip_filter).IsSuccess());
+    }
+  }
+  for (const int threads : {1, 2, 3}) {
+    util::WorkerPool pool(threads);
+    ScheduleAlgorithm algorithm(&pool, 0, 1);
+    size_t start = 0;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      INFO(threads << " threads, attempt " << attempt);
+      size_t evaluated = 0;
+      for (size_t found = 0; found < 420; ++evaluated) {
+        if (fits[(start + evaluated) % kNodes]) ++found;
+      }
+      REQUIRE(!fits[(start + evaluated) % kNodes]);  // the chunk goes on with a rejected node
+      framework::CycleState state;
+      const auto outcome = algorithm.Schedule(**fw, state, *pod, snapshot);
+      REQUIRE(std::holds_alternative<ScheduleSuccess>(outcome));
+      CHECK(std::get<ScheduleSuccess>(outcome).feasible_nodes == 420);
+      CHECK(std::get<ScheduleSuccess>(outcome).evaluated_nodes == static_cast<int>(evaluated));
+      start = (start + evaluated) % kNodes;
+    }
+  }
+}
+
+// Upstream breaks ties by reservoir sampling: a draw for each node that ties the best so far, the
+// node kept when the ties so far divide the draw. The choice must be that one, draw for draw, with
+// the generator's state carried from one pod to the next, however the draws are made.
+TEST_CASE("ties are broken as reservoir sampling over the seeded generator's draws",
+          "[scheduler]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  framework::Snapshot snapshot;
+  // A best (8 cpu) tied many times, then beaten (32 cpu) and tied again, among lesser nodes.
+  BuildNodes(snapshot, 90, [](int i) -> std::string {
+    if (i < 40) return i % 2 == 0 ? "8" : "4";
+    return i % 3 == 0 ? "32" : "8";
+  });
+  const auto pod =
+      framework::MakePodInfo(testing::PodBuilder("p").Container({{"cpu", "1"}}).Ptr(), 0);
+  util::WorkerPool pool(2);
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    ScheduleAlgorithm algorithm(&pool, 100, seed);
+    uint64_t state = seed;  // splitmix64, as the algorithm's
+    const auto draw = [&state] {
+      uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      return z ^ (z >> 31);
+    };
+    for (int pod_number = 0; pod_number < 3; ++pod_number) {
+      INFO("seed " << seed << ", pod " << pod_number);
+      framework::CycleState cycle;
+      const Explanation explained = algorithm.Explain(**fw, cycle, *pod, snapshot);
+      REQUIRE(explained.selected != nullptr);
+      const framework::NodeInfo* expected = nullptr;
+      int64_t best = 0;
+      uint64_t ties = 0;
+      uint64_t draws = 0;
+      uint64_t draws_before_final_best = 0;
+      for (const NodeExplanation& node : explained.nodes) {
+        REQUIRE(node.feasible);
+        if (expected == nullptr || node.total > best) {
+          expected = node.node;
+          best = node.total;
+          ties = 1;
+          draws_before_final_best = draws;
+        } else if (node.total == best) {
+          ++ties;
+          ++draws;
+          if (draw() % ties == 0) expected = node.node;
+        }
+      }
+      REQUIRE(draws_before_final_best > 0);  // some draws were for a best beaten later
+      REQUIRE(ties > 2);
+      CHECK(explained.selected == expected);
+    }
+  }
+}
+
 // The round-robin start and the search's stopping point do not depend on the number of threads:
 // the same pods on the same nodes land on the same nodes.
 TEST_CASE("Schedule chooses the same nodes with one thread as with several", "[scheduler]") {
