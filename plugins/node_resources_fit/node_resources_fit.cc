@@ -295,6 +295,44 @@ void BuildScoreEntries(const std::vector<NodeResourcesFit::ResourceWeight>& reso
   }
 }
 
+// The default case, cpu and memory alone, read straight from the rows: ScoreRows' loop with the
+// entries and the strategy fixed (the same sums and divisions, so the same scores).
+template <bool kMostAllocated>
+void CpuAndMemoryScores(const ScoreEntry& cpu, const ScoreEntry& memory,
+                        const framework::NodeRow* const* rows, size_t count, int64_t* scores) {
+  const auto share = [](int64_t requested, int64_t capacity) {
+    return kMostAllocated ? MostRequestedScore(requested, capacity)
+                          : LeastRequestedScore(requested, capacity);
+  };
+  for (size_t i = 0; i < count; ++i) {
+    const framework::NodeRow& row = *rows[i];
+    int64_t node_score = 0;
+    int64_t weight_sum = 0;
+    if (row.allocatable_cpu != 0) {
+      node_score +=
+          share(row.non_zero_requested_cpu + cpu.pod_request, row.allocatable_cpu) * cpu.weight;
+      weight_sum += cpu.weight;
+    }
+    if (row.allocatable_memory != 0) {
+      node_score +=
+          share(row.non_zero_requested_memory + memory.pod_request, row.allocatable_memory) *
+          memory.weight;
+      weight_sum += memory.weight;
+    }
+    scores[i] = weight_sum == 0 ? 0 : helper::Divide(node_score, weight_sum);
+  }
+}
+
+// The cpu and memory entries when they are the only ones (in either order), else nulls.
+std::pair<const ScoreEntry*, const ScoreEntry*> CpuAndMemoryOnly(const ScoreEntries& entries) {
+  if (entries.size() != 2) return {nullptr, nullptr};
+  const ScoreEntry* cpu = &entries[0];
+  const ScoreEntry* memory = &entries[1];
+  if (cpu->id == api::kMemory) std::swap(cpu, memory);
+  if (cpu->id != api::kCpu || memory->id != api::kMemory) return {nullptr, nullptr};
+  return {cpu, memory};
+}
+
 }  // namespace
 
 Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& pod,
@@ -339,6 +377,16 @@ void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodIn
     BuildScoreEntries(resources_, pod, &local);
     entries = &local;
     strategy = KeptStrategy();
+  }
+  if (const auto [cpu, memory] = CpuAndMemoryOnly(*entries); cpu != nullptr) {
+    if (strategy == config::ScoringStrategyType::kMostAllocated) {
+      CpuAndMemoryScores<true>(*cpu, *memory, rows, nodes.size(), scores);
+      return;
+    }
+    if (strategy == config::ScoringStrategyType::kLeastAllocated) {
+      CpuAndMemoryScores<false>(*cpu, *memory, rows, nodes.size(), scores);
+      return;
+    }
   }
   // RequestedToCapacityRatio counts only resources with a positive score in the weighted mean.
   const bool ratio = strategy == config::ScoringStrategyType::kRequestedToCapacityRatio;
