@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -11,6 +12,7 @@
 #include "plugins/helper/integer_division.h"
 #include "plugins/helper/resource_weights.h"
 #include "plugins/names.h"
+#include "plugins/node_resources_fit/requested_scores.h"
 #include "scheduler/api/labels.h"
 #include "scheduler/api/symbol.h"
 
@@ -48,8 +50,15 @@ struct ScoreEntry {
 };
 using ScoreEntries = absl::InlinedVector<ScoreEntry, 8>;
 
+struct CpuAndMemory {
+  ScoreEntry cpu;
+  ScoreEntry memory;
+};
+
 struct ScoreState final : framework::StateData {
   ScoreEntries entries;
+  // Set when the entries are cpu and memory alone (in either order): ScoreRows' fast loop.
+  std::optional<CpuAndMemory> cpu_and_memory;
   // Never kWatermark: PreScore resolves it to the cycle's mode.
   config::ScoringStrategyType strategy = config::ScoringStrategyType::kLeastAllocated;
   std::unique_ptr<framework::StateData> Clone() const override {
@@ -91,43 +100,10 @@ std::string_view InsufficientReason(api::ResourceId id) {
   return reason;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Scoring strategies (upstream's formulas; integer arithmetic as upstream)
-
-int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
-  if (capacity == 0 || requested > capacity) return 0;
-  return helper::Divide((capacity - requested) * framework::kMaxNodeScore, capacity);
-}
-
-int64_t MostRequestedScore(int64_t requested, int64_t capacity) {
-  if (capacity == 0) return 0;
-  // Non-zero defaults can push requested above capacity.
-  return helper::Divide(std::min(requested, capacity) * framework::kMaxNodeScore, capacity);
-}
-
-int64_t BrokenLinear(const std::vector<NodeResourcesFit::ShapePoint>& shape, int64_t p) {
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (p > shape[i].utilization) continue;
-    if (i == 0) return shape[0].score;
-    const auto& lo = shape[i - 1];
-    const auto& hi = shape[i];
-    return lo.score +
-           (hi.score - lo.score) * (p - lo.utilization) / (hi.utilization - lo.utilization);
-  }
-  return shape.back().score;
-}
-
 config::ScoringStrategyType StrategyOf(NodeResourcesFit::WatermarkMode mode) {
   return mode == NodeResourcesFit::WatermarkMode::kStack
              ? config::ScoringStrategyType::kMostAllocated
              : config::ScoringStrategyType::kLeastAllocated;
-}
-
-int64_t RatioResourceScore(const std::vector<NodeResourcesFit::ShapePoint>& shape,
-                           int64_t requested, int64_t capacity) {
-  constexpr int64_t kMaxUtilization = 100;
-  if (capacity == 0 || requested > capacity) return BrokenLinear(shape, kMaxUtilization);
-  return BrokenLinear(shape, requested * kMaxUtilization / capacity);
 }
 
 }  // namespace
@@ -323,14 +299,13 @@ void CpuAndMemoryScores(const ScoreEntry& cpu, const ScoreEntry& memory,
   }
 }
 
-// The cpu and memory entries when they are the only ones (in either order), else nulls.
-std::pair<const ScoreEntry*, const ScoreEntry*> CpuAndMemoryOnly(const ScoreEntries& entries) {
-  if (entries.size() != 2) return {nullptr, nullptr};
-  const ScoreEntry* cpu = &entries[0];
-  const ScoreEntry* memory = &entries[1];
-  if (cpu->id == api::kMemory) std::swap(cpu, memory);
-  if (cpu->id != api::kCpu || memory->id != api::kMemory) return {nullptr, nullptr};
-  return {cpu, memory};
+// The cpu and memory entries when they are the only ones (in either order).
+std::optional<CpuAndMemory> CpuAndMemoryOnly(const ScoreEntries& entries) {
+  if (entries.size() != 2) return std::nullopt;
+  CpuAndMemory found{entries[0], entries[1]};
+  if (found.cpu.id == api::kMemory) std::swap(found.cpu, found.memory);
+  if (found.cpu.id != api::kCpu || found.memory.id != api::kMemory) return std::nullopt;
+  return found;
 }
 
 }  // namespace
@@ -340,6 +315,7 @@ Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& p
                                   absl::Span<const framework::NodeInfo* const> /*feasible*/) {
   auto data = std::make_unique<ScoreState>();
   BuildScoreEntries(resources_, pod, &data->entries);
+  data->cpu_and_memory = CpuAndMemoryOnly(data->entries);
   data->strategy = strategy_;
   if (const auto watermark = ObserveWatermark(snapshot, pod.get().spec.tolerations);
       watermark.has_value()) {
@@ -367,24 +343,22 @@ int64_t NodeResourcesFit::ScoreWithRow(const CycleState& state, const framework:
 void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodInfo& pod,
                                  absl::Span<const framework::NodeInfo* const> nodes,
                                  const framework::NodeRow* const* rows, int64_t* scores) const {
-  ScoreEntries local;
-  const ScoreEntries* entries = nullptr;
-  config::ScoringStrategyType strategy = strategy_;
-  if (const auto* data = state.Read<ScoreState>(ScoreKey()); data != nullptr) {
-    entries = &data->entries;
-    strategy = data->strategy;
-  } else {
-    BuildScoreEntries(resources_, pod, &local);
-    entries = &local;
-    strategy = KeptStrategy();
+  ScoreState local;
+  const ScoreState* data = state.Read<ScoreState>(ScoreKey());
+  if (data == nullptr) {  // Score without PreScore
+    BuildScoreEntries(resources_, pod, &local.entries);
+    local.cpu_and_memory = CpuAndMemoryOnly(local.entries);
+    local.strategy = KeptStrategy();
+    data = &local;
   }
-  if (const auto [cpu, memory] = CpuAndMemoryOnly(*entries); cpu != nullptr) {
+  const config::ScoringStrategyType strategy = data->strategy;
+  if (const auto& fast = data->cpu_and_memory; fast.has_value()) {
     if (strategy == config::ScoringStrategyType::kMostAllocated) {
-      CpuAndMemoryScores<true>(*cpu, *memory, rows, nodes.size(), scores);
+      CpuAndMemoryScores<true>(fast->cpu, fast->memory, rows, nodes.size(), scores);
       return;
     }
     if (strategy == config::ScoringStrategyType::kLeastAllocated) {
-      CpuAndMemoryScores<false>(*cpu, *memory, rows, nodes.size(), scores);
+      CpuAndMemoryScores<false>(fast->cpu, fast->memory, rows, nodes.size(), scores);
       return;
     }
   }
@@ -395,7 +369,7 @@ void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodIn
     const framework::NodeRow& row = *rows[i];
     int64_t node_score = 0;
     int64_t weight_sum = 0;
-    for (const ScoreEntry& e : *entries) {
+    for (const ScoreEntry& e : data->entries) {
       const int64_t capacity = node.allocatable_amount(e.id, row);
       if (capacity == 0) continue;
       const int64_t requested = node.scoring_requested_amount(e.id, row) + e.pod_request;
