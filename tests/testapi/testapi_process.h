@@ -4,7 +4,6 @@
 // certificates in a temporary directory, the server process, and a kubeconfig for it. Header
 // only, for the *_test.cc files of tests/testapi.
 
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -14,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/temp_dir.h"
 #include "tests/testing/test_certs.h"
 
 namespace kubesched::testapi {
@@ -26,11 +26,9 @@ class TestApiProcess {
   static absl::StatusOr<std::unique_ptr<TestApiProcess>> Start(
       std::vector<std::string> extra_flags = {}) {
     std::unique_ptr<TestApiProcess> process(new TestApiProcess());
-    static int counter = 0;
-    process->dir_ = (std::filesystem::temp_directory_path() /
-                     absl::StrCat("kubesched-testapi-", getpid(), "-", counter++))
-                        .string();
-    std::filesystem::create_directories(process->dir_);
+    auto dir = testing::MakeTempDirectory("kubesched-testapi");
+    if (!dir.ok()) return dir.status();
+    process->dir_ = *std::move(dir);
     auto certs = testing::GenerateTestCertificates();
     if (!certs.ok()) return certs.status();
     absl::Status status = testing::WriteTestCertificates(*certs, process->dir_);
@@ -43,8 +41,7 @@ class TestApiProcess {
 
   ~TestApiProcess() {
     server_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    testing::RemoveTree(dir_).IgnoreError();  // best effort: a test's leftovers in /tmp
   }
 
   // kKept: the server comes back with what it stored. kLost: it comes back empty, as after an
@@ -56,9 +53,8 @@ class TestApiProcess {
   absl::Status Restart(State state = State::kKept) {
     if (server_ != nullptr) server_->Stop(SIGKILL).IgnoreError();
     if (state == State::kLost) {
-      std::error_code ec;
-      std::filesystem::remove(state_file(), ec);
-      if (ec) return absl::InternalError(absl::StrCat("remove state file: ", ec.message()));
+      absl::Status removed = testing::RemoveFile(state_file());
+      if (!removed.ok()) return removed;
     }
     return Launch(url_.substr(url_.find("://") + 3));
   }
