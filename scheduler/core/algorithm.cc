@@ -101,6 +101,7 @@ size_t ScheduleAlgorithm::FindFeasible(
   nominated_by_requests_ = nominated != nullptr && NominatedFiltersJudgeByRequests(fw, skip);
   feasible_.clear();
   feasible_rows_.clear();
+  taken_.clear();
   const size_t n = candidates.size();
   if (n == 0) return 0;
   const size_t chunks = (n + kNodeChunk - 1) / kNodeChunk;
@@ -130,8 +131,9 @@ size_t ScheduleAlgorithm::FindFeasible(
       passed_over == nullptr ? FilterChunk<false>(job, first, rows_first, processed, begin, end)
                              : FilterChunk<true>(job, first, rows_first, processed, begin, end);
     });
-    processed += TakeFeasible(candidates, rows, start, processed, round, wanted_total);
+    processed += TakeFeasible(processed, round, wanted_total);
   }
+  PlaceFeasible(candidates, rows, start);
   next_start_index_ = (start + processed) % n;
   last_search_found_ = !feasible_.empty();
   if (passed_over != nullptr && feasible_.empty()) {
@@ -145,41 +147,51 @@ size_t ScheduleAlgorithm::FindFeasible(
   return processed;
 }
 
-// Appends the nodes that fit in the round of `round` entries from entry `processed`, in order,
-// until `wanted` are feasible; returns how many of the round's entries that used.
-size_t ScheduleAlgorithm::TakeFeasible(const std::vector<const framework::NodeInfo*>& candidates,
-                                       const framework::NodeRow* rows, size_t start,
-                                       size_t processed, size_t round, size_t wanted) {
-  const size_t n = candidates.size();
-  feasible_.reserve(wanted);
-  feasible_rows_.reserve(wanted);
+// Counts the nodes that fit in the round of `round` entries from entry `processed`, in order,
+// until `wanted` are feasible, and notes which chunks they come from (PlaceFeasible writes them);
+// returns how many of the round's entries that used. Only the per-chunk counts are read here:
+// the lists were written by the threads that filtered the chunks, and copying them on this
+// thread waited on each of their lines.
+size_t ScheduleAlgorithm::TakeFeasible(size_t processed, size_t round, size_t wanted) {
+  size_t count = feasible_.size();
   size_t used = 0;
-  while (used < round && feasible_.size() < wanted) {
+  while (used < round && count < wanted) {
     const size_t chunk = (processed + used) / kNodeChunk;
-    const uint32_t* fits = chunk_fits_.data() + chunk * kNodeChunk;
-    const size_t had = feasible_.size();
-    const size_t take = std::min<size_t>(chunk_feasible_[chunk], wanted - had);
-    // The lists' lines were last read by the workers that scored the last pod: asking for them
-    // (for writing) a chunk ahead overlaps the waits to take them back. A prefetch never faults.
-    for (size_t line = 0; line < kNodeChunk * sizeof(void*); line += 64) {
-      __builtin_prefetch(reinterpret_cast<const char*>(feasible_.data() + had + kNodeChunk) + line,
-                         1);
-      __builtin_prefetch(
-          reinterpret_cast<const char*>(feasible_rows_.data() + had + kNodeChunk) + line, 1);
-    }
-    __builtin_prefetch(fits + kNodeChunk);
-    for (size_t k = 0; k < take; ++k) {
-      size_t position = start + fits[k];
-      if (position >= n) position -= n;
-      const framework::NodeInfo* node = candidates[position];
-      feasible_.push_back(node);
-      feasible_rows_.push_back(rows != nullptr ? &rows[position] : &node->row());
-    }
+    const size_t take = std::min<size_t>(chunk_feasible_[chunk], wanted - count);
+    if (take > 0) taken_.push_back({chunk, count, take});
+    count += take;
     // The search stops right after the node that completes it, as a node-by-node reading would.
-    used = feasible_.size() == wanted && take > 0 ? fits[take - 1] + 1 - processed
-                                                  : std::min(round, used + kNodeChunk);
+    used = count == wanted && take > 0 ? chunk_fits_[chunk * kNodeChunk + take - 1] + 1 - processed
+                                       : std::min(round, used + kNodeChunk);
   }
+  feasible_.resize(count);
+  feasible_rows_.resize(count);
   return used;
+}
+
+void ScheduleAlgorithm::PlaceFeasible(const std::vector<const framework::NodeInfo*>& candidates,
+                                      const framework::NodeRow* rows, size_t start) {
+  const size_t n = candidates.size();
+  const auto place = [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const TakenChunk& taken = taken_[t];
+      const uint32_t* fits = chunk_fits_.data() + taken.chunk * kNodeChunk;
+      for (size_t k = 0; k < taken.take; ++k) {
+        size_t position = start + fits[k];
+        if (position >= n) position -= n;
+        const framework::NodeInfo* node = candidates[position];
+        feasible_[taken.offset + k] = node;
+        feasible_rows_[taken.offset + k] = rows != nullptr ? &rows[position] : &node->row();
+      }
+    }
+  };
+  // A few chunks are placed faster than the workers are woken.
+  constexpr size_t kChunksPerJob = 4;
+  if (taken_.size() <= 2 * kChunksPerJob) {
+    place(0, taken_.size());
+  } else {
+    pool_->ParallelFor(taken_.size(), kChunksPerJob, place);
+  }
 }
 
 // Filters [begin, end) of the round whose first node is candidates[first] (wrapping around, so

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -18,6 +20,23 @@
 #include "scheduler/util/parallel.h"
 
 namespace kubesched::scheduler {
+
+// std::allocator, except that a vector's resize leaves new elements default-initialised: a list
+// about to be overwritten (the feasible nodes) is then not written twice.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  DefaultInitAllocator() = default;
+  template <typename U>
+  explicit DefaultInitAllocator(const DefaultInitAllocator<U>& /*other*/) {}
+  template <typename U, typename... Args>
+  void construct(U* place, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0) {
+      ::new (static_cast<void*>(place)) U;
+    } else {
+      ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
+    }
+  }
+};
 
 // Upstream's numFeasibleNodesToFind: all nodes below 100; otherwise `percentage` of them (0 =
 // adaptive: 50 - nodes/125, at least 5), and never fewer than 100.
@@ -115,9 +134,10 @@ class ScheduleAlgorithm {
   template <bool kPassingOver>
   void FilterChunk(const FilterJob& job, size_t first, bool rows_first, size_t processed,
                    size_t begin, size_t end);
-  size_t TakeFeasible(const std::vector<const framework::NodeInfo*>& candidates,
-                      const framework::NodeRow* rows, size_t start, size_t processed, size_t round,
-                      size_t wanted);
+  size_t TakeFeasible(size_t processed, size_t round, size_t wanted);
+  // Writes the nodes TakeFeasible counted into feasible_ and feasible_rows_, in parallel.
+  void PlaceFeasible(const std::vector<const framework::NodeInfo*>& candidates,
+                     const framework::NodeRow* rows, size_t start);
   // How many nodes the next round of FindFeasible filters, `wanted` more being wanted after
   // `processed` of `n` candidates.
   size_t RoundSize(size_t wanted, size_t processed, size_t n) const;
@@ -167,9 +187,19 @@ class ScheduleAlgorithm {
   bool nominated_by_requests_ = false;
   // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
   std::vector<framework::NodeStatus> spare_entries_;
-  std::vector<const framework::NodeInfo*> feasible_;
+  // A chunk's feasible nodes that the search takes: the first `take` of its list, placed from
+  // feasible_[offset].
+  struct TakenChunk {
+    size_t chunk;
+    size_t offset;
+    size_t take;
+  };
+  std::vector<TakenChunk> taken_;
+  std::vector<const framework::NodeInfo*, DefaultInitAllocator<const framework::NodeInfo*>>
+      feasible_;
   // The row of each feasible node (the snapshot's table where the Filter phase read it).
-  std::vector<const framework::NodeRow*> feasible_rows_;
+  std::vector<const framework::NodeRow*, DefaultInitAllocator<const framework::NodeRow*>>
+      feasible_rows_;
   std::vector<const framework::NodeInfo*> restricted_candidates_;
   std::vector<std::vector<int64_t>> plugin_scores_;
   std::vector<std::vector<int64_t>> raw_scores_;
