@@ -308,15 +308,22 @@ std::optional<CpuAndMemory> CpuAndMemoryOnly(const ScoreEntries& entries) {
   return found;
 }
 
+// The pod's scoring list, whether ScoreRows' cpu-and-memory loop applies to it, and `strategy`.
+void BuildScoreState(const std::vector<NodeResourcesFit::ResourceWeight>& resources,
+                     const framework::PodInfo& pod, config::ScoringStrategyType strategy,
+                     ScoreState* out) {
+  BuildScoreEntries(resources, pod, &out->entries);
+  out->cpu_and_memory = CpuAndMemoryOnly(out->entries);
+  out->strategy = strategy;
+}
+
 }  // namespace
 
 Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& pod,
                                   const framework::Snapshot& snapshot,
                                   absl::Span<const framework::NodeInfo* const> /*feasible*/) {
   auto data = std::make_unique<ScoreState>();
-  BuildScoreEntries(resources_, pod, &data->entries);
-  data->cpu_and_memory = CpuAndMemoryOnly(data->entries);
-  data->strategy = strategy_;
+  BuildScoreState(resources_, pod, strategy_, data.get());
   if (const auto watermark = ObserveWatermark(snapshot, pod.get().spec.tolerations);
       watermark.has_value()) {
     data->strategy = StrategyOf(watermark->mode);
@@ -343,13 +350,11 @@ int64_t NodeResourcesFit::ScoreWithRow(const CycleState& state, const framework:
 void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodInfo& pod,
                                  absl::Span<const framework::NodeInfo* const> nodes,
                                  const framework::NodeRow* const* rows, int64_t* scores) const {
-  ScoreState local;
+  std::optional<ScoreState> local;  // built only for a Score without PreScore
   const ScoreState* data = state.Read<ScoreState>(ScoreKey());
-  if (data == nullptr) {  // Score without PreScore
-    BuildScoreEntries(resources_, pod, &local.entries);
-    local.cpu_and_memory = CpuAndMemoryOnly(local.entries);
-    local.strategy = KeptStrategy();
-    data = &local;
+  if (data == nullptr) {
+    BuildScoreState(resources_, pod, KeptStrategy(), &local.emplace());
+    data = &*local;
   }
   const config::ScoringStrategyType strategy = data->strategy;
   if (const auto& fast = data->cpu_and_memory; fast.has_value()) {
