@@ -1,32 +1,36 @@
 #pragma once
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
+
+#include "absl/status/statusor.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kubesched::testing {
 
 // A file with the given contents in a fresh temporary directory, removed on destruction.
 class TempFile {
  public:
+  // A directory or file that cannot be made throws: Catch2 then fails the test with the
+  // message, where a path left empty would let a test that expects a read error pass.
   explicit TempFile(const std::string& contents, const std::string& name = "input.yaml") {
-    static int counter = 0;
-    dir_ = std::filesystem::temp_directory_path() /
-           ("kubesched-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / name).string();
-    std::ofstream(path_) << contents;
+    absl::StatusOr<std::string> dir = MakeTempDirectory("kubesched-test");
+    if (!dir.ok()) throw std::runtime_error(std::string(dir.status().message()));
+    dir_ = *std::move(dir);
+    path_ = dir_ + "/" + name;
+    std::ofstream out(path_);
+    out << contents;
+    if (!out) throw std::runtime_error("cannot write " + path_);
   }
-  ~TempFile() { std::filesystem::remove_all(dir_); }
+  ~TempFile() { (void)RemoveTree(dir_); }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 
   const std::string& path() const { return path_; }
 
  private:
-  std::filesystem::path dir_;
+  std::string dir_;
   std::string path_;
 };
 
