@@ -87,11 +87,12 @@ const framework::NodeInfo* FitsNominatedNode(
 // results are then read in node order, so the outcome does not depend on thread timing.
 //
 // Entry i of entries_ is the i-th node filtered, but only rejections are sure to be written
-// there: each chunk lists which of its entries failed (chunk_failed_) and, in order, which fit
-// (chunk_fits_). Reading a round is then a copy of those short lists rather than a pass over
-// every verdict, and a node that fits costs no write of a verdict nobody reads. A pod that fits
-// nowhere (a preemptor) hands the whole buffer to its FitError. Returns how many nodes it
-// evaluated; their rejections are in `fit_error` when no node fits or a filter erred.
+// there, and only when they are read (FilterJob::keep_verdicts): each chunk lists which of its
+// entries failed (chunk_failed_) and, in order, which fit (chunk_fits_). Reading a round is then a
+// copy of those short lists rather than a pass over every verdict, and a node that fits costs no
+// write of a verdict nobody reads. A pod that fits nowhere (a preemptor) hands the whole buffer to
+// its FitError. Returns how many nodes it evaluated; their rejections are in `fit_error` when no
+// node fits or a filter erred.
 size_t ScheduleAlgorithm::FindFeasible(
     const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
     const runtime::FilterSkips& skip, const std::vector<const framework::NodeInfo*>& candidates,
@@ -116,9 +117,17 @@ size_t ScheduleAlgorithm::FindFeasible(
   // the cache with lines nobody reads (at 50,000 nodes, a miss per node). They may then also
   // judge a chunk's rows together first, unless this cycle times its plugins node by node.
   const bool rows_alone = rows != nullptr && fw.FiltersReadOnlyRows(state, pod, skip);
-  const FilterJob job{
-      fw,   state,     pod,         skip,       candidates,
-      rows, nominated, passed_over, rows_alone, rows_alone && !state.record_plugin_metrics()};
+  const FilterJob job{fw,
+                      state,
+                      pod,
+                      skip,
+                      candidates,
+                      rows,
+                      nominated,
+                      passed_over,
+                      rows_alone,
+                      rows_alone && !state.record_plugin_metrics(),
+                      /*keep_verdicts=*/!last_search_found_};
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
     const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);
@@ -136,14 +145,14 @@ size_t ScheduleAlgorithm::FindFeasible(
   PlaceFeasible(candidates, rows, start);
   next_start_index_ = (start + processed) % n;
   last_search_found_ = !feasible_.empty();
+  const bool rejections_read = feasible_.empty() || filter_error_.load(std::memory_order_relaxed);
+  if (!job.keep_verdicts && rejections_read) FilterRejectedAgain(job, start, processed);
   if (passed_over != nullptr && feasible_.empty()) {
     FilterPassedOver(fw, state, pod, skip, candidates, rows, start, processed, nominated,
                      *passed_over);
   }
   // A pod that fits somewhere only counts the rejections, unless one of them may be an Error.
-  if (feasible_.empty() || filter_error_.load(std::memory_order_relaxed)) {
-    CollectRejected(processed, fit_error);
-  }
+  if (rejections_read) CollectRejected(processed, fit_error);
   return processed;
 }
 
@@ -247,14 +256,9 @@ void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool row
       fits[found++] = entry_index;
       continue;
     }
-    framework::NodeStatus& entry = entries_[entry_index];
-    entry.node = job.candidates[position];
-    if (passed) {
-      entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
-    } else {
-      FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, entry);
-    }
-    if (entry.status.IsSuccess()) {
+    const bool fit = job.keep_verdicts ? JudgeInto(job, passed, position, entries_[entry_index])
+                                       : JudgeWithoutKeeping(job, passed, position);
+    if (fit) {
       fits[found++] = entry_index;
     } else {
       failed |= uint32_t{1} << (i - begin);
@@ -262,6 +266,49 @@ void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool row
   }
   chunk_feasible_[chunk] = found;
   chunk_failed_[chunk] = failed;
+}
+
+// Judges candidate `position` into `entry`; true if it fits. A node `passed` over is rejected
+// without its filters (FilterPassedOver judges it when its verdict is read).
+bool ScheduleAlgorithm::JudgeInto(const FilterJob& job, bool passed, size_t position,
+                                  framework::NodeStatus& entry) {
+  entry.node = job.candidates[position];
+  if (passed) {
+    entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
+    return false;
+  }
+  FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, *entry.node,
+             entry.status);
+  return entry.status.IsSuccess();
+}
+
+// JudgeInto for a pod whose rejections are likely not read: the verdict stays on this thread's
+// stack. The entries' lines were last written by whichever thread had the chunk before, and
+// waiting for them was a tenth of the search at 50,000 nodes.
+bool ScheduleAlgorithm::JudgeWithoutKeeping(const FilterJob& job, bool passed, size_t position) {
+  if (passed) return false;
+  Status verdict;
+  FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position,
+             *job.candidates[position], verdict);
+  return verdict.IsSuccess();
+}
+
+// Judges again, into entries_, the nodes a search without kept verdicts rejected among its first
+// `processed` entries (from candidate `start`), for a pod whose rejections are read after all.
+// The filters read only the snapshot and the cycle state, so the verdicts are those it had.
+void ScheduleAlgorithm::FilterRejectedAgain(const FilterJob& job, size_t start, size_t processed) {
+  const size_t n = job.candidates.size();
+  pool_->ParallelFor(processed, kNodeChunk, [&](size_t begin, size_t end) {
+    uint32_t failed = chunk_failed_[begin / kNodeChunk];
+    if (end - begin < kNodeChunk) failed &= (uint32_t{1} << (end - begin)) - 1;
+    for (; failed != 0; failed &= failed - 1) {
+      const size_t entry_index = begin + static_cast<size_t>(std::countr_zero(failed));
+      size_t position = start + entry_index;
+      if (position >= n) position -= n;
+      const bool passed = job.passed_over != nullptr && job.passed_over->Contains(position);
+      JudgeInto(job, passed, position, entries_[entry_index]);
+    }
+  });
 }
 
 // A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
@@ -289,7 +336,8 @@ void ScheduleAlgorithm::FilterPassedOver(
     for (size_t i = begin; i < end; ++i) {
       const size_t position = (start + i) % n;
       if (!passed_over.Contains(position)) continue;
-      FilterInto(fw, state, pod, skip, nominated, rows, position, entries_[i]);
+      framework::NodeStatus& entry = entries_[i];
+      FilterInto(fw, state, pod, skip, nominated, rows, position, *entry.node, entry.status);
     }
   });
 }
@@ -297,22 +345,22 @@ void ScheduleAlgorithm::FilterPassedOver(
 void ScheduleAlgorithm::FilterInto(const runtime::Framework& fw, const framework::CycleState& state,
                                    const framework::PodInfo& pod, const runtime::FilterSkips& skip,
                                    const NominatedPods* nominated, const framework::NodeRow* rows,
-                                   size_t position, framework::NodeStatus& entry) {
+                                   size_t position, const framework::NodeInfo& node,
+                                   Status& status) {
   // With the snapshot's rows, `position` is the node's snapshot position: neither its row nor its
   // nominations need the NodeInfo, which a node without nominated pods then never touches.
-  const framework::NodeRow& row = rows != nullptr ? rows[position] : entry.node->row();
-  assert(&row == &entry.node->row());  // a node changed in place must have its row refreshed
+  const framework::NodeRow& row = rows != nullptr ? rows[position] : node.row();
+  assert(&row == &node.row());  // a node changed in place must have its row refreshed
   const NominatedPods::Entry* on_node = nominated == nullptr ? nullptr
-                                        : rows != nullptr
-                                            ? nominated->ForPosition(position, entry.node)
-                                            : nominated->For(entry.node);
+                                        : rows != nullptr ? nominated->ForPosition(position, &node)
+                                                          : nominated->For(&node);
   if (on_node == nullptr) {
-    fw.RunFilterInto(state, pod, *entry.node, row, skip, entry.status);
+    fw.RunFilterInto(state, pod, node, row, skip, status);
   } else {
-    RunFiltersWithNominatedInto(fw, state, pod, *entry.node, skip, on_node, entry.status,
+    RunFiltersWithNominatedInto(fw, state, pod, node, skip, on_node, status,
                                 nominated_by_requests_);
   }
-  if (entry.status.code() == framework::Code::kError) {
+  if (status.code() == framework::Code::kError) {
     filter_error_.store(true, std::memory_order_relaxed);
   }
 }

@@ -130,6 +130,10 @@ class ScheduleAlgorithm {
     bool rows_alone;
     // They may judge a chunk's rows together first (Framework::ClearFailingRows).
     bool rows_first;
+    // Rejections are written to entries_ as they are found. Otherwise only the chunks' failure
+    // bits are, and FilterRejectedAgain writes them if they are read after all: chosen when the
+    // last pod fit somewhere, as most pods that follow one that did also do.
+    bool keep_verdicts;
   };
   template <bool kPassingOver>
   void FilterChunk(const FilterJob& job, size_t first, bool rows_first, size_t processed,
@@ -148,12 +152,15 @@ class ScheduleAlgorithm {
                         const framework::NodeRow* rows, size_t start, size_t processed,
                         const NominatedPods* nominated,
                         const framework::NodePositions& passed_over);
-  // Runs the pod's filters on `entry.node`, candidate `position`, into `entry.status`; notes an
-  // Error in filter_error_. `rows`: as FindFeasible's.
+  bool JudgeInto(const FilterJob& job, bool passed, size_t position, framework::NodeStatus& entry);
+  bool JudgeWithoutKeeping(const FilterJob& job, bool passed, size_t position);
+  void FilterRejectedAgain(const FilterJob& job, size_t start, size_t processed);
+  // Runs the pod's filters on `node`, candidate `position`, into `status`; notes an Error in
+  // filter_error_. `rows`: as FindFeasible's.
   void FilterInto(const runtime::Framework& fw, const framework::CycleState& state,
                   const framework::PodInfo& pod, const runtime::FilterSkips& skip,
                   const NominatedPods* nominated, const framework::NodeRow* rows, size_t position,
-                  framework::NodeStatus& entry);
+                  const framework::NodeInfo& node, framework::Status& status);
   // Moves the verdicts of the first `processed` entries that failed into `fit_error`.
   void CollectRejected(size_t processed, FitError* fit_error);
   // Scores feasible_ into totals_; false (with `error`) if PreScore failed. With `keep_raw`
