@@ -20,6 +20,17 @@ static_assert(kNodeChunk <= 32, "a chunk's failures are the bits of a uint32_t")
 // How many nodes ahead the Filter loop asks for a NodeInfo (FindFeasible).
 constexpr size_t kPrefetchAhead = 4;
 
+// Entry i of a search from candidate `start` is candidate start + i, wrapped at n (i < n).
+size_t CandidatePosition(size_t start, size_t entry_index, size_t n) {
+  return start + entry_index >= n ? start + entry_index - n : start + entry_index;
+}
+
+// The failure bits of the chunk whose first entry is `base`, for the entries before `processed`.
+uint32_t FailedBefore(uint32_t failed, size_t base, size_t processed) {
+  const size_t count = processed - base;
+  return count < kNodeChunk ? failed & ((uint32_t{1} << count) - 1U) : failed;
+}
+
 // splitmix64 (tie-breaking needs speed, not statistical quality): draw k of a generator whose
 // state was s is SplitMix(s + k * kSplitMixStep).
 constexpr uint64_t kSplitMixStep = 0x9e3779b97f4a7c15ULL;
@@ -131,7 +142,7 @@ size_t ScheduleAlgorithm::FindFeasible(
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
     const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);
-    const size_t first = (start + processed) % n;
+    const size_t first = CandidatePosition(start, processed, n);
     // Judging rows together pays where most nodes fit; where none does (a preemptor), each node
     // would be judged twice. The first round goes by the last pod's search, later ones by this.
     const bool rows_first =
@@ -186,8 +197,7 @@ void ScheduleAlgorithm::PlaceFeasible(const std::vector<const framework::NodeInf
       const TakenChunk& taken = taken_[t];
       const uint32_t* fits = chunk_fits_.data() + taken.chunk * kNodeChunk;
       for (size_t k = 0; k < taken.take; ++k) {
-        size_t position = start + fits[k];
-        if (position >= n) position -= n;
+        const size_t position = CandidatePosition(start, fits[k], n);
         const framework::NodeInfo* node = candidates[position];
         feasible_[taken.offset + k] = node;
         feasible_rows_[taken.offset + k] = rows != nullptr ? &rows[position] : &node->row();
@@ -299,12 +309,10 @@ bool ScheduleAlgorithm::JudgeWithoutKeeping(const FilterJob& job, bool passed, s
 void ScheduleAlgorithm::FilterRejectedAgain(const FilterJob& job, size_t start, size_t processed) {
   const size_t n = job.candidates.size();
   pool_->ParallelFor(processed, kNodeChunk, [&](size_t begin, size_t end) {
-    uint32_t failed = chunk_failed_[begin / kNodeChunk];
-    if (end - begin < kNodeChunk) failed &= (uint32_t{1} << (end - begin)) - 1;
-    for (; failed != 0; failed &= failed - 1) {
+    for (uint32_t failed = FailedBefore(chunk_failed_[begin / kNodeChunk], begin, end); failed != 0;
+         failed &= failed - 1) {
       const size_t entry_index = begin + static_cast<size_t>(std::countr_zero(failed));
-      size_t position = start + entry_index;
-      if (position >= n) position -= n;
+      const size_t position = CandidatePosition(start, entry_index, n);
       const bool passed = job.passed_over != nullptr && job.passed_over->Contains(position);
       JudgeInto(job, passed, position, entries_[entry_index]);
     }
@@ -334,7 +342,7 @@ void ScheduleAlgorithm::FilterPassedOver(
   const size_t n = candidates.size();
   pool_->ParallelFor(processed, kNodeChunk, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      const size_t position = (start + i) % n;
+      const size_t position = CandidatePosition(start, i, n);
       if (!passed_over.Contains(position)) continue;
       framework::NodeStatus& entry = entries_[i];
       FilterInto(fw, state, pod, skip, nominated, rows, position, *entry.node, entry.status);
@@ -377,9 +385,8 @@ void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
   if (rejected.empty()) rejected.reserve(processed - feasible_.size());
   for (size_t chunk = 0; chunk * kNodeChunk < processed; ++chunk) {
     const size_t base = chunk * kNodeChunk;
-    uint32_t failed = chunk_failed_[chunk];
-    if (processed - base < kNodeChunk) failed &= (uint32_t{1} << (processed - base)) - 1;
-    for (; failed != 0; failed &= failed - 1) {
+    for (uint32_t failed = FailedBefore(chunk_failed_[chunk], base, processed); failed != 0;
+         failed &= failed - 1) {
       rejected.push_back(std::move(entries_[base + static_cast<size_t>(std::countr_zero(failed))]));
     }
   }
