@@ -4,29 +4,10 @@
 
 namespace kubesched::plugins::preemption {
 
-bool VerdictCache::Alike(const Exemplar& exemplar, const framework::PodInfo& pod,
-                         const framework::VerdictScope& scope) {
-  const api::Pod& object = pod.get();
-  return exemplar.scope == scope && exemplar.priority == pod.priority &&
-         exemplar.non_preemptible == pod.non_preemptible &&
-         exemplar.namespace_name == object.meta.namespace_name &&
-         exemplar.labels == object.meta.labels && exemplar.annotations == object.meta.annotations &&
-         exemplar.spec == object.spec;
-}
-
 void VerdictCache::Begin(const framework::PodInfo& pod, const framework::VerdictScope& scope,
                          size_t num_nodes) {
   if (slots_.size() < num_nodes) slots_.resize(num_nodes);
-  if (exemplar_.has_value() && Alike(*exemplar_, pod, scope)) return;
-  const api::Pod& object = pod.get();
-  exemplar_ = Exemplar{object.meta.namespace_name,
-                       object.meta.labels,
-                       object.meta.annotations,
-                       object.spec,
-                       pod.priority,
-                       pod.non_preemptible,
-                       scope};
-  ++era_;
+  exemplar_.Follow(pod, scope);
 }
 
 VerdictCache::Slot* VerdictCache::SlotOf(const framework::NodeInfo& node) {
@@ -38,7 +19,7 @@ const KeptVerdict* VerdictCache::Find(const framework::NodeInfo& node, uint64_t 
   const uint32_t position = node.snapshot_position();
   if (position >= slots_.size()) return nullptr;
   const Slot& slot = slots_[position];
-  const bool valid = slot.era == era_ && slot.node == &node &&
+  const bool valid = slot.era == exemplar_.era() && slot.node == &node &&
                      slot.generation == node.generation() && slot.nominations == nominations;
   return valid ? &slot.verdict : nullptr;
 }
@@ -64,7 +45,7 @@ void VerdictCache::Keep(const framework::NodeInfo& node, uint64_t nominations, b
   slot->node = &node;
   slot->generation = node.generation();
   slot->nominations = nominations;
-  slot->era = era_;
+  slot->era = exemplar_.era();
 }
 
 }  // namespace kubesched::plugins::preemption

@@ -13,15 +13,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <vector>
 
-#include "absl/container/btree_map.h"
 #include "absl/container/inlined_vector.h"
 #include "plugins/default_preemption/pick_node.h"
 #include "scheduler/api/objects.h"
 #include "scheduler/framework/plugin.h"
+#include "scheduler/framework/pod_exemplar.h"
 
 namespace kubesched::plugins::preemption {
 
@@ -53,31 +51,17 @@ class VerdictCache {
             const std::vector<const framework::PodInfo*>& victims, const VictimSummary& summary);
 
  private:
-  // What makes two preemptors alike for the filters that judge pod and node alone.
-  struct Exemplar {
-    std::string namespace_name;
-    api::LabelSet labels;
-    absl::btree_map<std::string, std::string> annotations;
-    api::PodSpec spec;
-    int32_t priority = 0;
-    bool non_preemptible = false;
-    framework::VerdictScope scope;
-  };
   struct Slot {
     const framework::NodeInfo* node = nullptr;
     int64_t generation = 0;
     uint64_t nominations = 0;
-    uint64_t era = 0;  // the exemplar it was judged for
+    uint64_t era = 0;  // the exemplar's it was judged for
     KeptVerdict verdict;
   };
 
-  static bool Alike(const Exemplar& exemplar, const framework::PodInfo& pod,
-                    const framework::VerdictScope& scope);
   Slot* SlotOf(const framework::NodeInfo& node);
 
-  std::optional<Exemplar> exemplar_;
-  // Bumped when the exemplar changes: slots of an older era are void.
-  uint64_t era_ = 0;
+  framework::PodExemplar exemplar_;
   std::vector<Slot> slots_;
 };
 

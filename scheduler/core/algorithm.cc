@@ -108,7 +108,7 @@ size_t ScheduleAlgorithm::FindFeasible(
     const runtime::Framework& fw, const framework::CycleState& state, const framework::PodInfo& pod,
     const runtime::FilterSkips& skip, const std::vector<const framework::NodeInfo*>& candidates,
     const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
-    const framework::NodePositions* passed_over, FitError* fit_error) {
+    const framework::NodePositions* passed_over, FilterVerdicts* kept, FitError* fit_error) {
   if (nominated != nullptr && nominated->empty()) nominated = nullptr;
   nominated_by_requests_ = nominated != nullptr && NominatedFiltersJudgeByRequests(fw, skip);
   feasible_.clear();
@@ -138,7 +138,8 @@ size_t ScheduleAlgorithm::FindFeasible(
                       passed_over,
                       rows_alone,
                       rows_alone && !state.record_plugin_metrics(),
-                      /*keep_verdicts=*/!last_search_found_};
+                      /*keep_verdicts=*/!last_search_found_,
+                      last_search_found_ ? nullptr : kept};
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
     const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);
@@ -287,8 +288,16 @@ bool ScheduleAlgorithm::JudgeInto(const FilterJob& job, bool passed, size_t posi
     entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
     return false;
   }
-  FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, *entry.node,
-             entry.status);
+  const auto filter = [&] {
+    FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, *entry.node,
+               entry.status);
+  };
+  if (job.kept == nullptr) {
+    filter();
+  } else {
+    const uint64_t stamp = job.nominated == nullptr ? 0 : job.nominated->StampAt(position);
+    job.kept->JudgeInto(position, stamp, entry.status, filter);
+  }
   return entry.status.IsSuccess();
 }
 
@@ -507,8 +516,14 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
           ? pre.sure_rejections.get()
           : nullptr;
   const size_t excluded = fit_error.node_statuses.size();
+  // A pod alike the last ones, which fit nowhere, takes their verdicts where nothing changed.
+  FilterVerdicts* kept =
+      !last_search_found_ && rows != nullptr &&
+              kept_verdicts_.Begin(fw, state, pod, pre.skip_filter, snapshot, nominated)
+          ? &kept_verdicts_
+          : nullptr;
   const size_t evaluated = FindFeasible(fw, state, pod, pre.skip_filter, candidates, rows, to_find,
-                                        nominated, passed_over, &fit_error);
+                                        nominated, passed_over, kept, &fit_error);
   // The pool's join orders the workers' writes before this read.
   if (filter_error_.load(std::memory_order_relaxed)) {
     for (const auto& node_status : fit_error.node_statuses) {
@@ -528,72 +543,6 @@ ScheduleOutcome ScheduleAlgorithm::Schedule(const runtime::Framework& fw,
   if (!ScoreFeasible(fw, state, pod, snapshot, &error)) return error;
   success.node = feasible_[SelectHost()];
   return success;
-}
-
-Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::CycleState& state,
-                                       const framework::PodInfo& pod,
-                                       const framework::Snapshot& snapshot) {
-  Explanation out;
-  FitError fit_error;
-  fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
-  auto pre = fw.RunPreFilter(state, pod, snapshot);
-  last_skip_filter_ = pre.skip_filter;
-  out.pre_filter_status = pre.status;
-  if (!pre.status.IsSuccess()) {
-    fit_error.pre_filter_status = pre.status;
-    out.message = fit_error.Message();
-    for (const auto* node : snapshot.nodes()) out.nodes.push_back({node, {}, false, {}, 0});
-    return out;
-  }
-  feasible_.clear();
-  feasible_rows_.clear();
-  for (const auto* node : snapshot.nodes()) {
-    NodeExplanation explained;
-    explained.node = node;
-    // Nodes left out by PreFilter still show every filter's own verdict; if they all pass,
-    // the exclusion is the node's verdict.
-    Status first = fw.RunFilter(state, pod, *node, pre.skip_filter, &explained.filters);
-    if (first.IsSuccess() && pre.node_names.has_value() &&
-        !pre.node_names->contains(node->name())) {
-      first = runtime::ExcludedByPreFilter(pre);
-      explained.filters.push_back(first);
-    }
-    explained.feasible = first.IsSuccess();
-    if (explained.feasible) {
-      feasible_.push_back(node);
-      feasible_rows_.push_back(&node->row());
-    } else {
-      fit_error.node_statuses.push_back({node, first});
-    }
-    out.nodes.push_back(std::move(explained));
-  }
-  if (feasible_.empty()) {
-    out.message = fit_error.Message();
-    return out;
-  }
-  Status error;
-  if (!ScoreFeasible(fw, state, pod, snapshot, &error, /*keep_raw=*/true)) {
-    out.message = error.Message();
-    return out;
-  }
-  const auto& plugins = fw.score_plugins();
-  size_t f = 0;
-  for (auto& explained : out.nodes) {
-    if (!explained.feasible) continue;
-    for (size_t k = 0; k < plugins.size(); ++k) {
-      if (skip_score_[k]) continue;  // PreScore said Skip: the plugin does not score this pod
-      ScoreDetail detail;
-      detail.plugin = std::string(plugins[k].plugin->Name());
-      detail.raw = raw_scores_[k][f];
-      detail.normalized = plugin_scores_[k][f];
-      detail.weight = plugins[k].weight;
-      explained.scores.push_back(std::move(detail));
-    }
-    explained.total = totals_[f];
-    ++f;
-  }
-  out.selected = feasible_[SelectHost()];
-  return out;
 }
 
 }  // namespace kubesched::scheduler

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "scheduler/core/filter_verdicts.h"
 #include "scheduler/core/fit_error.h"
 #include "scheduler/core/nominated_pods.h"
 #include "scheduler/framework/node_positions.h"
@@ -109,13 +110,16 @@ class ScheduleAlgorithm {
   // `rows` (may be null): the rows of `candidates` in the same order (the snapshot's table when
   // the candidates are the snapshot's nodes), read instead of each NodeInfo's. `passed_over`
   // (null: none): candidates by index that some plugin's PreFilter is sure its Filter rejects;
-  // they get a verdict of their own only when no node is feasible. Returns how many candidates it
-  // evaluated; `fit_error` gets their rejections only when none fits or a filter erred.
+  // they get a verdict of their own only when no node is feasible. `kept` (null: none): verdicts
+  // kept for pods alike, begun for this one, used where the search keeps its verdicts. Returns
+  // how many candidates it evaluated; `fit_error` gets their rejections only when none fits or a
+  // filter erred.
   size_t FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
                       const framework::PodInfo& pod, const runtime::FilterSkips& skip,
                       const std::vector<const framework::NodeInfo*>& candidates,
                       const framework::NodeRow* rows, int to_find, const NominatedPods* nominated,
-                      const framework::NodePositions* passed_over, FitError* fit_error);
+                      const framework::NodePositions* passed_over, FilterVerdicts* kept,
+                      FitError* fit_error);
   // What every chunk of one FindFeasible call reads (see FindFeasible).
   struct FilterJob {
     const runtime::Framework& fw;
@@ -134,6 +138,8 @@ class ScheduleAlgorithm {
     // bits are, and FilterRejectedAgain writes them if they are read after all: chosen when the
     // last pod fit somewhere, as most pods that follow one that did also do.
     bool keep_verdicts;
+    // With kept verdicts, the verdicts kept for pods alike (FilterVerdicts), or null.
+    FilterVerdicts* kept;
   };
   template <bool kPassingOver>
   void FilterChunk(const FilterJob& job, size_t first, bool rows_first, size_t processed,
@@ -192,6 +198,8 @@ class ScheduleAlgorithm {
   // Set by FindFeasible for its pod: nodes with nominated pods are judged on the nominations' sums
   // (RunFiltersWithNominatedInto's `by_requests`).
   bool nominated_by_requests_ = false;
+  // The verdicts of the last searches that kept theirs, for the next pod alike.
+  FilterVerdicts kept_verdicts_;
   // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
   std::vector<framework::NodeStatus> spare_entries_;
   // A chunk's feasible nodes that the search takes: the first `take` of its list, placed from

@@ -1,8 +1,10 @@
-// explain: every verdict and score for one pod, and what preemption would do, changing nothing.
+// explain: every verdict and score for one pod, and what preemption would do, changing nothing
+// (Scheduler::Explain, and the search it makes, ScheduleAlgorithm::Explain).
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "scheduler/core/algorithm.h"
 #include "scheduler/core/scheduler.h"
 
 namespace kubesched::scheduler {
@@ -94,6 +96,72 @@ std::optional<GangExplanation> Scheduler::ExplainGang(const api::Pod& pod) {
   group.need = quota::WithMemberPods(framework::GangNeedOf(*info, gangs), *group.min_member);
   group.queue_path = quota_->GangPathUsage(*info);
   return group;
+}
+
+Explanation ScheduleAlgorithm::Explain(const runtime::Framework& fw, framework::CycleState& state,
+                                       const framework::PodInfo& pod,
+                                       const framework::Snapshot& snapshot) {
+  Explanation out;
+  FitError fit_error;
+  fit_error.num_all_nodes = static_cast<int>(snapshot.nodes().size());
+  auto pre = fw.RunPreFilter(state, pod, snapshot);
+  last_skip_filter_ = pre.skip_filter;
+  out.pre_filter_status = pre.status;
+  if (!pre.status.IsSuccess()) {
+    fit_error.pre_filter_status = pre.status;
+    out.message = fit_error.Message();
+    for (const auto* node : snapshot.nodes()) out.nodes.push_back({node, {}, false, {}, 0});
+    return out;
+  }
+  feasible_.clear();
+  feasible_rows_.clear();
+  for (const auto* node : snapshot.nodes()) {
+    NodeExplanation explained;
+    explained.node = node;
+    // Nodes left out by PreFilter still show every filter's own verdict; if they all pass,
+    // the exclusion is the node's verdict.
+    framework::Status first = fw.RunFilter(state, pod, *node, pre.skip_filter, &explained.filters);
+    if (first.IsSuccess() && pre.node_names.has_value() &&
+        !pre.node_names->contains(node->name())) {
+      first = runtime::ExcludedByPreFilter(pre);
+      explained.filters.push_back(first);
+    }
+    explained.feasible = first.IsSuccess();
+    if (explained.feasible) {
+      feasible_.push_back(node);
+      feasible_rows_.push_back(&node->row());
+    } else {
+      fit_error.node_statuses.push_back({node, first});
+    }
+    out.nodes.push_back(std::move(explained));
+  }
+  if (feasible_.empty()) {
+    out.message = fit_error.Message();
+    return out;
+  }
+  framework::Status error;
+  if (!ScoreFeasible(fw, state, pod, snapshot, &error, /*keep_raw=*/true)) {
+    out.message = error.Message();
+    return out;
+  }
+  const auto& plugins = fw.score_plugins();
+  size_t f = 0;
+  for (auto& explained : out.nodes) {
+    if (!explained.feasible) continue;
+    for (size_t k = 0; k < plugins.size(); ++k) {
+      if (skip_score_[k]) continue;  // PreScore said Skip: the plugin does not score this pod
+      ScoreDetail detail;
+      detail.plugin = std::string(plugins[k].plugin->Name());
+      detail.raw = raw_scores_[k][f];
+      detail.normalized = plugin_scores_[k][f];
+      detail.weight = plugins[k].weight;
+      explained.scores.push_back(std::move(detail));
+    }
+    explained.total = totals_[f];
+    ++f;
+  }
+  out.selected = feasible_[SelectHost()];
+  return out;
 }
 
 }  // namespace kubesched::scheduler

@@ -4,10 +4,12 @@
 // cycle sees them, and the Filter phase that counts them (upstream's
 // RunFilterPluginsWithNominatedPods).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +80,23 @@ class NominatedPods {
     return entry != nullptr && entry->node == node ? entry : nullptr;
   }
   const Entry* ForName(const std::string& node_name) const;
+  // Whether `pod` may be among the nominated pods of some node (its key's hash is).
+  bool MayHold(const framework::PodInfo& pod) const { return key_counts_.contains(pod.key_hash); }
+  // StampFor the snapshot node at `position`, read without its entry, for a pod that is nowhere
+  // among the nominated pods (MayHold is false). It changes whenever the entry at `position`
+  // changes or is assigned anew, so equal stamps at one position mean the same nominations.
+  uint64_t StampAt(size_t position) const {
+    return position < stamp_by_position_.size() ? stamp_by_position_[position] : 0;
+  }
+  // A number that changes whenever the pods of `entry` (null: none) change, for `pod`'s verdict
+  // on its node: 0 for none; none when `pod` is among them (the filters then leave it out).
+  static std::optional<uint64_t> StampFor(const Entry* entry, const framework::PodInfo& pod) {
+    // Stamps start at 1: 0 stands for no pod nominated to the node.
+    if (entry == nullptr) return 0;
+    const auto& hashes = entry->key_hashes;
+    if (std::find(hashes.begin(), hashes.end(), pod.key_hash) != hashes.end()) return std::nullopt;
+    return entry->stamp;
+  }
 
  private:
   // node_hash_map: by_node_ points into it.
@@ -96,10 +115,19 @@ class NominatedPods {
   // Points `node`'s position at `entry`.
   void Index(const framework::NodeInfo* node, Entry* entry);
   void Unindex(const framework::NodeInfo* node);
+  // Unindexes every node (their positions may have moved) of a snapshot of `num_nodes`.
+  void UnindexAll(size_t num_nodes);
+  // Adds `sign` for each key hash of `entry` to key_counts_.
+  void CountKeys(const Entry& entry, int sign);
 
   // Indexed by snapshot position; an entry counts only for the node it names (a stale position
   // after the node list changed is overwritten when the list is re-indexed).
   std::vector<Entry*> by_position_;
+  // The stamp of by_position_'s entry (0: none), so that a verdict kept for a node is checked
+  // without reading the entry.
+  std::vector<uint64_t> stamp_by_position_;
+  // How many entries hold each key hash (MayHold).
+  absl::flat_hash_map<size_t, int> key_counts_;
   uint64_t epoch_ = 0;
   uint64_t version_ = 0;
 };

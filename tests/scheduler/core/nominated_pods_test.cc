@@ -94,6 +94,8 @@ TEST_CASE("NominatedPods::Sync follows the queue's changes as a full Reset would
       const NominatedPods::Entry* got = synced.For(info);
       INFO("step " << step << " node n" << i);
       CHECK(Keys(got) == Keys(reference.For(info)));
+      // The stamp read without the entry is the entry's.
+      CHECK(synced.StampAt(info->snapshot_position()) == (got != nullptr ? got->stamp : 0));
       if (got != nullptr) {
         REQUIRE(got->with_all != nullptr);
         CHECK(got->with_all->generation() == info->generation());
@@ -101,6 +103,10 @@ TEST_CASE("NominatedPods::Sync follows the queue's changes as a full Reset would
       }
     }
     CHECK(synced.empty() == reference.empty());
+    for (const auto& some : pods) {
+      INFO("step " << step << " pod " << some->key);
+      CHECK(synced.MayHold(*some) == !queue.NominatedNodeOf(some->key).empty());
+    }
   }
 }
 
