@@ -196,9 +196,11 @@ TEST_CASE("a search with kept verdicts reports what the filters say as the clust
   util::WorkerPool pool(2);
   ScheduleAlgorithm algorithm(&pool, 0, 3);
   std::mt19937 random(11);
-  std::vector<framework::PodInfoPtr> waiting;
-  for (int i = 0; i < 12; ++i)
-    waiting.push_back(Pod(absl::StrCat("w", i), "1", i % 2 == 0 ? 5 : 20));
+  // Pods nominated to nodes, half of them counted for the pods searched (priority >= 10).
+  std::vector<framework::PodInfoPtr> waiting(12);
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    waiting[i] = Pod(absl::StrCat("w", i), "1", i % 2 == 0 ? 5 : 20);
+  }
   int fit_errors = 0;
   for (int step = 0; step < 400; ++step) {
     std::vector<const framework::NodeInfo*> refreshed;
