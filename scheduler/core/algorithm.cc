@@ -139,7 +139,7 @@ size_t ScheduleAlgorithm::FindFeasible(
                       rows_alone,
                       rows_alone && !state.record_plugin_metrics(),
                       /*keep_verdicts=*/!last_search_found_,
-                      last_search_found_ ? nullptr : kept};
+                      kept};
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
     const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);

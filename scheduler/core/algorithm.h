@@ -111,9 +111,9 @@ class ScheduleAlgorithm {
   // the candidates are the snapshot's nodes), read instead of each NodeInfo's. `passed_over`
   // (null: none): candidates by index that some plugin's PreFilter is sure its Filter rejects;
   // they get a verdict of their own only when no node is feasible. `kept` (null: none): verdicts
-  // kept for pods alike, begun for this one, used where the search keeps its verdicts. Returns
-  // how many candidates it evaluated; `fit_error` gets their rejections only when none fits or a
-  // filter erred.
+  // kept for pods alike, begun for this one; given only to a search that keeps its verdicts.
+  // Returns how many candidates it evaluated; `fit_error` gets their rejections only when none fits
+  // or a filter erred.
   size_t FindFeasible(const runtime::Framework& fw, const framework::CycleState& state,
                       const framework::PodInfo& pod, const runtime::FilterSkips& skip,
                       const std::vector<const framework::NodeInfo*>& candidates,

@@ -77,6 +77,17 @@ struct Judge {
   }
 };
 
+// Runs `pod`'s PreFilter on `snapshot` and begins its search; `record_metrics` as RunPreFilter
+// sets it for a sampled cycle.
+bool BeginSearch(FilterVerdicts& kept, const runtime::Framework& fw,
+                 const framework::Snapshot& snapshot, const framework::PodInfo& pod,
+                 const NominatedPods* nominated = nullptr, bool record_metrics = false) {
+  framework::CycleState state;
+  const auto pre = fw.RunPreFilter(state, pod, snapshot);
+  state.set_record_plugin_metrics(record_metrics);
+  return kept.Begin(fw, state, pod, pre.skip_filter, snapshot, nominated);
+}
+
 TEST_CASE("FilterVerdicts gives a verdict back only while pod, node and nominations are the same",
           "[filter_verdicts]") {
   auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
@@ -85,9 +96,7 @@ TEST_CASE("FilterVerdicts gives a verdict back only while pod, node and nominati
   FilterVerdicts kept;
   Judge judge{kept};
   const auto begin = [&](const framework::PodInfo& pod) {
-    framework::CycleState state;
-    const auto pre = (*fw)->RunPreFilter(state, pod, world.snapshot);
-    return kept.Begin(**fw, state, pod, pre.skip_filter, world.snapshot, nullptr);
+    return BeginSearch(kept, **fw, world.snapshot, pod);
   };
 
   REQUIRE(begin(*Pod("first", "8")));
@@ -119,10 +128,7 @@ TEST_CASE("FilterVerdicts gives a verdict back only while pod, node and nominati
 
   // Another snapshot: nothing kept for the first holds.
   World other(4);
-  framework::CycleState state;
-  const auto smaller = Pod("smaller-again", "4");
-  const auto pre = (*fw)->RunPreFilter(state, *smaller, other.snapshot);
-  REQUIRE(kept.Begin(**fw, state, *smaller, pre.skip_filter, other.snapshot, nullptr));
+  REQUIRE(BeginSearch(kept, **fw, other.snapshot, *Pod("smaller-again", "4")));
   judge.At(1, 0);
   CHECK(judge.filtered == 8);
 }
@@ -135,11 +141,7 @@ TEST_CASE("FilterVerdicts serves no pod whose verdicts depend on more than pod a
   FilterVerdicts kept;
   const auto begin = [&](const framework::PodInfo& pod, const NominatedPods* nominated,
                          bool record_metrics) {
-    framework::CycleState state;
-    const auto pre = (*fw)->RunPreFilter(state, pod, world.snapshot);
-    // As RunPreFilter sets it for a sampled cycle.
-    state.set_record_plugin_metrics(record_metrics);
-    return kept.Begin(**fw, state, pod, pre.skip_filter, world.snapshot, nominated);
+    return BeginSearch(kept, **fw, world.snapshot, pod, nominated, record_metrics);
   };
   CHECK(begin(*Pod("plain", "8"), nullptr, false));
   // Its durations are recorded node by node this cycle.
