@@ -128,6 +128,12 @@ size_t ScheduleAlgorithm::FindFeasible(
   // the cache with lines nobody reads (at 50,000 nodes, a miss per node). They may then also
   // judge a chunk's rows together first, unless this cycle times its plugins node by node.
   const bool rows_alone = rows != nullptr && fw.FiltersReadOnlyRows(state, pod, skip);
+  // Entry i is candidate `start` + i in every search from `start` over as many candidates.
+  const bool in_place = kept != nullptr && entries_origin_.kept && entries_origin_.start == start &&
+                        entries_origin_.count == n;
+  entries_origin_ = {};
+  lent_entries_ = nullptr;
+  lent_origin_ = {};
   const FilterJob job{fw,
                       state,
                       pod,
@@ -139,7 +145,8 @@ size_t ScheduleAlgorithm::FindFeasible(
                       rows_alone,
                       rows_alone && !state.record_plugin_metrics(),
                       /*keep_verdicts=*/!last_search_found_,
-                      kept};
+                      kept,
+                      in_place};
   size_t processed = 0;
   while (processed < n && feasible_.size() < wanted_total) {
     const size_t round = RoundSize(wanted_total - feasible_.size(), processed, n);
@@ -165,6 +172,7 @@ size_t ScheduleAlgorithm::FindFeasible(
   }
   // A pod that fits somewhere only counts the rejections, unless one of them may be an Error.
   if (rejections_read) CollectRejected(processed, fit_error);
+  if (kept != nullptr && lent_entries_ != nullptr) lent_origin_ = {true, start, processed};
   return processed;
 }
 
@@ -283,22 +291,23 @@ void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool row
 // without its filters (FilterPassedOver judges it when its verdict is read).
 bool ScheduleAlgorithm::JudgeInto(const FilterJob& job, bool passed, size_t position,
                                   framework::NodeStatus& entry) {
-  entry.node = job.candidates[position];
+  const framework::NodeInfo* node = job.candidates[position];
   if (passed) {
+    entry.node = node;
     entry.status = Status(framework::Code::kUnschedulableAndUnresolvable);
     return false;
   }
   const auto filter = [&] {
-    FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, *entry.node,
+    FilterInto(job.fw, job.state, job.pod, job.skip, job.nominated, job.rows, position, *node,
                entry.status);
   };
   if (job.kept == nullptr) {
+    entry.node = node;
     filter();
-  } else {
-    const uint64_t stamp = job.nominated == nullptr ? 0 : job.nominated->StampAt(position);
-    job.kept->JudgeInto(position, stamp, entry.status, filter);
+    return entry.status.IsSuccess();
   }
-  return entry.status.IsSuccess();
+  const uint64_t stamp = job.nominated == nullptr ? 0 : job.nominated->StampAt(position);
+  return job.kept->JudgeInto(position, node, stamp, job.entries_in_place, entry, filter);
 }
 
 // JudgeInto for a pod whose rejections are likely not read: the verdict stays on this thread's
@@ -388,6 +397,7 @@ void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
     // Every node filtered failed: the verdicts are the FitError's as they lie.
     rejected.swap(entries_);
     rejected.resize(processed);
+    lent_entries_ = rejected.data();
     entries_.swap(spare_entries_);
     return;
   }
@@ -402,6 +412,15 @@ void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
 }
 
 void ScheduleAlgorithm::Recycle(std::vector<framework::NodeStatus> statuses) {
+  if (lent_entries_ != nullptr && statuses.data() == lent_entries_ && lent_origin_.kept) {
+    // Back as lent: the next search of a pod alike writes only the verdicts that changed.
+    spare_entries_ = std::move(entries_);
+    entries_ = std::move(statuses);
+    entries_origin_ = lent_origin_;
+    lent_entries_ = nullptr;
+    return;
+  }
+  lent_entries_ = nullptr;
   if (statuses.capacity() > spare_entries_.capacity()) spare_entries_ = std::move(statuses);
 }
 

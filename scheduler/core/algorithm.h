@@ -140,6 +140,9 @@ class ScheduleAlgorithm {
     bool keep_verdicts;
     // With kept verdicts, the verdicts kept for pods alike (FilterVerdicts), or null.
     FilterVerdicts* kept;
+    // entries_ holds the verdicts of the last search, which kept its verdicts, where it wrote them
+    // (FilterVerdicts::JudgeInto's `in_place`).
+    bool entries_in_place;
   };
   template <bool kPassingOver>
   void FilterChunk(const FilterJob& job, size_t first, bool rows_first, size_t processed,
@@ -202,6 +205,18 @@ class ScheduleAlgorithm {
   FilterVerdicts kept_verdicts_;
   // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
   std::vector<framework::NodeStatus> spare_entries_;
+  // What a buffer of entries holds: with `kept`, the verdicts the last search wrote with kept
+  // verdicts, from candidate `start` on, over `count` entries.
+  struct EntriesOrigin {
+    bool kept = false;
+    size_t start = 0;
+    size_t count = 0;
+  };
+  EntriesOrigin entries_origin_;
+  // The entries the last search gave its FitError whole, and what they hold: given back intact by
+  // Recycle, they become entries_ again, so that the next search alike rewrites only what changed.
+  const framework::NodeStatus* lent_entries_ = nullptr;
+  EntriesOrigin lent_origin_;
   // A chunk's feasible nodes that the search takes: the first `take` of its list, placed from
   // feasible_[offset].
   struct TakenChunk {

@@ -12,12 +12,16 @@ bool FilterVerdicts::Begin(const runtime::Framework& fw, const framework::CycleS
   const size_t num_nodes = snapshot.nodes().size();
   if (mark_.CatchUp(snapshot, &changed_)) {
     for (const uint32_t position : changed_) {
-      if (position < slots_.size()) slots_[position].era = 0;
+      if (position < keys_.size()) keys_[position].era = 0;
     }
   } else {
-    slots_.clear();
+    keys_.clear();
+    verdicts_.clear();
   }
-  if (slots_.size() < num_nodes) slots_.resize(num_nodes);
+  if (keys_.size() < num_nodes) {
+    keys_.resize(num_nodes);
+    verdicts_.resize(num_nodes);
+  }
   exemplar_.Follow(pod, framework::VerdictScope{&fw, skip.running_mask()});
   return true;
 }

@@ -36,37 +36,59 @@ class FilterVerdicts {
              const framework::PodInfo& pod, const runtime::FilterSkips& skip,
              const framework::Snapshot& snapshot, const NominatedPods* nominated);
 
-  // Writes into `out` the verdict for the pod of the last Begin on the node at snapshot position
-  // `position`, whose nominations have stamp `nominations`: the kept one when the node and its
-  // nominations are as they were, otherwise what `filter` writes into `out`, then kept unless an
-  // error.
+  // Writes into `out` `node` and the verdict for the pod of the last Begin on it, at snapshot
+  // position `position`, whose nominations have stamp `nominations`: the kept one when the node
+  // and its nominations are as they were, otherwise what `filter` writes into `out.status`, then
+  // kept unless an error. Returns whether the pod fits the node.
+  //
+  // `in_place`: `out` is where the last search wrote this node's verdict, and holds it still
+  // (the search judged every node, and its FitError's statuses came back as they were). A kept
+  // verdict is then there already and is not written again: a preemptor's search writes nothing
+  // for the nodes that did not change, and neither the worker nor the FitError's reader waits on
+  // those lines. (Whenever a search stores a verdict, it writes it to `out` too.)
   template <typename Filter>
-  void JudgeInto(size_t position, uint64_t nominations, framework::Status& out, Filter&& filter) {
-    Slot& slot = slots_[position];
-    const uint64_t era = exemplar_.era();
-    if (slot.era == era && slot.nominations == nominations) {
-      out = slot.verdict;
-      return;
+  bool JudgeInto(size_t position, const framework::NodeInfo* node, uint64_t nominations,
+                 bool in_place, framework::NodeStatus& out, Filter&& filter) {
+    const Key& key = keys_[position];
+    if (key.era == exemplar_.era() && key.node == node && key.nominations == nominations) {
+      if (!in_place) {
+        out.node = node;
+        // Copied, then moved in: absl's InlinedVector copies an inline buffer with one memcpy
+        // when it constructs, but assigns element by element.
+        out.status = framework::Status(verdicts_[position]);
+      }
+      return key.fits;
     }
+    out.node = node;
     filter();
-    if (out.code() == framework::Code::kError) return;
-    slot.nominations = nominations;
-    slot.verdict = out;
-    slot.era = era;
+    Key& judged = keys_[position];
+    judged.era = 0;
+    if (out.status.code() == framework::Code::kError) return false;
+    verdicts_[position] = out.status;
+    judged.node = node;
+    judged.nominations = nominations;
+    judged.fits = out.status.IsSuccess();
+    judged.era = exemplar_.era();
+    return judged.fits;
   }
 
  private:
-  struct Slot {
+  // What tells whether a kept verdict applies, apart from the verdict: all that a search that
+  // finds its verdicts in place reads, and it writes nothing.
+  struct Key {
     uint64_t nominations = 0;
     uint64_t era = 0;  // the exemplar's it was judged for; 0: none (the node changed since)
-    framework::Status verdict;
+    const framework::NodeInfo* node = nullptr;
+    bool fits = false;
   };
 
   framework::PodExemplar exemplar_;
   // The snapshot state the slots hold verdicts for.
   framework::SnapshotMark mark_;
   std::vector<uint32_t> changed_;
-  std::vector<Slot> slots_;
+  // By snapshot position.
+  std::vector<Key> keys_;
+  std::vector<framework::Status> verdicts_;
 };
 
 }  // namespace kubesched::scheduler

@@ -65,15 +65,19 @@ struct World {
 
 struct Judge {
   FilterVerdicts& kept;
+  const framework::Snapshot& snapshot;
   int filtered = 0;
   // The verdict at `position` with nominations `stamp`, counting the filters' runs.
   Status At(size_t position, uint64_t stamp, Status verdict = Status::Unschedulable("no room")) {
-    Status out;
-    kept.JudgeInto(position, stamp, out, [&] {
-      ++filtered;
-      out = verdict;
-    });
-    return out;
+    framework::NodeStatus out;
+    const bool fits = kept.JudgeInto(position, snapshot.nodes()[position], stamp,
+                                     /*in_place=*/false, out, [&] {
+                                       ++filtered;
+                                       out.status = verdict;
+                                     });
+    CHECK(out.node == snapshot.nodes()[position]);
+    CHECK(fits == out.status.IsSuccess());
+    return out.status;
   }
 };
 
@@ -94,7 +98,7 @@ TEST_CASE("FilterVerdicts gives a verdict back only while pod, node and nominati
   REQUIRE(fw.ok());
   World world(4);
   FilterVerdicts kept;
-  Judge judge{kept};
+  Judge judge{kept, world.snapshot};
   const auto begin = [&](const framework::PodInfo& pod) {
     return BeginSearch(kept, **fw, world.snapshot, pod);
   };
@@ -131,6 +135,49 @@ TEST_CASE("FilterVerdicts gives a verdict back only while pod, node and nominati
   REQUIRE(BeginSearch(kept, **fw, other.snapshot, *Pod("smaller-again", "4")));
   judge.At(1, 0);
   CHECK(judge.filtered == 8);
+}
+
+TEST_CASE("FilterVerdicts writes nothing where the verdict kept is in place already",
+          "[filter_verdicts]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  World world(4);
+  FilterVerdicts kept;
+  int filtered = 0;
+  // Judges node 0 into `out` (in place or not) with nominations `stamp`; returns whether it fits.
+  const auto judge = [&](framework::NodeStatus& out, bool in_place, uint64_t stamp,
+                         const Status& verdict) {
+    return kept.JudgeInto(0, world.snapshot.nodes()[0], stamp, in_place, out, [&] {
+      ++filtered;
+      out.status = verdict;
+    });
+  };
+  REQUIRE(BeginSearch(kept, **fw, world.snapshot, *Pod("first", "8")));
+  framework::NodeStatus entry;
+  CHECK_FALSE(judge(entry, false, 0, Status::Unschedulable("no room")));
+  CHECK(filtered == 1);
+
+  // In place, the entry is left as it is (here marked, to see that nothing wrote it).
+  entry.status = Status::Unschedulable("marked");
+  CHECK_FALSE(judge(entry, true, 0, Status::Unschedulable("no room")));
+  CHECK(entry.status.reasons().front() == "marked");
+  CHECK(filtered == 1);
+  // Not in place, the kept verdict is written.
+  CHECK_FALSE(judge(entry, false, 0, Status::Unschedulable("no room")));
+  CHECK(entry.status.reasons().front() == "no room");
+  CHECK(filtered == 1);
+
+  // Other nominations, or a changed node, are judged and written, in place or not.
+  entry.status = Status::Unschedulable("marked");
+  CHECK(judge(entry, true, 7, Status()));
+  CHECK(entry.status.IsSuccess());
+  CHECK(filtered == 2);
+  world.Bind(0, "100m", 1);
+  REQUIRE(BeginSearch(kept, **fw, world.snapshot, *Pod("second", "8")));
+  entry.status = Status::Unschedulable("marked");
+  CHECK_FALSE(judge(entry, true, 7, Status::Unschedulable("no room")));
+  CHECK(entry.status.reasons().front() == "no room");
+  CHECK(filtered == 3);
 }
 
 TEST_CASE("FilterVerdicts serves no pod whose verdicts depend on more than pod and node",
@@ -241,6 +288,44 @@ TEST_CASE("a search with kept verdicts reports what the filters say as the clust
     }
   }
   CHECK(fit_errors > 200);
+}
+
+TEST_CASE("a search whose last buffer did not come back writes the kept verdicts out again",
+          "[filter_verdicts]") {
+  auto fw = runtime::Framework::Create(config::DefaultConfiguration().profiles.at(0), {});
+  REQUIRE(fw.ok());
+  constexpr int kNodes = 8;
+  World world(kNodes);
+  NominatedPods nominated;
+  util::WorkerPool pool(2);
+  ScheduleAlgorithm algorithm(&pool, 0, 3);
+  // Each search fits nowhere and reports every node's verdict as the filters give it.
+  const auto search = [&](const framework::PodInfoPtr& pod) {
+    const auto want = Verdicts(**fw, *pod, world.snapshot, nominated);
+    framework::CycleState state;
+    auto outcome = algorithm.Schedule(**fw, state, *pod, world.snapshot, &nominated);
+    REQUIRE(std::holds_alternative<FitError>(outcome));
+    FitError error = std::move(std::get<FitError>(outcome));
+    REQUIRE(error.node_statuses.size() == static_cast<size_t>(kNodes));
+    for (const auto& entry : error.node_statuses) {
+      REQUIRE(entry.node != nullptr);
+      INFO(pod->key << " on " << entry.node->name());
+      CHECK(Reasons(entry.status) == Reasons(want.at(entry.node->name())));
+    }
+    return error;
+  };
+  // Short of cpu and memory everywhere: its entries hold two reasons a node.
+  algorithm.Recycle(std::move(
+      search(
+          framework::MakePodInfo(
+              testing::PodBuilder("large").Container({{"cpu", "5"}, {"memory", "100Gi"}}).Ptr(), 0))
+          .node_statuses));
+  // Two pods alike, short of cpu only: the third search's verdicts are all kept ones. The
+  // second's entries are not given back (a FitError kept elsewhere), so the third writes its
+  // verdicts into another buffer, which may hold the first search's.
+  const FitError held = search(Pod("second", "5"));
+  search(Pod("third", "5"));
+  CHECK(held.node_statuses.size() == static_cast<size_t>(kNodes));
 }
 
 }  // namespace
