@@ -82,5 +82,32 @@ TEST_CASE("Summarize gives the message and the rejecting plugins from one pass",
         std::vector<std::string>{"InterPodAffinity", "NodeResourcesFit", "TaintToleration"});
 }
 
+TEST_CASE("reasons repeated over a run of nodes count as node by node", "[scheduler]") {
+  // The same texts at other addresses: a run ends where the address changes, and the counts join.
+  const std::string cpu_copy = "Insufficient cpu";
+  const std::string taint_copy = "node(s) had untolerated taint(s)";
+  Status both = Status::Unschedulable("Insufficient cpu");
+  both.AddReason("node(s) had untolerated taint(s)");
+  Status both_copied = Status::Unschedulable(cpu_copy);
+  both_copied.AddReason(taint_copy);
+  const std::vector<Status> statuses = {Status::Unschedulable("Insufficient cpu"),
+                                        Status::Unschedulable("Insufficient cpu"),
+                                        Status(),  // a node that fits ends a run and counts nothing
+                                        Status::Unschedulable("Insufficient cpu"),
+                                        Status::Unschedulable(cpu_copy),
+                                        Status::Unschedulable(cpu_copy),
+                                        both,
+                                        both,
+                                        both_copied,
+                                        Status::Unresolvable(taint_copy),
+                                        Status::Unschedulable("Insufficient cpu")};
+  FitError error;
+  error.num_all_nodes = static_cast<int>(statuses.size());
+  for (const Status& status : statuses) error.node_statuses.push_back({nullptr, status});
+  CHECK(error.Message() ==
+        "0/11 nodes are available: 4 node(s) had untolerated taint(s), 9 Insufficient cpu.");
+  CHECK(error.Summarize().message == error.Message());
+}
+
 }  // namespace
 }  // namespace kubesched::scheduler
