@@ -129,11 +129,10 @@ size_t ScheduleAlgorithm::FindFeasible(
   // judge a chunk's rows together first, unless this cycle times its plugins node by node.
   const bool rows_alone = rows != nullptr && fw.FiltersReadOnlyRows(state, pod, skip);
   // Entry i is candidate `start` + i in every search from `start` over as many candidates.
-  const bool in_place = kept != nullptr && entries_origin_.kept && entries_origin_.start == start &&
-                        entries_origin_.count == n;
+  const bool in_place =
+      kept != nullptr && entries_origin_.count == n && entries_origin_.start == start;
   entries_origin_ = {};
   lent_entries_ = nullptr;
-  lent_origin_ = {};
   const FilterJob job{fw,
                       state,
                       pod,
@@ -172,7 +171,9 @@ size_t ScheduleAlgorithm::FindFeasible(
   }
   // A pod that fits somewhere only counts the rejections, unless one of them may be an Error.
   if (rejections_read) CollectRejected(processed, fit_error);
-  if (kept != nullptr && lent_entries_ != nullptr) lent_origin_ = {true, start, processed};
+  // Only entries written with kept verdicts are worth having back.
+  if (kept == nullptr) lent_entries_ = nullptr;
+  lent_origin_ = {start, processed};
   return processed;
 }
 
@@ -412,7 +413,7 @@ void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
 }
 
 void ScheduleAlgorithm::Recycle(std::vector<framework::NodeStatus> statuses) {
-  if (lent_entries_ != nullptr && statuses.data() == lent_entries_ && lent_origin_.kept) {
+  if (lent_entries_ != nullptr && statuses.data() == lent_entries_) {
     // Back as lent: the next search of a pod alike writes only the verdicts that changed.
     spare_entries_ = std::move(entries_);
     entries_ = std::move(statuses);

@@ -205,16 +205,16 @@ class ScheduleAlgorithm {
   FilterVerdicts kept_verdicts_;
   // A buffer given back by Recycle, which replaces entries_ when entries_ went to a FitError.
   std::vector<framework::NodeStatus> spare_entries_;
-  // What a buffer of entries holds: with `kept`, the verdicts the last search wrote with kept
-  // verdicts, from candidate `start` on, over `count` entries.
+  // What a buffer of entries holds: the verdicts the last search wrote with kept verdicts, from
+  // candidate `start` on, over `count` entries (0: none).
   struct EntriesOrigin {
-    bool kept = false;
     size_t start = 0;
     size_t count = 0;
   };
   EntriesOrigin entries_origin_;
-  // The entries the last search gave its FitError whole, and what they hold: given back intact by
-  // Recycle, they become entries_ again, so that the next search alike rewrites only what changed.
+  // The entries the last search, with kept verdicts, gave its FitError whole, and what they hold:
+  // given back intact by Recycle, they become entries_ again, so that the next search alike
+  // rewrites only what changed.
   const framework::NodeStatus* lent_entries_ = nullptr;
   EntriesOrigin lent_origin_;
   // A chunk's feasible nodes that the search takes: the first `take` of its list, placed from

@@ -31,7 +31,7 @@ class Scan {
           run_length = 1;
         }
       }
-      if (plugins && !SameText(status.plugin(), last_)) AddPlugin(status.plugin());
+      if (plugins) AddPlugin(status.plugin());
     }
     AddRun(run, run_length);
   }

@@ -299,19 +299,23 @@ TEST_CASE("a search whose last buffer did not come back writes the kept verdicts
   NominatedPods nominated;
   util::WorkerPool pool(2);
   ScheduleAlgorithm algorithm(&pool, 0, 3);
+  // Every node's verdict in `error` is the filters' for `pod`.
+  const auto check_verdicts = [&](const FitError& error, const framework::PodInfo& pod) {
+    const auto want = Verdicts(**fw, pod, world.snapshot, nominated);
+    REQUIRE(error.node_statuses.size() == static_cast<size_t>(kNodes));
+    for (const auto& entry : error.node_statuses) {
+      REQUIRE(entry.node != nullptr);
+      INFO(pod.key << " on " << entry.node->name());
+      CHECK(Reasons(entry.status) == Reasons(want.at(entry.node->name())));
+    }
+  };
   // Each search fits nowhere and reports every node's verdict as the filters give it.
   const auto search = [&](const framework::PodInfoPtr& pod) {
-    const auto want = Verdicts(**fw, *pod, world.snapshot, nominated);
     framework::CycleState state;
     auto outcome = algorithm.Schedule(**fw, state, *pod, world.snapshot, &nominated);
     REQUIRE(std::holds_alternative<FitError>(outcome));
     FitError error = std::move(std::get<FitError>(outcome));
-    REQUIRE(error.node_statuses.size() == static_cast<size_t>(kNodes));
-    for (const auto& entry : error.node_statuses) {
-      REQUIRE(entry.node != nullptr);
-      INFO(pod->key << " on " << entry.node->name());
-      CHECK(Reasons(entry.status) == Reasons(want.at(entry.node->name())));
-    }
+    check_verdicts(error, *pod);
     return error;
   };
   // Short of cpu and memory everywhere: its entries hold two reasons a node.
@@ -323,9 +327,11 @@ TEST_CASE("a search whose last buffer did not come back writes the kept verdicts
   // Two pods alike, short of cpu only: the third search's verdicts are all kept ones. The
   // second's entries are not given back (a FitError kept elsewhere), so the third writes its
   // verdicts into another buffer, which may hold the first search's.
-  const FitError held = search(Pod("second", "5"));
+  const auto second = Pod("second", "5");
+  const FitError held = search(second);
   search(Pod("third", "5"));
-  CHECK(held.node_statuses.size() == static_cast<size_t>(kNodes));
+  // Nor did the third search write into the FitError held.
+  check_verdicts(held, *second);
 }
 
 }  // namespace
