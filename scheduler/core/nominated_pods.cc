@@ -257,12 +257,16 @@ std::optional<framework::VerdictScope> CycleFilterHost::VerdictScopeFor(
   return framework::VerdictScope{&fw_, skip_.running_mask()};
 }
 
-std::optional<uint64_t> CycleFilterHost::NominationStamp(const framework::PodInfo& pod,
-                                                         const framework::NodeInfo& node) const {
+uint64_t CycleFilterHost::NominationStamp(const framework::PodInfo& pod,
+                                          const framework::NodeInfo& node,
+                                          uint32_t position) const {
   // Read without the node's entry: at 5,000 nodes that each hold a nominated pod, waiting for
   // the entries was most of a dry run whose verdicts are kept.
-  if (nominated_.MayHold(pod)) return NominatedPods::StampFor(nominated_.For(&node), pod);
-  return nominated_.StampAt(node.snapshot_position());
+  if (nominated_.MayHold(pod)) {
+    return NominatedPods::StampFor(nominated_.ForPosition(position, &node), pod)
+        .value_or(framework::kNoNominationStamp);
+  }
+  return nominated_.StampAt(position);
 }
 
 framework::Status CycleFilterHost::RunFilters(const framework::CycleState& state,

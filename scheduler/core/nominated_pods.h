@@ -189,8 +189,8 @@ class CycleFilterHost final : public framework::PostFilterHost {
   bool JudgesByRequests() const override { return judges_by_requests_; }
   std::optional<framework::VerdictScope> VerdictScopeFor(
       const framework::CycleState& state, const framework::PodInfo& pod) const override;
-  std::optional<uint64_t> NominationStamp(const framework::PodInfo& pod,
-                                          const framework::NodeInfo& node) const override;
+  uint64_t NominationStamp(const framework::PodInfo& pod, const framework::NodeInfo& node,
+                           uint32_t position) const override;
   framework::Status RunFiltersWithout(const framework::CycleState& state,
                                       const framework::PodInfo& pod,
                                       const framework::NodeInfo& node,

@@ -237,6 +237,9 @@ struct VerdictScope {
   friend bool operator==(const VerdictScope&, const VerdictScope&) = default;
 };
 
+// PostFilterHost::NominationStamp's answer when no verdict may be kept for the node.
+inline constexpr uint64_t kNoNominationStamp = ~uint64_t{0};
+
 // What a PostFilter plugin may ask of the scheduler that runs it; valid during the call only.
 class PostFilterHost {
  public:
@@ -283,11 +286,14 @@ class PostFilterHost {
                                                       const PodInfo& /*pod*/) const {
     return std::nullopt;
   }
-  // With a VerdictScope: a number that changes whenever the pods nominated to `node` change; none
-  // when `pod` itself is among them (the filters then leave it out, so its verdict is its own).
-  virtual std::optional<uint64_t> NominationStamp(const PodInfo& /*pod*/,
-                                                  const NodeInfo& /*node*/) const {
-    return std::nullopt;
+  // With a VerdictScope: a number that changes whenever the pods nominated to `node`, the
+  // snapshot's node at `position`, change; kNoNominationStamp when `pod` itself is among them (the
+  // filters then leave it out, so its verdict is its own). Reads nothing of `node` but its
+  // address. (A plain number: the dry run asks once per node, and an optional came back through
+  // memory.)
+  virtual uint64_t NominationStamp(const PodInfo& /*pod*/, const NodeInfo& /*node*/,
+                                   uint32_t /*position*/) const {
+    return kNoNominationStamp;
   }
   // RunFilters' verdict for a what-if copy of the snapshot's `node` without `freed_pods` of its
   // pods, whose requests sum to `freed`, computed without a copy. Only when JudgesByRequests().

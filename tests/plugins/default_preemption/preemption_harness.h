@@ -105,9 +105,9 @@ class CountingHost final : public framework::PostFilterHost {
     if (!keep_verdicts_) return std::nullopt;
     return inner_.VerdictScopeFor(state, pod);
   }
-  std::optional<uint64_t> NominationStamp(const framework::PodInfo& pod,
-                                          const framework::NodeInfo& node) const override {
-    return inner_.NominationStamp(pod, node);
+  uint64_t NominationStamp(const framework::PodInfo& pod, const framework::NodeInfo& node,
+                           uint32_t position) const override {
+    return inner_.NominationStamp(pod, node, position);
   }
   framework::Status RunFiltersWithout(const framework::CycleState& state,
                                       const framework::PodInfo& pod,
@@ -180,11 +180,11 @@ class Harness {
     NodeBuilder node(name);
     node.Capacity({{"cpu", cpu}, {"memory", "64Gi"}, {"pods", "110"}});
     if (edit) edit(node);
-    builder_.Upsert(name)->SetNode(node.Ptr(), ++generation_);
+    Changed(builder_.Upsert(name))->SetNode(node.Ptr(), ++generation_);
     return *this;
   }
   Harness& Pod(const std::string& node, const P& pod) {
-    builder_.Upsert(node)->AddPod(MakePod(pod, node), ++generation_);
+    Changed(builder_.Upsert(node))->AddPod(MakePod(pod, node), ++generation_);
     return *this;
   }
   Harness& Pdbs(std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs) {
@@ -196,7 +196,7 @@ class Harness {
     return *this;
   }
   Harness& RemovePod(const std::string& node, const std::string& pod) {
-    REQUIRE(builder_.Upsert(node)->RemovePod("default/" + pod, ++generation_).ok());
+    REQUIRE(Changed(builder_.Upsert(node))->RemovePod("default/" + pod, ++generation_).ok());
     return *this;
   }
   Harness& ClearNominations() {
@@ -215,8 +215,7 @@ class Harness {
   // DefaultPreemption when null) on the rejected nodes.
   Result Preempt(const P& preemptor, framework::PostFilterPlugin* plugin = nullptr,
                  std::set<std::string>* tried = nullptr) {
-    builder_.RebuildLists();
-    builder_.RecomputeClusterTotals();
+    Commit();
     nominated_.Reset(nominations_, snapshot_);
     const framework::PodInfoPtr pod = MakePod(preemptor);
     framework::CycleState state;
@@ -247,13 +246,12 @@ class Harness {
   }
 
   const framework::Snapshot& snapshot() {
-    builder_.RebuildLists();
+    Commit();
     return snapshot_;
   }
   // Whether `pod` fits some node as the cluster is (then there is nothing to preempt for).
   bool FitsSomewhere(const P& pod) {
-    builder_.RebuildLists();
-    builder_.RecomputeClusterTotals();
+    Commit();
     nominated_.Reset(nominations_, snapshot_);
     framework::CycleState state;
     return std::holds_alternative<scheduler::ScheduleSuccess>(
@@ -266,6 +264,20 @@ class Harness {
   }
 
  private:
+  framework::NodeInfo* Changed(framework::NodeInfo* node) {
+    changed_.push_back(node);
+    return node;
+  }
+  // Brings the snapshot up to date as the cache does: lists, totals, and the nodes changed in
+  // place since the last commit, which kept verdicts rely on.
+  void Commit() {
+    builder_.RebuildLists();
+    builder_.RecomputeClusterTotals();
+    builder_.set_generation(generation_);
+    builder_.RecordChanges(generation_, changed_);
+    changed_.clear();
+  }
+
   bool by_requests_ = true;
   bool keep_verdicts_ = true;
   size_t host_calls_ = 0;
@@ -273,6 +285,7 @@ class Harness {
   framework::Snapshot snapshot_;
   framework::SnapshotBuilder builder_{&snapshot_};
   int64_t generation_ = 0;
+  std::vector<framework::NodeInfo*> changed_;  // in place, since the last Commit
   util::WorkerPool pool_;
   scheduler::ScheduleAlgorithm algorithm_{&pool_, 100, 1};
   scheduler::NominatedPods nominated_;

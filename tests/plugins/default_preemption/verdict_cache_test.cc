@@ -23,18 +23,27 @@ using preemption_testing::P;
 using preemption_testing::Result;
 using preemption_testing::WithArgs;
 
-// A node with two pods, as the snapshot holds it.
+// A snapshot of one node with two pods, that records what changes, as the cache writes it.
 struct OneNode {
-  framework::NodeInfo node;
+  framework::Snapshot snapshot;
+  framework::SnapshotBuilder builder{&snapshot};
   std::vector<framework::PodInfoPtr> pods;
+  int64_t generation = 0;
 
   OneNode() {
-    node.SetNode(testing::NodeBuilder("n1").Capacity({{"cpu", "4"}}).Ptr(), 1);
+    framework::NodeInfo& info = *builder.Upsert("n1");
+    info.SetNode(testing::NodeBuilder("n1").Capacity({{"cpu", "4"}}).Ptr(), ++generation);
     for (const char* name : {"a", "b"}) {
       pods.push_back(MakePod({name, "2", 1}, "n1"));
-      node.AddPod(pods.back(), 2);
+      info.AddPod(pods.back(), ++generation);
     }
-    node.set_snapshot_position(0);
+    builder.RebuildLists();
+    Commit({});
+  }
+  const framework::NodeInfo* node() const { return snapshot.nodes().front(); }
+  void Commit(const std::vector<framework::NodeInfo*>& changed) {
+    builder.set_generation(generation);
+    builder.RecordChanges(generation, changed);
   }
 };
 
@@ -45,27 +54,55 @@ TEST_CASE("A kept verdict serves only a preemptor alike on the node as it was ju
   OneNode n;
   const framework::PodInfoPtr judged = MakePod({"p", "2", 10});
   VerdictCache cache;
-  cache.Begin(*judged, kScope, 1);
-  CHECK(cache.Find(n.node, 0) == nullptr);
-  cache.Keep(n.node, 0, false, {n.pods[1].get()}, VictimSummary{1, 7, 1, 3});
+  cache.Begin(*judged, kScope, n.snapshot);
+  CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
+  cache.Keep(0, *n.node(), 0, false, {n.pods[1].get()}, VictimSummary{1, 7, 1, 3});
 
   // The same template under another name.
   const framework::PodInfoPtr alike = MakePod({"other-name", "2", 10});
-  cache.Begin(*alike, kScope, 1);
-  const KeptVerdict* kept = cache.Find(n.node, 0);
-  REQUIRE(kept != nullptr);
+  cache.Begin(*alike, kScope, n.snapshot);
+  const auto kept = cache.Find(0, n.node(), 0);
+  REQUIRE(kept.has_value());
   CHECK_FALSE(kept->screened_out);
-  CHECK(kept->victims == absl::InlinedVector<uint32_t, 4>{1});
-  CHECK(kept->summary.shifted_priority_sum == 7);
+  REQUIRE(kept->candidate != nullptr);
+  CHECK(kept->candidate->victims == absl::InlinedVector<uint32_t, 4>{1});
+  CHECK(kept->candidate->summary.shifted_priority_sum == 7);
 
-  SECTION("other nominations") { CHECK(cache.Find(n.node, 5) == nullptr); }
+  SECTION("other nominations") { CHECK_FALSE(cache.Find(0, n.node(), 5).has_value()); }
   SECTION("the node changed") {
-    n.node.AddPod(MakePod({"c", "0", 1}, "n1"), 3);
-    CHECK(cache.Find(n.node, 0) == nullptr);
+    framework::NodeInfo* node = n.builder.Find("n1");
+    node->AddPod(MakePod({"c", "0", 1}, "n1"), ++n.generation);
+    n.Commit({node});
+    cache.Begin(*alike, kScope, n.snapshot);
+    CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
+  }
+  SECTION("another node changed: this one's verdict stays") {
+    framework::NodeInfo& other = *n.builder.Upsert("n2");
+    other.SetNode(testing::NodeBuilder("n2").Capacity({{"cpu", "4"}}).Ptr(), ++n.generation);
+    n.builder.RebuildLists();
+    n.Commit({});
+    other.AddPod(MakePod({"c", "0", 1}, "n2"), ++n.generation);
+    n.Commit({&other});
+    // Adding a node moved the positions: nothing kept before it serves.
+    cache.Begin(*alike, kScope, n.snapshot);
+    CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
+    cache.Keep(0, *n.node(), 0, true, {}, {});
+    other.AddPod(MakePod({"d", "0", 1}, "n2"), ++n.generation);
+    n.Commit({&other});
+    cache.Begin(*alike, kScope, n.snapshot);
+    const auto screened = cache.Find(0, n.node(), 0);
+    REQUIRE(screened.has_value());
+    CHECK(screened->screened_out);
+  }
+  SECTION("another snapshot") {
+    OneNode other;
+    cache.Begin(*alike, kScope, other.snapshot);
+    CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
+    CHECK_FALSE(cache.Find(0, other.node(), 0).has_value());
   }
   SECTION("another node object at the same position") {
     OneNode other;
-    CHECK(cache.Find(other.node, 0) == nullptr);
+    CHECK_FALSE(cache.Find(0, other.node(), 0).has_value());
   }
   const std::map<std::string, std::function<void(api::Pod&)>> unlike = {
       {"requests", [](api::Pod& pod) { pod.spec.containers.push_back({}); }},
@@ -78,20 +115,20 @@ TEST_CASE("A kept verdict serves only a preemptor alike on the node as it was ju
   };
   for (const auto& [what, edit] : unlike) {
     DYNAMIC_SECTION("a preemptor with other " << what << " is judged afresh") {
-      cache.Begin(*MakePod({"q", "2", 10, {}, {}, false, false, edit}), kScope, 1);
-      CHECK(cache.Find(n.node, 0) == nullptr);
+      cache.Begin(*MakePod({"q", "2", 10, {}, {}, false, false, edit}), kScope, n.snapshot);
+      CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
       // Its own verdicts replace the first pod's.
-      cache.Begin(*alike, kScope, 1);
-      CHECK(cache.Find(n.node, 0) == nullptr);
+      cache.Begin(*alike, kScope, n.snapshot);
+      CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
     }
   }
   SECTION("another priority") {
-    cache.Begin(*MakePod({"q", "2", 11}), kScope, 1);
-    CHECK(cache.Find(n.node, 0) == nullptr);
+    cache.Begin(*MakePod({"q", "2", 11}), kScope, n.snapshot);
+    CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
   }
   SECTION("another scope") {
-    cache.Begin(*alike, framework::VerdictScope{&kScope, 0b111}, 1);
-    CHECK(cache.Find(n.node, 0) == nullptr);
+    cache.Begin(*alike, framework::VerdictScope{&kScope, 0b111}, n.snapshot);
+    CHECK_FALSE(cache.Find(0, n.node(), 0).has_value());
   }
 }
 
