@@ -170,9 +170,9 @@ Status RoomOnlyVictims(const GroupNomination& group, const framework::NodeInfo& 
       preemption::ThreadWorker(*group.snapshot, preemption::NextDryRunNumber());
   int pdb_violations = 0;
   // Success without victims: a member fits there once the queue is freed.
-  const Status status = preemption::SelectVictimsOnNode(*group.state, *group.pod, node,
-                                                        *group.room_only, *worker.pdbs, *group.host,
-                                                        worker.scratch, victims, &pdb_violations);
+  Status status = preemption::SelectVictimsOnNode(*group.state, *group.pod, node, *group.room_only,
+                                                  *worker.pdbs, *group.host, worker.scratch,
+                                                  victims, &pdb_violations);
   if (status.IsSuccess()) return status;
   // Fewer conditions than the dry run's, which found room here: not expected.
   return Status::Error(
