@@ -2,23 +2,13 @@
 
 #include <algorithm>
 
+#include "scheduler/framework/kept_by_position.h"
+
 namespace kubesched::plugins::preemption {
 
 void VerdictCache::Begin(const framework::PodInfo& pod, const framework::VerdictScope& scope,
                          const framework::Snapshot& snapshot) {
-  if (mark_.CatchUp(snapshot, &changed_)) {
-    for (const uint32_t position : changed_) {
-      if (position < keys_.size()) keys_[position].era = 0;
-    }
-  } else {
-    keys_.clear();
-    verdicts_.clear();
-  }
-  const size_t num_nodes = snapshot.nodes().size();
-  if (keys_.size() < num_nodes) {
-    keys_.resize(num_nodes);
-    verdicts_.resize(num_nodes);
-  }
+  framework::CatchUpByPosition(snapshot, mark_, changed_, keys_, verdicts_);
   exemplar_.Follow(pod, scope);
 }
 

@@ -1,5 +1,7 @@
 #include "scheduler/core/filter_verdicts.h"
 
+#include "scheduler/framework/kept_by_position.h"
+
 namespace kubesched::scheduler {
 
 bool FilterVerdicts::Begin(const runtime::Framework& fw, const framework::CycleState& state,
@@ -9,19 +11,7 @@ bool FilterVerdicts::Begin(const runtime::Framework& fw, const framework::CycleS
       fw.HasActiveExtensions(skip) || !fw.FiltersJudgePodAndNodeAlone(state, pod, skip)) {
     return false;
   }
-  const size_t num_nodes = snapshot.nodes().size();
-  if (mark_.CatchUp(snapshot, &changed_)) {
-    for (const uint32_t position : changed_) {
-      if (position < keys_.size()) keys_[position].era = 0;
-    }
-  } else {
-    keys_.clear();
-    verdicts_.clear();
-  }
-  if (keys_.size() < num_nodes) {
-    keys_.resize(num_nodes);
-    verdicts_.resize(num_nodes);
-  }
+  framework::CatchUpByPosition(snapshot, mark_, changed_, keys_, verdicts_);
   exemplar_.Follow(pod, framework::VerdictScope{&fw, skip.running_mask()});
   return true;
 }
