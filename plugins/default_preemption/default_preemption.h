@@ -20,11 +20,12 @@ namespace kubesched::plugins {
 //   1. Eligibility: a pod with preemptionPolicy Never preempts nobody; nor does a pod whose
 //      nominated node still has a terminating pod it could have preempted (its earlier victims
 //      are on their way out), unless that node is now unresolvable for it.
-//   2. Nodes where preemption might help: those the Filter phase rejected as Unschedulable (not
-//      UnschedulableAndUnresolvable; not for the queue's quota, which removing pods from one node
-//      cannot free). Starting at a pseudo-random offset, nodes are dry-run until
-//      max(n * minCandidateNodesPercentage / 100, minCandidateNodesAbsolute) candidates are found
-//      (at least one without PDB violations), or every node was tried.
+//   2. Nodes where preemption might help (dry_run.h): those the Filter phase rejected as
+//      Unschedulable (not UnschedulableAndUnresolvable; not for the queue's quota, which removing
+//      pods from one node cannot free). Starting at a pseudo-random offset, nodes are dry-run
+//      until max(n * minCandidateNodesPercentage / 100, minCandidateNodesAbsolute) candidates are
+//      found (at least one without PDB violations), or every node was tried. A node's verdict is
+//      kept for the next preemptor alike (verdict_cache.h) where nothing else decides it.
 //   3. Per node (victims.h): remove every pod the preemptor may preempt, check that the filters
 //      pass, then reprieve pods, most important first, PDB-violating ones before the others.
 //   4. Pick the candidate (pick_node.h): fewest PDB violations, lowest highest victim priority,
