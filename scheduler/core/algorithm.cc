@@ -13,10 +13,6 @@ using framework::Status;
 
 constexpr int kMinFeasibleNodesToFind = 100;
 constexpr int kMinFeasibleNodesPercentageToFind = 5;
-// Nodes per work item handed to a filter/score worker: large enough to amortise the hand-off,
-// small enough to balance two to sixteen threads.
-constexpr size_t kNodeChunk = 32;
-static_assert(kNodeChunk <= 32, "a chunk's failures are the bits of a uint32_t");
 // How many nodes ahead the Filter loop asks for a NodeInfo (FindFeasible).
 constexpr size_t kPrefetchAhead = 4;
 
@@ -25,10 +21,11 @@ size_t CandidatePosition(size_t start, size_t entry_index, size_t n) {
   return start + entry_index >= n ? start + entry_index - n : start + entry_index;
 }
 
-// The failure bits of the chunk whose first entry is `base`, for the entries before `processed`.
-uint32_t FailedBefore(uint32_t failed, size_t base, size_t processed) {
+// The failure bits of the chunk (of `chunk` entries) whose first entry is `base`, for the entries
+// before `processed`.
+uint64_t FailedBefore(uint64_t failed, size_t base, size_t processed, size_t chunk) {
   const size_t count = processed - base;
-  return count < kNodeChunk ? failed & ((uint32_t{1} << count) - 1U) : failed;
+  return count < chunk ? failed & ((uint64_t{1} << count) - 1U) : failed;
 }
 
 // splitmix64 (tie-breaking needs speed, not statistical quality): draw k of a generator whose
@@ -99,7 +96,7 @@ const framework::NodeInfo* FitsNominatedNode(
 //
 // Entry i of entries_ is the i-th node filtered, but only rejections are sure to be written
 // there, and only when they are read (FilterJob::keep_verdicts): each chunk lists which of its
-// entries failed (chunk_failed_) and, in order, which fit (chunk_fits_). Reading a round is then a
+// entries failed and, in order, which fit (ChunkResult). Reading a round is then a
 // copy of those short lists rather than a pass over every verdict, and a node that fits costs no
 // write of a verdict nobody reads. A pod that fits nowhere (a preemptor) hands the whole buffer to
 // its FitError. Returns how many nodes it evaluated; their rejections are in `fit_error` when no
@@ -118,9 +115,7 @@ size_t ScheduleAlgorithm::FindFeasible(
   if (n == 0) return 0;
   const size_t chunks = (n + kNodeChunk - 1) / kNodeChunk;
   if (entries_.size() < n) entries_.resize(n);
-  if (chunk_fits_.size() < chunks * kNodeChunk) chunk_fits_.resize(chunks * kNodeChunk);
-  chunk_feasible_.assign(chunks, 0);
-  chunk_failed_.assign(chunks, 0);
+  if (chunk_results_.size() < chunks) chunk_results_.resize(chunks);
   filter_error_.store(false, std::memory_order_relaxed);
   const size_t start = next_start_index_ % n;
   const auto wanted_total = static_cast<size_t>(to_find);
@@ -187,11 +182,12 @@ size_t ScheduleAlgorithm::TakeFeasible(size_t processed, size_t round, size_t wa
   size_t used = 0;
   while (used < round && count < wanted) {
     const size_t chunk = (processed + used) / kNodeChunk;
-    const size_t take = std::min<size_t>(chunk_feasible_[chunk], wanted - count);
+    const ChunkResult& result = chunk_results_[chunk];
+    const size_t take = std::min<size_t>(result.found, wanted - count);
     if (take > 0) taken_.push_back({chunk, count, take});
     count += take;
     // The search stops right after the node that completes it, as a node-by-node reading would.
-    used = count == wanted && take > 0 ? chunk_fits_[chunk * kNodeChunk + take - 1] + 1 - processed
+    used = count == wanted && take > 0 ? result.fits[take - 1] + 1 - processed
                                        : std::min(round, used + kNodeChunk);
   }
   feasible_.resize(count);
@@ -205,7 +201,7 @@ void ScheduleAlgorithm::PlaceFeasible(const std::vector<const framework::NodeInf
   const auto place = [&](size_t begin, size_t end) {
     for (size_t t = begin; t < end; ++t) {
       const TakenChunk& taken = taken_[t];
-      const uint32_t* fits = chunk_fits_.data() + taken.chunk * kNodeChunk;
+      const uint32_t* fits = chunk_results_[taken.chunk].fits.data();
       for (size_t k = 0; k < taken.take; ++k) {
         const size_t position = CandidatePosition(start, fits[k], n);
         const framework::NodeInfo* node = candidates[position];
@@ -225,7 +221,7 @@ void ScheduleAlgorithm::PlaceFeasible(const std::vector<const framework::NodeInf
 
 // Filters [begin, end) of the round whose first node is candidates[first] (wrapping around, so
 // that the per-node loop needs no division), the round's entries starting at entry `processed`;
-// fills the chunk's chunk_feasible_, chunk_fits_ and chunk_failed_. Two copies, so that a pod
+// fills the chunk's ChunkResult. Two copies, so that a pod
 // without passed-over nodes pays nothing for them.
 template <bool kPassingOver>
 void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool rows_first,
@@ -254,10 +250,10 @@ void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool row
                               passes.data() + before_wrap);
     }
   }
-  const size_t chunk = (processed + begin) / kNodeChunk;
-  uint32_t* const fits = chunk_fits_.data() + chunk * kNodeChunk;
+  ChunkResult& result = chunk_results_[(processed + begin) / kNodeChunk];
+  uint32_t* const fits = result.fits.data();
   uint32_t found = 0;
-  uint32_t failed = 0;
+  uint64_t failed = 0;
   // The NodeInfos are apart in memory and the first Filter waits on each one's first cache
   // line: asking for it a few nodes ahead overlaps those waits.
   size_t ahead = (index + kPrefetchAhead) % n;
@@ -281,11 +277,11 @@ void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool row
     if (fit) {
       fits[found++] = entry_index;
     } else {
-      failed |= uint32_t{1} << (i - begin);
+      failed |= uint64_t{1} << (i - begin);
     }
   }
-  chunk_feasible_[chunk] = found;
-  chunk_failed_[chunk] = failed;
+  result.found = found;
+  result.failed = failed;
 }
 
 // Judges candidate `position` into `entry`; true if it fits. A node `passed` over is rejected
@@ -328,7 +324,8 @@ bool ScheduleAlgorithm::JudgeWithoutKeeping(const FilterJob& job, bool passed, s
 void ScheduleAlgorithm::FilterRejectedAgain(const FilterJob& job, size_t start, size_t processed) {
   const size_t n = job.candidates.size();
   pool_->ParallelFor(processed, kNodeChunk, [&](size_t begin, size_t end) {
-    for (uint32_t failed = FailedBefore(chunk_failed_[begin / kNodeChunk], begin, end); failed != 0;
+    const uint64_t failed_bits = chunk_results_[begin / kNodeChunk].failed;
+    for (uint64_t failed = FailedBefore(failed_bits, begin, end, kNodeChunk); failed != 0;
          failed &= failed - 1) {
       const size_t entry_index = begin + static_cast<size_t>(std::countr_zero(failed));
       const size_t position = CandidatePosition(start, entry_index, n);
@@ -339,7 +336,7 @@ void ScheduleAlgorithm::FilterRejectedAgain(const FilterJob& job, size_t start, 
 }
 
 // A whole number of chunks, so that every round starts on a chunk boundary and chunk k of the
-// round is chunk_feasible_[processed / kNodeChunk + k].
+// round is chunk_results_[processed / kNodeChunk + k].
 size_t ScheduleAlgorithm::RoundSize(size_t wanted, size_t processed, size_t n) const {
   size_t round = std::max<size_t>(wanted + wanted / 4, 64);
   // Where few nodes were feasible so far (none, for a preemptor), fewer and larger rounds: nodes
@@ -405,8 +402,8 @@ void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
   if (rejected.empty()) rejected.reserve(processed - feasible_.size());
   for (size_t chunk = 0; chunk * kNodeChunk < processed; ++chunk) {
     const size_t base = chunk * kNodeChunk;
-    for (uint32_t failed = FailedBefore(chunk_failed_[chunk], base, processed); failed != 0;
-         failed &= failed - 1) {
+    for (uint64_t failed = FailedBefore(chunk_results_[chunk].failed, base, processed, kNodeChunk);
+         failed != 0; failed &= failed - 1) {
       rejected.push_back(std::move(entries_[base + static_cast<size_t>(std::countr_zero(failed))]));
     }
   }

@@ -3,6 +3,7 @@
 // Picking a node for one pod: PreFilter, Filter over (a sample of) the nodes in parallel,
 // PreScore, Score and NormalizeScore over the feasible ones, weighted sum, selection.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -187,14 +188,24 @@ class ScheduleAlgorithm {
   // judge its chunks' rows together (FilterJob::rows_first).
   bool last_search_found_ = true;
 
+  // Nodes per work item handed to a filter or score worker: large enough that taking one (an
+  // atomic add the threads contend for) costs little beside judging it, small enough to balance
+  // two to sixteen threads. A chunk's failures are the bits of a uint64_t.
+  static constexpr size_t kNodeChunk = 64;
+  // What the Filter phase found in one chunk of kNodeChunk entries, written by the thread that
+  // filtered it. Each on cache lines of its own: the threads take neighbouring chunks.
+  struct alignas(util::WorkerPool::kCacheLine) ChunkResult {
+    uint64_t failed;                        // bit k: the chunk's entry k failed
+    uint32_t found;                         // how many of its entries fit,
+    std::array<uint32_t, kNodeChunk> fits;  // and which (entry indices, in order)
+  };
+
   // Reused across cycles to avoid allocation per pod.
-  // The Filter phase's verdicts in the order filtered (rejections only are sure to be written);
-  // per chunk of kNodeChunk entries, how many fit, which they are (entry indices, kNodeChunk
-  // slots per chunk) and a bit per entry that failed.
+  // The Filter phase's verdicts in the order filtered (rejections only are sure to be written),
+  // and each chunk's results. A search writes the results of every chunk it filters, and reads
+  // no other.
   std::vector<framework::NodeStatus> entries_;
-  std::vector<uint32_t> chunk_feasible_;
-  std::vector<uint32_t> chunk_fits_;
-  std::vector<uint32_t> chunk_failed_;
+  std::vector<ChunkResult> chunk_results_;
   // Whether a filter returned an Error in the last FindFeasible (set by the workers), so that a
   // pod that fits nowhere is not searched for errors node by node.
   std::atomic<bool> filter_error_{false};

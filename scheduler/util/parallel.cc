@@ -32,11 +32,15 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::RunChunks() {
+  // The job's fields stay as they are while it is open; read once, rather than after every call
+  // (which the compiler must assume may change them).
+  const std::function<void(size_t, size_t)>& job = *job_;
+  const size_t size = job_size_;
+  const size_t chunk = job_chunk_;
   for (;;) {
-    const size_t begin = next_index_.fetch_add(job_chunk_, std::memory_order_relaxed);
-    if (begin >= job_size_) return;
-    const size_t end = std::min(job_size_, begin + job_chunk_);
-    (*job_)(begin, end);
+    const size_t begin = next_index_.fetch_add(chunk, std::memory_order_relaxed);
+    if (begin >= size) return;
+    job(begin, std::min(size, begin + chunk));
   }
 }
 
