@@ -96,9 +96,9 @@ const framework::NodeInfo* FitsNominatedNode(
 //
 // Entry i of entries_ is the i-th node filtered, but only rejections are sure to be written
 // there, and only when they are read (FilterJob::keep_verdicts): each chunk lists which of its
-// entries failed and, in order, which fit (ChunkResult). Reading a round is then a
-// copy of those short lists rather than a pass over every verdict, and a node that fits costs no
-// write of a verdict nobody reads. A pod that fits nowhere (a preemptor) hands the whole buffer to
+// entries failed and, in order, which fit (ChunkResult). Reading a round is then a copy of those
+// short lists rather than a pass over every verdict, and a node that fits costs no write of a
+// verdict nobody reads. A pod that fits nowhere (a preemptor) hands the whole buffer to
 // its FitError. Returns how many nodes it evaluated; their rejections are in `fit_error` when no
 // node fits or a filter erred.
 size_t ScheduleAlgorithm::FindFeasible(
@@ -221,8 +221,8 @@ void ScheduleAlgorithm::PlaceFeasible(const std::vector<const framework::NodeInf
 
 // Filters [begin, end) of the round whose first node is candidates[first] (wrapping around, so
 // that the per-node loop needs no division), the round's entries starting at entry `processed`;
-// fills the chunk's ChunkResult. Two copies, so that a pod
-// without passed-over nodes pays nothing for them.
+// fills the chunk's ChunkResult. Two copies, so that a pod without passed-over nodes pays nothing
+// for them.
 template <bool kPassingOver>
 void ScheduleAlgorithm::FilterChunk(const FilterJob& job, size_t first, bool rows_first,
                                     size_t processed, size_t begin, size_t end) {
