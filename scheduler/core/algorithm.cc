@@ -21,13 +21,6 @@ size_t CandidatePosition(size_t start, size_t entry_index, size_t n) {
   return start + entry_index >= n ? start + entry_index - n : start + entry_index;
 }
 
-// The failure bits of the chunk (of `chunk` entries) whose first entry is `base`, for the entries
-// before `processed`.
-uint64_t FailedBefore(uint64_t failed, size_t base, size_t processed, size_t chunk) {
-  const size_t count = processed - base;
-  return count < chunk ? failed & ((uint64_t{1} << count) - 1U) : failed;
-}
-
 // splitmix64 (tie-breaking needs speed, not statistical quality): draw k of a generator whose
 // state was s is SplitMix(s + k * kSplitMixStep).
 constexpr uint64_t kSplitMixStep = 0x9e3779b97f4a7c15ULL;
@@ -324,8 +317,7 @@ bool ScheduleAlgorithm::JudgeWithoutKeeping(const FilterJob& job, bool passed, s
 void ScheduleAlgorithm::FilterRejectedAgain(const FilterJob& job, size_t start, size_t processed) {
   const size_t n = job.candidates.size();
   pool_->ParallelFor(processed, kNodeChunk, [&](size_t begin, size_t end) {
-    const uint64_t failed_bits = chunk_results_[begin / kNodeChunk].failed;
-    for (uint64_t failed = FailedBefore(failed_bits, begin, end, kNodeChunk); failed != 0;
+    for (uint64_t failed = chunk_results_[begin / kNodeChunk].FailedBefore(begin, end); failed != 0;
          failed &= failed - 1) {
       const size_t entry_index = begin + static_cast<size_t>(std::countr_zero(failed));
       const size_t position = CandidatePosition(start, entry_index, n);
@@ -402,8 +394,8 @@ void ScheduleAlgorithm::CollectRejected(size_t processed, FitError* fit_error) {
   if (rejected.empty()) rejected.reserve(processed - feasible_.size());
   for (size_t chunk = 0; chunk * kNodeChunk < processed; ++chunk) {
     const size_t base = chunk * kNodeChunk;
-    for (uint64_t failed = FailedBefore(chunk_results_[chunk].failed, base, processed, kNodeChunk);
-         failed != 0; failed &= failed - 1) {
+    for (uint64_t failed = chunk_results_[chunk].FailedBefore(base, processed); failed != 0;
+         failed &= failed - 1) {
       rejected.push_back(std::move(entries_[base + static_cast<size_t>(std::countr_zero(failed))]));
     }
   }

@@ -194,10 +194,16 @@ class ScheduleAlgorithm {
   static constexpr size_t kNodeChunk = 64;
   // What the Filter phase found in one chunk of kNodeChunk entries, written by the thread that
   // filtered it. Each on cache lines of its own: the threads take neighbouring chunks.
-  struct alignas(util::WorkerPool::kCacheLine) ChunkResult {
+  struct alignas(64) ChunkResult {
     uint64_t failed;                        // bit k: the chunk's entry k failed
     uint32_t found;                         // how many of its entries fit,
     std::array<uint32_t, kNodeChunk> fits;  // and which (entry indices, in order)
+
+    // The failure bits of the entries before `processed`, the chunk's first entry being `base`.
+    uint64_t FailedBefore(size_t base, size_t processed) const {
+      const size_t count = processed - base;
+      return count < kNodeChunk ? failed & ((uint64_t{1} << count) - 1U) : failed;
+    }
   };
 
   // Reused across cycles to avoid allocation per pod.

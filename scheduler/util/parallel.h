@@ -20,8 +20,6 @@ namespace kubesched::util {
 // function is called concurrently for disjoint chunks and must be thread-safe.
 class WorkerPool {
  public:
-  static constexpr size_t kCacheLine = 64;
-
   // `threads` counts the caller: 1 means "run inline", no extra threads.
   explicit WorkerPool(int threads);
   ~WorkerPool();
@@ -51,10 +49,11 @@ class WorkerPool {
   const std::function<void(size_t, size_t)>* job_ = nullptr;
   size_t job_size_ = 0;
   size_t job_chunk_ = 1;
-  // Every thread writes it for each chunk it takes: alone on its cache line, so that taking a
-  // chunk does not take from the other threads the line of the job's fields and flags.
-  alignas(kCacheLine) std::atomic<size_t> next_index_{0};
-  alignas(kCacheLine) std::atomic<bool> open_{false};
+  // Every thread writes it for each chunk it takes: alone on its cache line (the flags start the
+  // next one), so that taking a chunk does not take from the other threads the line of the job's
+  // fields and flags.
+  alignas(64) std::atomic<size_t> next_index_{0};
+  alignas(64) std::atomic<bool> open_{false};
   std::atomic<int> joined_{0};
   std::atomic<uint64_t> job_generation_{0};
 };
