@@ -429,6 +429,11 @@ std::shared_ptr<const framework::NodeGroups> Cache::NodeGroups() const {
   return impl_->grouping.Published();
 }
 
+void Cache::ReservePods(size_t pods) {
+  absl::MutexLock lock(&impl_->mu);
+  impl_->pods.reserve(pods);
+}
+
 size_t Cache::NodeCount() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->node_objects;

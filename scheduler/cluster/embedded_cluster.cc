@@ -360,6 +360,11 @@ std::shared_ptr<const api::Pod> EmbeddedCluster::GetPod(const std::string& key) 
   return it == pods_.end() ? nullptr : it->second;
 }
 
+size_t EmbeddedCluster::PodCount() const {
+  absl::MutexLock lock(&mu_);
+  return pods_.size();
+}
+
 int64_t EmbeddedCluster::resource_version() const {
   absl::MutexLock lock(&mu_);
   return resource_version_;

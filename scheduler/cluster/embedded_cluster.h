@@ -105,6 +105,7 @@ class EmbeddedCluster : public framework::PodBinder,
   bool HasPendingEvents() const;
 
   std::shared_ptr<const api::Pod> GetPod(const std::string& key) const;
+  size_t PodCount() const;
   // By "namespace/name"; null when absent.
   std::shared_ptr<const api::PodGroup> GetPodGroup(const std::string& key) const;
 

@@ -167,6 +167,12 @@ class Scheduler : public client::ClusterEventHandler {
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return *cache_; }
   quota::QuotaTracker& quota() { return *quota_; }
+  // Makes room in the cache and the quota ledger for `pods` pods, before a cluster whose size is
+  // known up front is delivered (cache::Cache::ReservePods).
+  void ReservePods(size_t pods) {
+    cache_->ReservePods(pods);
+    quota_->ReservePods(pods);
+  }
 
   // Updates of the queue ConfigMap taken and refused, and the last error.
   config::ConfigReloads queue_config_reloads() const { return queue_config_->reloads(); }

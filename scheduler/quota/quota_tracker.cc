@@ -113,6 +113,11 @@ void QuotaTracker::RemoveNode(const std::string& name) {
   node_labels_.erase(name);
 }
 
+void QuotaTracker::ReservePods(size_t pods) {
+  absl::MutexLock lock(&mu_);
+  charges_.reserve(pods);
+}
+
 void QuotaTracker::RebuildLocked() {
   const absl::Time now = clock_->Now();
   FoldBudgetsLocked(now);

@@ -218,6 +218,9 @@ class QuotaTracker {
   bool RemoveNamespace(const std::string& name);
   void SetNode(const api::Node& node);
   void RemoveNode(const std::string& name);
+  // Makes room for charging `pods` pods when the cluster's size is known up front (as
+  // cache::Cache::ReservePods).
+  void ReservePods(size_t pods);
 
   // PreFilter's question: does the pod fit its queue's limits and budgets (on some node)?
   Admission Admit(const framework::PodInfo& pod);

@@ -386,6 +386,7 @@ struct Simulation {
     if (!created.ok()) return created.status();
     scheduler = std::move(*created);
     if (instrumentation != nullptr) instrumentation->state().AttachScheduler(scheduler.get());
+    scheduler->ReservePods(cluster.PodCount());
     cluster.Watch(scheduler.get());
     cluster.DeliverEvents();
     return absl::OkStatus();

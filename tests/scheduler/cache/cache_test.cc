@@ -54,6 +54,19 @@ TEST_CASE("an assumed pod counts on its node at once", "[core]") {
   CHECK(f.cache.AssumedCount() == 1);
 }
 
+TEST_CASE("room reserved for pods keeps the cached ones and takes more than reserved", "[core]") {
+  Fixture f;
+  REQUIRE(f.cache.AddPod(Pod("bound", "n1")).ok());
+  REQUIRE(f.cache.AssumePod(Pod("assumed", "n2")).ok());
+  f.cache.ReservePods(1);  // fewer than cached already: nothing is dropped
+  for (int i = 0; i < 3; ++i) REQUIRE(f.cache.AssumePod(Pod(absl::StrCat("p", i), "n1")).ok());
+  CHECK(f.cache.PodCount() == 5);
+  CHECK(f.cache.IsAssumed("default/assumed"));
+  CHECK_FALSE(f.cache.IsAssumed("default/bound"));
+  CHECK(f.RequestedCpu("n1") == 4000);
+  CHECK(f.RequestedCpu("n2") == 1000);
+}
+
 TEST_CASE("assuming a pod that is already cached is AlreadyExists", "[core]") {
   Fixture f;
   REQUIRE(f.cache.AssumePod(Pod("p", "n1")).ok());

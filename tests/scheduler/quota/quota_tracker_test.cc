@@ -100,6 +100,19 @@ TEST_CASE("YuniKorn's example: children share the parent's 900 and one may take 
   }
 }
 
+TEST_CASE("room reserved for pods keeps the charges made and limits what comes after", "[quota]") {
+  util::FakeClock clock;
+  QuotaTracker tracker(&clock, Queues(kYuniKorn));
+  CHECK(FillCpu(tracker, "root.parent.child2", "100", 3, "a") == 3);
+  tracker.ReservePods(2);  // fewer than charged already: nothing is dropped
+  CHECK(Used(tracker, "root.parent.child2", "cpu") == 300'000);
+  tracker.Release("default/a0", /*assumed_only=*/false);  // refunds the charge kept
+  CHECK(Used(tracker, "root.parent.child2", "cpu") == 200'000);
+  tracker.ReservePods(1000);
+  CHECK(FillCpu(tracker, "root.parent.child2", "100", 20, "b") == 5);  // child2's 750
+  CHECK(Used(tracker, "root.parent", "cpu") == 700'000);
+}
+
 TEST_CASE("a release wakes the queues on the released pod's path", "[quota]") {
   util::FakeClock clock;
   QuotaTracker tracker(&clock, Queues(kYuniKorn));
