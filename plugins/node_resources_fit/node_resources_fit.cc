@@ -53,6 +53,10 @@ using ScoreEntries = absl::InlinedVector<ScoreEntry, 8>;
 struct CpuAndMemory {
   ScoreEntry cpu;
   ScoreEntry memory;
+  // A node's weight sum: both weights, or the one of the only resource it has.
+  helper::ConstantDivisor both{1};
+  helper::ConstantDivisor cpu_only{1};
+  helper::ConstantDivisor memory_only{1};
 };
 
 struct ScoreState final : framework::StateData {
@@ -274,28 +278,35 @@ void BuildScoreEntries(const std::vector<NodeResourcesFit::ResourceWeight>& reso
 // The default case, cpu and memory alone, read straight from the rows: ScoreRows' loop with the
 // entries and the strategy fixed (the same sums and divisions, so the same scores).
 template <bool kMostAllocated>
-void CpuAndMemoryScores(const ScoreEntry& cpu, const ScoreEntry& memory,
-                        const framework::NodeRow* const* rows, size_t count, int64_t* scores) {
+void CpuAndMemoryScores(const CpuAndMemory& fast, const framework::NodeRow* const* rows,
+                        size_t count, int64_t* scores) {
+  const ScoreEntry& cpu = fast.cpu;
+  const ScoreEntry& memory = fast.memory;
   const auto share = [](int64_t requested, int64_t capacity) {
     return kMostAllocated ? MostRequestedScore(requested, capacity)
                           : LeastRequestedScore(requested, capacity);
   };
   for (size_t i = 0; i < count; ++i) {
     const framework::NodeRow& row = *rows[i];
+    const bool has_cpu = row.allocatable_cpu != 0;
+    const bool has_memory = row.allocatable_memory != 0;
     int64_t node_score = 0;
-    int64_t weight_sum = 0;
-    if (row.allocatable_cpu != 0) {
+    if (has_cpu) {
       node_score +=
           share(row.non_zero_requested_cpu + cpu.pod_request, row.allocatable_cpu) * cpu.weight;
-      weight_sum += cpu.weight;
     }
-    if (row.allocatable_memory != 0) {
+    if (has_memory) {
       node_score +=
           share(row.non_zero_requested_memory + memory.pod_request, row.allocatable_memory) *
           memory.weight;
-      weight_sum += memory.weight;
     }
-    scores[i] = weight_sum == 0 ? 0 : helper::Divide(node_score, weight_sum);
+    if (has_cpu && has_memory) {
+      scores[i] = fast.both.Divide(node_score);
+    } else {
+      scores[i] = has_cpu      ? fast.cpu_only.Divide(node_score)
+                  : has_memory ? fast.memory_only.Divide(node_score)
+                               : 0;
+    }
   }
 }
 
@@ -305,6 +316,15 @@ std::optional<CpuAndMemory> CpuAndMemoryOnly(const ScoreEntries& entries) {
   CpuAndMemory found{entries[0], entries[1]};
   if (found.cpu.id == api::kMemory) std::swap(found.cpu, found.memory);
   if (found.cpu.id != api::kCpu || found.memory.id != api::kMemory) return std::nullopt;
+  // Weights as the configuration allows them (1 to 100); any others take the general loop.
+  constexpr int64_t kMaxWeight = int64_t{1} << 30;
+  for (const int64_t weight : {found.cpu.weight, found.memory.weight}) {
+    if (weight < 1 || weight > kMaxWeight) return std::nullopt;
+  }
+  found.both =
+      helper::ConstantDivisor(static_cast<uint32_t>(found.cpu.weight + found.memory.weight));
+  found.cpu_only = helper::ConstantDivisor(static_cast<uint32_t>(found.cpu.weight));
+  found.memory_only = helper::ConstantDivisor(static_cast<uint32_t>(found.memory.weight));
   return found;
 }
 
@@ -359,11 +379,11 @@ void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodIn
   const config::ScoringStrategyType strategy = data->strategy;
   if (const auto& fast = data->cpu_and_memory; fast.has_value()) {
     if (strategy == config::ScoringStrategyType::kMostAllocated) {
-      CpuAndMemoryScores<true>(fast->cpu, fast->memory, rows, nodes.size(), scores);
+      CpuAndMemoryScores<true>(*fast, rows, nodes.size(), scores);
       return;
     }
     if (strategy == config::ScoringStrategyType::kLeastAllocated) {
-      CpuAndMemoryScores<false>(fast->cpu, fast->memory, rows, nodes.size(), scores);
+      CpuAndMemoryScores<false>(*fast, rows, nodes.size(), scores);
       return;
     }
   }
