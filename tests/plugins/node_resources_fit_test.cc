@@ -301,6 +301,12 @@ TEST_CASE("least allocated prefers the emptier node", "[plugins][noderesourcesfi
     CHECK(Score(Strategy(kLeastAllocated, {{"memory", 2}, {"cpu", 1}}), cluster, TwoContainers()) ==
           Scores{{"node1", 41}, {"node2", 50}});
   }
+  SECTION("a node with no memory, or no cpu, is scored on the other by its weight alone") {
+    Cluster cluster;
+    cluster.Node(Sized("node1", "4000", "0")).Node(Sized("node2", "0", "10000"));
+    CHECK(Score(Strategy(kLeastAllocated, {{"memory", 2}, {"cpu", 1}}), cluster, TwoContainers()) ==
+          Scores{{"node1", 25}, {"node2", 50}});  // (4000 - 3000) / 4000 and (10000 - 5000) / 10000
+  }
   SECTION("existing pods count, with explicit zero memory staying zero (upstream: 70 and 57)") {
     Cluster cluster;
     cluster.Node(Sized("node1", "10000", "20000"))
