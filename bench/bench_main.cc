@@ -73,10 +73,10 @@ bool ParseArgs(int argc, char** argv, Options* options) {
       for (const auto& w : kubesched::bench::Workloads()) {
         if (w.opt_in) std::cerr << " " << w.name;
       }
-      std::cerr << "\ncolumns: load s is the median run's wall time from reading the cluster file"
-                << " to the first\nscheduling attempt; RSS MiB is the workload process's peak "
-                   "through its first"
-                   " run.\n";
+      std::cerr
+          << "\ncolumns: load s is the median run's wall time from reading the cluster file"
+          << " to the first\nscheduling attempt; RSS MiB is the workload process's peak through"
+          << " its first run.\n";
       return false;
     }
   }
