@@ -53,10 +53,7 @@ using ScoreEntries = absl::InlinedVector<ScoreEntry, 8>;
 struct CpuAndMemory {
   ScoreEntry cpu;
   ScoreEntry memory;
-  // A node's weight sum: both weights, or the one of the only resource it has.
-  helper::ConstantDivisor both{1};
-  helper::ConstantDivisor cpu_only{1};
-  helper::ConstantDivisor memory_only{1};
+  NodeResourcesFit::WeightSums weight_sums;
 };
 
 struct ScoreState final : framework::StateData {
@@ -104,6 +101,19 @@ std::string_view InsufficientReason(api::ResourceId id) {
   return reason;
 }
 
+std::optional<NodeResourcesFit::WeightSums> WeightSumsOf(
+    const std::vector<NodeResourcesFit::ResourceWeight>& resources) {
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  for (const auto& r : resources) {
+    if (r.id == api::kCpu) cpu = r.weight;
+    if (r.id == api::kMemory) memory = r.weight;
+  }
+  if (std::min(cpu, memory) < 1 || std::max(cpu, memory) > 100) return std::nullopt;  // validated
+  const auto divisor = [](int64_t d) { return helper::ConstantDivisor(static_cast<uint32_t>(d)); };
+  return NodeResourcesFit::WeightSums{divisor(cpu + memory), divisor(cpu), divisor(memory)};
+}
+
 config::ScoringStrategyType StrategyOf(NodeResourcesFit::WatermarkMode mode) {
   return mode == NodeResourcesFit::WatermarkMode::kStack
              ? config::ScoringStrategyType::kMostAllocated
@@ -125,6 +135,7 @@ NodeResourcesFit::NodeResourcesFit(const config::NodeResourcesFitArgs& args)
   for (const config::ResourceWeight& r : resources) {
     resources_.push_back({api::InternResource(r.name), r.weight});
   }
+  weight_sums_ = WeightSumsOf(resources_);
   // The shape's scores are 0..10 in the config, 0..100 (MaxNodeScore) when applied.
   for (const config::UtilizationShapePoint& p : args.scoring_strategy.shape) {
     shape_.push_back({p.utilization, int64_t{p.score} * (framework::kMaxNodeScore / 10)});
@@ -300,40 +311,30 @@ void CpuAndMemoryScores(const CpuAndMemory& fast, const framework::NodeRow* cons
           share(row.non_zero_requested_memory + memory.pod_request, row.allocatable_memory) *
           memory.weight;
     }
-    if (has_cpu && has_memory) {
-      scores[i] = fast.both.Divide(node_score);
-    } else {
-      scores[i] = has_cpu      ? fast.cpu_only.Divide(node_score)
-                  : has_memory ? fast.memory_only.Divide(node_score)
-                               : 0;
-    }
+    // A node with neither has a score of 0, which any divisor keeps.
+    const NodeResourcesFit::WeightSums& sums = fast.weight_sums;
+    scores[i] =
+        (has_cpu ? (has_memory ? sums.both : sums.cpu_only) : sums.memory_only).Divide(node_score);
   }
 }
 
-// The cpu and memory entries when they are the only ones (in either order).
-std::optional<CpuAndMemory> CpuAndMemoryOnly(const ScoreEntries& entries) {
-  if (entries.size() != 2) return std::nullopt;
-  CpuAndMemory found{entries[0], entries[1]};
+// The cpu and memory entries, with the weight sums, when they are the only ones (in either order).
+std::optional<CpuAndMemory> CpuAndMemoryOnly(
+    const ScoreEntries& entries, const std::optional<NodeResourcesFit::WeightSums>& weight_sums) {
+  if (entries.size() != 2 || !weight_sums.has_value()) return std::nullopt;
+  CpuAndMemory found{entries[0], entries[1], *weight_sums};
   if (found.cpu.id == api::kMemory) std::swap(found.cpu, found.memory);
   if (found.cpu.id != api::kCpu || found.memory.id != api::kMemory) return std::nullopt;
-  // Weights as the configuration allows them (1 to 100); any others take the general loop.
-  constexpr int64_t kMaxWeight = int64_t{1} << 30;
-  for (const int64_t weight : {found.cpu.weight, found.memory.weight}) {
-    if (weight < 1 || weight > kMaxWeight) return std::nullopt;
-  }
-  found.both =
-      helper::ConstantDivisor(static_cast<uint32_t>(found.cpu.weight + found.memory.weight));
-  found.cpu_only = helper::ConstantDivisor(static_cast<uint32_t>(found.cpu.weight));
-  found.memory_only = helper::ConstantDivisor(static_cast<uint32_t>(found.memory.weight));
   return found;
 }
 
 // The pod's scoring list, whether ScoreRows' cpu-and-memory loop applies to it, and `strategy`.
 void BuildScoreState(const std::vector<NodeResourcesFit::ResourceWeight>& resources,
+                     const std::optional<NodeResourcesFit::WeightSums>& weight_sums,
                      const framework::PodInfo& pod, config::ScoringStrategyType strategy,
                      ScoreState* out) {
   BuildScoreEntries(resources, pod, &out->entries);
-  out->cpu_and_memory = CpuAndMemoryOnly(out->entries);
+  out->cpu_and_memory = CpuAndMemoryOnly(out->entries, weight_sums);
   out->strategy = strategy;
 }
 
@@ -343,7 +344,7 @@ Status NodeResourcesFit::PreScore(CycleState& state, const framework::PodInfo& p
                                   const framework::Snapshot& snapshot,
                                   absl::Span<const framework::NodeInfo* const> /*feasible*/) {
   auto data = std::make_unique<ScoreState>();
-  BuildScoreState(resources_, pod, strategy_, data.get());
+  BuildScoreState(resources_, weight_sums_, pod, strategy_, data.get());
   if (const auto watermark = ObserveWatermark(snapshot, pod.get().spec.tolerations);
       watermark.has_value()) {
     data->strategy = StrategyOf(watermark->mode);
@@ -373,7 +374,7 @@ void NodeResourcesFit::ScoreRows(const CycleState& state, const framework::PodIn
   std::optional<ScoreState> local;  // built only for a Score without PreScore
   const ScoreState* data = state.Read<ScoreState>(ScoreKey());
   if (data == nullptr) {
-    BuildScoreState(resources_, pod, KeptStrategy(), &local.emplace());
+    BuildScoreState(resources_, weight_sums_, pod, KeptStrategy(), &local.emplace());
     data = &*local;
   }
   const config::ScoringStrategyType strategy = data->strategy;

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "config/plugin_args.h"
+#include "plugins/helper/integer_division.h"
 #include "plugins/node_resources_fit/watermark.h"
 #include "plugins/plugin_handle.h"
 #include "scheduler/api/resource.h"
@@ -121,6 +122,13 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
     api::ResourceId id;
     int64_t weight;
   };
+  // The divisors of cpu and memory's weighted mean: both weights, or the one of the only resource
+  // a node has. The configuration fixes them, so they are made once, with the plugin.
+  struct WeightSums {
+    helper::ConstantDivisor both;
+    helper::ConstantDivisor cpu_only;
+    helper::ConstantDivisor memory_only;
+  };
   // A point of the RequestedToCapacityRatio shape, score already scaled to 0..100.
   struct ShapePoint {
     int64_t utilization;
@@ -166,6 +174,9 @@ class NodeResourcesFit final : public framework::PreFilterPlugin,
   absl::flat_hash_set<std::string> ignored_groups_;
   config::ScoringStrategyType strategy_;
   std::vector<ResourceWeight> resources_;
+  // Null unless cpu and memory are both listed, with weights of 1 to 100 (as validated): only then
+  // does ScoreRows' cpu-and-memory loop apply.
+  std::optional<WeightSums> weight_sums_;
   std::vector<ShapePoint> shape_;
   config::WatermarkThresholds watermark_{};
   // The Watermark modes kept across cycles, per pool; null unless the strategy is Watermark.
